@@ -1,0 +1,46 @@
+# AgentWorks — `make run` starts the local stack, `make test` runs the tests.
+# Both create .venv and install pinned packages (constraints.txt) on first use.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 8787
+
+.PHONY: help install run test test-fast lint bench build clean
+
+help:
+	@echo "make run    - install (first time) and start the local stack on 127.0.0.1:$(PORT)"
+	@echo "make test   - install (first time) and run every test"
+	@echo "make bench  - measure requests, capacity, cost, cold start and throughput"
+	@echo "make lint   - ruff and mypy"
+
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found " + sys.version.split()[0] + ")")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "Installing pinned packages into $(VENV) (first run takes about a minute)…"
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	@$(BIN)/agentworks dev --port $(PORT)
+
+test: $(STAMP)
+	@$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+test-fast: $(STAMP)
+	@$(BIN)/python -m pytest -n 2 -m "not e2e"
+
+lint: $(STAMP)
+	@$(BIN)/ruff check .
+	@$(BIN)/ruff format --check .
+	@$(BIN)/mypy layers/agentworks/agentworks cli/agentworks_cli functions
+
+bench: $(STAMP)
+	@$(BIN)/python -m bench.run
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache bench/out

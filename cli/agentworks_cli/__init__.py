@@ -1,0 +1,1 @@
+"""The `agentworks` command line: the CLI client and the embedded local stack."""

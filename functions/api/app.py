@@ -1,0 +1,17 @@
+"""API function: JSON REST under /v1. Thin: the routes live in the runtime layer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.logging import correlation_paths
+
+from agentworks.http_api.app import resolve
+from agentworks.observability import logger, metrics, tracer
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return resolve(event, context)

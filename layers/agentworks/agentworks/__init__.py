@@ -1,0 +1,1 @@
+"""AgentWorks runtime library: domain logic, data access and models shared by every function."""

@@ -1,0 +1,76 @@
+"""Domain errors. Each maps once to one error shape on every surface (HTTP, MCP, CLI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AgentWorksError(Exception):
+    """Base error: `code` is stable for scripts, `message` says what to do."""
+
+    status = 400
+    code = "invalid_request"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_body(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, **self.details}}
+
+
+class InvalidInput(AgentWorksError):
+    status = 400
+    code = "invalid_request"
+
+
+class Unauthenticated(AgentWorksError):
+    status = 401
+    code = "unauthenticated"
+
+
+class MissingScope(AgentWorksError):
+    """The connection lacks a scope. Says nothing about any target, so it leaks nothing."""
+
+    status = 403
+    code = "forbidden"
+
+
+class Unavailable(AgentWorksError):
+    """Unknown and unauthorized look the same (A5)."""
+
+    status = 404
+    code = "unavailable"
+
+    def __init__(self, message: str = "Not found or not available to this connection.") -> None:
+        super().__init__(message)
+
+
+class Expired(AgentWorksError):
+    status = 410
+    code = "expired"
+
+
+class Conflict(AgentWorksError):
+    status = 409
+    code = "conflict"
+
+
+class InboxFull(AgentWorksError):
+    status = 409
+    code = "inbox_full"
+
+
+class LimitReached(AgentWorksError):
+    status = 409
+    code = "limit_reached"
+
+
+class RateLimited(AgentWorksError):
+    status = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message, retry_after=retry_after)
+        self.retry_after = retry_after

@@ -1,0 +1,1 @@
+"""The JSON REST API under /v1 (powertools event handler, OpenAPI generated)."""

@@ -1,0 +1,87 @@
+"""/v1/agents, /v1/messages and /v1/inboxes (M1–M8)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.api_gateway import Response, Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+
+from agentworks.http_api.principal import current_principal
+from agentworks.messaging.models import (
+    AckMessage,
+    AckResult,
+    AgentView,
+    InboxState,
+    ReadPage,
+    RegisterAgent,
+    SendMessage,
+    SendReceipt,
+)
+from agentworks.observability import count
+from agentworks.runtime import services
+
+router = Router()
+
+
+@router.post("/agents", summary="Register (or re-register) a named agent address")
+def register_agent(request: Annotated[RegisterAgent, Body()]) -> AgentView:
+    return services().directory.register(current_principal(router), request)
+
+
+@router.get("/agents", summary="The account's directory of named agents")
+def list_agents() -> dict[str, Any]:
+    agents = services().directory.list(current_principal(router))
+    return {"agents": [a.model_dump(mode="json") for a in agents]}
+
+
+@router.delete("/agents/<agent_name>", summary="Unregister a named agent")
+def unregister_agent(agent_name: Annotated[str, Path(max_length=200)]) -> dict[str, Any]:
+    services().directory.unregister(current_principal(router), agent_name)
+    return {"agent_name": agent_name, "unregistered": True}
+
+
+@router.post("/messages", summary="Send a message (first contact or into an inbox)")
+def send_message(request: Annotated[SendMessage, Body()]) -> Response[SendReceipt]:
+    receipt = services().messaging.send(current_principal(router), request)
+    count("MessagesSent", 0 if receipt.replayed else 1)
+    return Response(
+        status_code=200 if receipt.replayed else 201,
+        body=receipt.model_dump(mode="json"),
+        content_type="application/json",
+    )
+
+
+@router.get("/messages", summary="Read an inbox (inbox_id) or a name's mailbox (agent_name)")
+def read_messages(
+    inbox_id: Annotated[str | None, Query(max_length=64)] = None,
+    agent_name: Annotated[str | None, Query(max_length=200)] = None,
+    after: Annotated[str | None, Query(max_length=512)] = None,
+    wait_seconds: Annotated[float | None, Query()] = None,
+    limit: Annotated[int | None, Query()] = None,
+) -> ReadPage:
+    page = services().messaging.read(
+        current_principal(router),
+        inbox_id=inbox_id,
+        agent_name=agent_name,
+        after=after,
+        wait_seconds=wait_seconds,
+        limit=limit,
+    )
+    count("MessagesRead", len(page.messages))
+    return page
+
+
+@router.post("/messages/<message_id>/ack", summary="Move a received message's receipt forward")
+def ack_message(
+    message_id: Annotated[str, Path(max_length=64)], request: Annotated[AckMessage, Body()]
+) -> AckResult:
+    return services().messaging.ack(current_principal(router), message_id, request.delivery)
+
+
+@router.get("/inboxes/<inbox_id>/state", summary="An inbox's state and delivery records")
+def inbox_state(
+    inbox_id: Annotated[str, Path(max_length=64)],
+    agent_name: Annotated[str | None, Query(max_length=200)] = None,
+) -> InboxState:
+    return services().messaging.inbox_state(current_principal(router), inbox_id, agent_name)

@@ -1,0 +1,123 @@
+"""Data access for accounts and connections in the identity table.
+
+Keys:  pk = ACCOUNT#<account_id>
+       sk = ACCOUNT            the account itself
+       sk = CONN#<connection_id>   one connection (hash of its secret, scopes, bounds)
+All reads of a connection are strongly consistent so a revocation counts at once (A3).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from agentworks.dynamo import error_code, from_item, to_item
+from agentworks.identity.models import Connection
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+def _account_pk(account_id: str) -> str:
+    return f"ACCOUNT#{account_id}"
+
+
+def _to_connection(data: dict[str, Any]) -> Connection:
+    bounds = data.get("target_bounds")
+    return Connection(
+        account_id=data["account_id"],
+        connection_id=data["connection_id"],
+        name=data["name"],
+        scopes=tuple(data.get("scopes", [])),
+        secret_hash=data["secret_hash"],
+        created_at=int(data["created_at"]),
+        target_bounds=tuple(bounds) if bounds is not None else None,
+        expires_at=data.get("expires_at"),
+        revoked_at=data.get("revoked_at"),
+        created_by=data.get("created_by"),
+    )
+
+
+class ConnectionStore:
+    def __init__(self, client: DynamoDBClient, table: str) -> None:
+        self._db = client
+        self._table = table
+
+    def put_account(self, account_id: str, name: str, created_at: int) -> None:
+        self._db.put_item(
+            TableName=self._table,
+            Item=to_item(
+                {
+                    "pk": _account_pk(account_id),
+                    "sk": "ACCOUNT",
+                    "account_id": account_id,
+                    "name": name,
+                    "created_at": created_at,
+                }
+            ),
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+
+    def put_connection(self, connection: Connection) -> None:
+        item = {
+            "pk": _account_pk(connection.account_id),
+            "sk": f"CONN#{connection.connection_id}",
+            "account_id": connection.account_id,
+            "connection_id": connection.connection_id,
+            "name": connection.name,
+            "scopes": list(connection.scopes),
+            "secret_hash": connection.secret_hash,
+            "created_at": connection.created_at,
+            "target_bounds": list(connection.target_bounds)
+            if connection.target_bounds is not None
+            else None,
+            "expires_at": connection.expires_at,
+            "created_by": connection.created_by,
+        }
+        self._db.put_item(
+            TableName=self._table,
+            Item=to_item(item),
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+
+    def get_connection(self, account_id: str, connection_id: str) -> Connection | None:
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": _account_pk(account_id), "sk": f"CONN#{connection_id}"}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        return _to_connection(data) if data else None
+
+    def list_connections(self, account_id: str) -> list[Connection]:
+        connections: list[Connection] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": to_item(
+                {":pk": _account_pk(account_id), ":prefix": "CONN#"}
+            ),
+        }
+        while True:
+            page = self._db.query(**kwargs)
+            connections.extend(_to_connection(from_item(i) or {}) for i in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return connections
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def revoke(self, account_id: str, connection_id: str, at: int) -> bool:
+        """Marks a connection revoked; False when it does not exist in this account."""
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=to_item({"pk": _account_pk(account_id), "sk": f"CONN#{connection_id}"}),
+                UpdateExpression="SET revoked_at = if_not_exists(revoked_at, :at)",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeValues=to_item({":at": at}),
+            )
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True

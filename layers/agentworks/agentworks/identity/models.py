@@ -1,0 +1,120 @@
+"""Identity models: scopes, connections and the authenticated principal."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentworks.errors import MissingScope
+
+MESSAGES_READ = "messages:read"
+MESSAGES_SEND = "messages:send"
+FUNCTIONS_CALL = "functions:call"
+FUNCTIONS_READ = "functions:read"
+WORKFLOWS_RUN = "workflows:run"
+RELAYS_RUN = "relays:run"
+ADMIN = "admin"
+
+ALL_SCOPES: tuple[str, ...] = (
+    MESSAGES_READ,
+    MESSAGES_SEND,
+    FUNCTIONS_CALL,
+    FUNCTIONS_READ,
+    WORKFLOWS_RUN,
+    RELAYS_RUN,
+    ADMIN,
+)
+# A new connection gets every scope but admin unless told otherwise.
+DEFAULT_SCOPES: tuple[str, ...] = tuple(s for s in ALL_SCOPES if s != ADMIN)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request acts as: resolved by the authorizer, trusted by the handlers."""
+
+    account_id: str
+    connection_id: str
+    scopes: frozenset[str]
+    # None = unbounded; otherwise the only targets (e.g. "crew:contracts") it may touch.
+    target_bounds: tuple[str, ...] | None = None
+
+    def require(self, scope: str) -> None:
+        if scope not in self.scopes:
+            raise MissingScope(
+                f"This connection lacks the '{scope}' scope. Create a connection with it: "
+                f"agentworks connections create --name NAME --scopes {scope}",
+                scope=scope,
+            )
+
+    def may_target(self, target: str) -> bool:
+        return self.target_bounds is None or target in self.target_bounds
+
+    def to_context(self) -> dict[str, str]:
+        """Authorizer context: HTTP API passes string values through to the handler."""
+        return {
+            "account_id": self.account_id,
+            "connection_id": self.connection_id,
+            "scopes": " ".join(sorted(self.scopes)),
+            "target_bounds": json.dumps(list(self.target_bounds))
+            if self.target_bounds is not None
+            else "",
+        }
+
+    @classmethod
+    def from_context(cls, context: dict[str, Any]) -> Principal:
+        bounds = context.get("target_bounds") or ""
+        return cls(
+            account_id=str(context["account_id"]),
+            connection_id=str(context["connection_id"]),
+            scopes=frozenset(str(context.get("scopes", "")).split()),
+            target_bounds=tuple(json.loads(bounds)) if bounds else None,
+        )
+
+
+@dataclass(frozen=True)
+class Connection:
+    account_id: str
+    connection_id: str
+    name: str
+    scopes: tuple[str, ...]
+    secret_hash: str
+    created_at: int
+    target_bounds: tuple[str, ...] | None = None
+    expires_at: int | None = None
+    revoked_at: int | None = None
+    created_by: str | None = None
+
+    def is_live(self, now: float) -> bool:
+        if self.revoked_at is not None:
+            return False
+        return self.expires_at is None or now < self.expires_at
+
+    def principal(self) -> Principal:
+        return Principal(
+            account_id=self.account_id,
+            connection_id=self.connection_id,
+            scopes=frozenset(self.scopes),
+            target_bounds=self.target_bounds,
+        )
+
+    def public(self, now: float) -> dict[str, Any]:
+        """Metadata safe to show anyone in the account: never the hash."""
+        return {
+            "connection_id": self.connection_id,
+            "name": self.name,
+            "scopes": list(self.scopes),
+            "target_bounds": list(self.target_bounds) if self.target_bounds is not None else None,
+            "created_at": self.created_at,
+            "expires_at": self.expires_at,
+            "revoked_at": self.revoked_at,
+            "status": "active"
+            if self.is_live(now)
+            else ("revoked" if self.revoked_at is not None else "expired"),
+        }
+
+
+@dataclass(frozen=True)
+class IssuedConnection:
+    connection: Connection
+    token: str = field(repr=False)

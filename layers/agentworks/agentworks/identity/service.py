@@ -1,0 +1,172 @@
+"""Identity rules: bootstrap, issue, list and revoke connections; authenticate tokens."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from agentworks import limits
+from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.errors import InvalidInput, LimitReached, Unauthenticated, Unavailable
+from agentworks.identity import tokens
+from agentworks.identity.connection_store import ConnectionStore
+from agentworks.identity.models import (
+    ADMIN,
+    ALL_SCOPES,
+    DEFAULT_SCOPES,
+    Connection,
+    IssuedConnection,
+    Principal,
+)
+from agentworks.ids import new_id
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_TARGET_RE = re.compile(r"^(crew|workflow|relay|agent):[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def _check_name(name: str) -> str:
+    name = name.strip()
+    if not (1 <= len(name) <= limits.CONNECTION_NAME_MAX_CHARS) or not _NAME_RE.match(name):
+        raise InvalidInput(
+            "Connection name must be 1–64 ASCII letters, digits, '.', '_' or '-'.", field="name"
+        )
+    return name
+
+
+def _check_scopes(scopes: Iterable[str] | None) -> tuple[str, ...]:
+    if scopes is None:
+        return DEFAULT_SCOPES
+    chosen = tuple(dict.fromkeys(s.strip() for s in scopes if s.strip()))
+    unknown = [s for s in chosen if s not in ALL_SCOPES]
+    if unknown or not chosen:
+        raise InvalidInput(
+            f"Unknown or empty scopes {unknown}; choose from {', '.join(ALL_SCOPES)}.",
+            field="scopes",
+        )
+    return chosen
+
+
+def _check_bounds(bounds: Iterable[str] | None) -> tuple[str, ...] | None:
+    if bounds is None:
+        return None
+    chosen = tuple(dict.fromkeys(b.strip() for b in bounds))
+    bad = [b for b in chosen if not _TARGET_RE.match(b)]
+    if bad:
+        raise InvalidInput(
+            f"Target bounds must look like crew:NAME, workflow:NAME, relay:NAME or agent:NAME; "
+            f"got {bad}.",
+            field="target_bounds",
+        )
+    return chosen
+
+
+class IdentityService:
+    def __init__(self, store: ConnectionStore, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._store = store
+        self._clock = clock
+
+    def bootstrap(self, account_name: str = "local") -> IssuedConnection:
+        """A6: a new account and its first admin connection."""
+        now = int(self._clock.now())
+        account_id = new_id("acct", self._clock)
+        self._store.put_account(account_id, _check_name(account_name), now)
+        return self._issue(account_id, "admin", ALL_SCOPES, None, None, created_by=None)
+
+    def create_connection(
+        self,
+        principal: Principal,
+        name: str,
+        scopes: Iterable[str] | None = None,
+        target_bounds: Iterable[str] | None = None,
+        expires_in_seconds: int | None = None,
+    ) -> IssuedConnection:
+        principal.require(ADMIN)
+        chosen_scopes = _check_scopes(scopes)
+        if ADMIN in chosen_scopes and principal.target_bounds is not None:
+            raise InvalidInput("A bounded connection cannot create an admin connection.")
+        # A connection never grants more than its creator holds (A4).
+        bounds = _check_bounds(target_bounds)
+        if principal.target_bounds is not None:
+            bounds = tuple(
+                b for b in (bounds or principal.target_bounds) if b in principal.target_bounds
+            )
+        expires_at = None
+        if expires_in_seconds is not None:
+            if not (60 <= expires_in_seconds <= 400 * limits.DAY_SECONDS):
+                raise InvalidInput("expires_in_seconds must be between 60 and 34,560,000.")
+            expires_at = int(self._clock.now()) + expires_in_seconds
+        existing = self._store.list_connections(principal.account_id)
+        if len(existing) >= limits.CONNECTIONS_PER_ACCOUNT:
+            raise LimitReached(
+                f"An account holds at most {limits.CONNECTIONS_PER_ACCOUNT} connections; "
+                "revoke unused ones first."
+            )
+        return self._issue(
+            principal.account_id,
+            _check_name(name),
+            chosen_scopes,
+            bounds,
+            expires_at,
+            created_by=principal.connection_id,
+        )
+
+    def _issue(
+        self,
+        account_id: str,
+        name: str,
+        scopes: tuple[str, ...],
+        bounds: tuple[str, ...] | None,
+        expires_at: int | None,
+        created_by: str | None,
+    ) -> IssuedConnection:
+        secret = tokens.new_secret()
+        connection = Connection(
+            account_id=account_id,
+            connection_id=new_id("conn", self._clock),
+            name=name,
+            scopes=scopes,
+            secret_hash=tokens.hash_secret(secret),
+            created_at=int(self._clock.now()),
+            target_bounds=bounds,
+            expires_at=expires_at,
+            created_by=created_by,
+        )
+        self._store.put_connection(connection)
+        token = tokens.format_token(account_id, connection.connection_id, secret)
+        return IssuedConnection(connection, token)
+
+    def list_connections(self, principal: Principal) -> list[Connection]:
+        principal.require(ADMIN)
+        return sorted(
+            self._store.list_connections(principal.account_id), key=lambda c: c.connection_id
+        )
+
+    def revoke(self, principal: Principal, connection_id: str) -> Connection:
+        principal.require(ADMIN)
+        if not self._store.revoke(principal.account_id, connection_id, int(self._clock.now())):
+            raise Unavailable()
+        connection = self._store.get_connection(principal.account_id, connection_id)
+        if connection is None:
+            raise Unavailable()
+        return connection
+
+    def is_live_connection(self, account_id: str, connection_id: str) -> bool:
+        connection = self._store.get_connection(account_id, connection_id)
+        return connection is not None and connection.is_live(self._clock.now())
+
+    def authenticate(self, token: str) -> Principal:
+        """Token → principal, or `Unauthenticated` with one message for every failure."""
+        failure = Unauthenticated(
+            "Missing, invalid, expired or revoked token. Send 'Authorization: Bearer <token>'."
+        )
+        parsed = tokens.parse_token(token)
+        if parsed is None:
+            raise failure
+        connection = self._store.get_connection(parsed.account_id, parsed.connection_id)
+        if (
+            connection is None
+            or not tokens.secret_matches(parsed.secret, connection.secret_hash)
+            or not connection.is_live(self._clock.now())
+        ):
+            raise failure
+        return connection.principal()

@@ -1,0 +1,214 @@
+"""Request and response models of the direct-message contract, shared by HTTP and MCP."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentworks import limits
+from agentworks.ids import Side
+
+ReceiptState = Literal["stored", "typed", "admitted", "processed"]
+AckDelivery = Literal["typed", "admitted", "processed"]
+# M7: receipts only move forward.
+RECEIPT_ORDER: dict[str, int] = {"stored": 0, "typed": 1, "admitted": 2, "processed": 3}
+# M11: an admitted-but-unprocessed message is still being delivered; it blocks eviction.
+PENDING_RECEIPT = "admitted"
+
+
+def iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SendMessage(_Strict):
+    """M1: send to `target` (first contact) or into an existing `inbox_id`."""
+
+    message: str = Field(description="1–20,000 Unicode characters.")
+    target: str | None = Field(None, description="agent:NAME for a first contact.")
+    inbox_id: str | None = Field(None, description="Continue the conversation of this inbox.")
+    agent_name: str | None = Field(None, description="Send as this registered name.")
+    submission_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=limits.SUBMISSION_ID_MAX_CHARS,
+        description="Retry key: the same id and content returns the original receipt.",
+    )
+
+
+class SendReceipt(BaseModel):
+    inbox_id: str
+    conversation_id: str
+    message_id: str
+    receipt: ReceiptState
+    created_at: str
+    replayed: bool = Field(False, description="True when a retry returned the original receipt.")
+
+
+class MessageView(BaseModel):
+    message_id: str
+    conversation_id: str
+    inbox_id: str
+    reply_address: str = Field(description="The inbox_id to reply in.")
+    sender: str
+    body: str
+    created_at: str
+    receipt: ReceiptState | None = None
+    delivered_text: str = Field(description="The body framed as another agent's words (M12).")
+
+
+class ReadPage(BaseModel):
+    kind: Literal["inbox", "mailbox"]
+    messages: list[MessageView]
+    next_cursor: str = Field(description="Pass as `after` to continue; same cursor when empty.")
+    inbox_id: str | None = None
+    agent_name: str | None = None
+
+
+class RegisterAgent(_Strict):
+    agent_name: str
+    purpose: str | None = Field(None, max_length=limits.PURPOSE_MAX_CHARS)
+    provider: str | None = Field(None, max_length=64)
+    allowed_connection_ids: list[str] | None = Field(None, max_length=50)
+
+
+class AgentView(BaseModel):
+    agent_name: str
+    agent_id: str
+    purpose: str | None = None
+    provider: str | None = None
+    online: bool
+    allowed_connection_ids: list[str]
+    created_at: str
+    last_seen_at: str | None = None
+
+
+class AckMessage(_Strict):
+    delivery: AckDelivery
+
+
+class AckResult(BaseModel):
+    message_id: str
+    receipt: ReceiptState
+
+
+class DeliveryRecord(BaseModel):
+    message_id: str
+    created_at: str
+    receipt: ReceiptState
+
+
+class InboxState(BaseModel):
+    inbox_id: str
+    conversation_id: str
+    peer: str
+    status: Literal["active", "expired"]
+    messages_retained: int
+    history_limit: int = limits.INBOX_HISTORY_MAX
+    rate_used: int
+    rate_remaining: int
+    retry_after: int
+    created_at: str
+    last_activity_at: str
+    idle_expires_at: str
+    delivery_records: list[DeliveryRecord] = Field(
+        description="The last 20 messages this inbox sent, newest first, without bodies."
+    )
+
+
+class AgentState(BaseModel):
+    agent: AgentView
+    mailbox_messages: int
+
+
+# ---- records the stores exchange with the services (not exposed as-is) ----
+
+
+@dataclass
+class Party:
+    """One side of a conversation: a registered name, or the account's external client."""
+
+    kind: Literal["agent", "external"]
+    agent_id: str | None = None
+    agent_name: str | None = None
+
+    @property
+    def address(self) -> str:
+        return f"agent:{self.agent_name}" if self.kind == "agent" else "external"
+
+
+@dataclass
+class Conversation:
+    conversation: str
+    account_id: str
+    parties: dict[Side, Party]
+    version: int
+    created_at: int  # ms
+    last_activity: int  # ms
+    activity_hour: int
+    seq: dict[Side, int] = field(default_factory=lambda: {"a": 0, "b": 0})
+    oldest: dict[Side, int] = field(default_factory=lambda: {"a": 1, "b": 1})
+    rate: list[int] = field(default_factory=list)
+    evicted_at: int | None = None
+
+    def retained(self, side: Side) -> int:
+        return max(0, self.seq[side] - self.oldest[side] + 1)
+
+    def is_expired(self, now_ms: int) -> bool:
+        idle_ms = limits.INBOX_IDLE_SECONDS * 1000
+        return self.evicted_at is not None or now_ms >= self.last_activity + idle_ms
+
+
+@dataclass
+class StoredMessage:
+    conversation: str
+    side: Side  # receiving side
+    seq: int
+    sender: str
+    body: str
+    created_at: int
+    receipt: str = "stored"
+
+
+@dataclass
+class Registration:
+    account_id: str
+    name: str  # canonical lower-case
+    display_name: str
+    agent_id: str
+    allowed_connection_ids: list[str]
+    created_at: int
+    created_by: str
+    mailbox_seq: int = 0
+    purpose: str | None = None
+    provider: str | None = None
+    last_seen_at: int | None = None
+
+
+@dataclass
+class MailboxEntry:
+    agent_id: str
+    seq: int
+    message_id: str
+    conversation_id: str
+    reply_inbox_id: str
+    sender: str
+    body: str
+    created_at: int
+
+
+@dataclass
+class SubmissionBinding:
+    content_hash: str
+    inbox_id: str
+    conversation_id: str
+    message_id: str
+    created_at: int

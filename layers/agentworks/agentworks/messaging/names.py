@@ -1,0 +1,43 @@
+"""Agent names (M4): case-insensitive ASCII letters, digits, '.', '_', '-'; start with a
+letter or digit; at most 64 characters."""
+
+from __future__ import annotations
+
+import re
+
+from agentworks import limits
+from agentworks.errors import InvalidInput
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def is_valid_agent_name(name: str) -> bool:
+    return (
+        isinstance(name, str)
+        and 1 <= len(name) <= limits.AGENT_NAME_MAX_CHARS
+        and name.isascii()
+        and bool(_NAME_RE.match(name))
+    )
+
+
+def normalize_agent_name(name: str, field: str = "agent_name") -> str:
+    """The canonical (lower-case) form, or `InvalidInput` saying what a name may be."""
+    if not is_valid_agent_name(name):
+        raise InvalidInput(
+            f"{field} must be 1–64 ASCII letters, digits, '.', '_' or '-', starting with a "
+            "letter or digit.",
+            field=field,
+        )
+    return name.lower()
+
+
+def parse_agent_target(target: str) -> str:
+    """`agent:NAME` → canonical name. Other target kinds arrive with later features."""
+    kind, _, name = target.strip().partition(":")
+    if kind != "agent" or not name:
+        raise InvalidInput(
+            "target must be agent:NAME (Crew, workflow and relay targets are not available "
+            "on this server yet) or use inbox_id to continue a conversation.",
+            field="target",
+        )
+    return normalize_agent_name(name, field="target")

@@ -1,0 +1,25 @@
+"""Environment settings of every function, validated once per cold start."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from pydantic import BaseModel, Field
+
+
+class Settings(BaseModel):
+    identity_table: str = Field(min_length=3)
+    messages_table: str = Field(min_length=3)
+    signing_secret_arn: str = Field(min_length=1)
+    stage: str = "dev"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings(
+        identity_table=os.environ.get("IDENTITY_TABLE", ""),
+        messages_table=os.environ.get("MESSAGES_TABLE", ""),
+        signing_secret_arn=os.environ.get("SIGNING_SECRET_ARN", ""),
+        stage=os.environ.get("STAGE", "dev"),
+    )

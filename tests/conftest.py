@@ -1,0 +1,86 @@
+"""Shared fixtures: a fresh in-memory AWS per test, resources built from template.yaml,
+and services wired with a clock the test controls (no test sleeps to reach a window)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWorks")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "agentworks")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_DEV", "false")
+
+
+class FakeClock:
+    """Time that moves only when told to (or when code 'sleeps')."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.t = start
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+
+@dataclass
+class Stack:
+    client: Any
+    services: Any
+    clock: FakeClock
+    settings: Any
+    resources: Any
+    admin_token: str
+
+    def principal(self, token: str) -> Any:
+        return self.services.identity.authenticate(token)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def stack(clock: FakeClock) -> Iterator[Stack]:
+    from moto import mock_aws
+
+    from agentworks import runtime
+    from agentworks.settings import Settings
+    from agentworks.signing import Signer
+    from agentworks_cli.localstack import moto_patches
+    from agentworks_cli.localstack.template import create_resources
+
+    moto_patches.apply()
+    with mock_aws():
+        session = boto3.Session(region_name="us-east-1")
+        resources = create_resources(session, prefix="test")
+        env = resources.environment()
+        settings = Settings(
+            identity_table=env["IDENTITY_TABLE"],
+            messages_table=env["MESSAGES_TABLE"],
+            signing_secret_arn=env["SIGNING_SECRET_ARN"],
+        )
+        client = session.client("dynamodb")
+        services = runtime.build_services(
+            settings, client, Signer(b"test-signing-key-0123456789"), clock, poll_interval=1.0
+        )
+        runtime.install(services)
+        admin = services.identity.bootstrap("test")
+        try:
+            yield Stack(client, services, clock, settings, resources, admin.token)
+        finally:
+            runtime.install(None)
