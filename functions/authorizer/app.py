@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
@@ -12,7 +11,6 @@ from agentworks.identity.service import IdentityService
 from agentworks.observability import count, logger, metrics, tracer
 
 
-@lru_cache(maxsize=1)
 def _identity() -> IdentityService:
     from agentworks.runtime import identity_only
 

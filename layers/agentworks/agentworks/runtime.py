@@ -16,6 +16,8 @@ from agentworks.messaging.agent_store import AgentStore
 from agentworks.messaging.conversation_store import ConversationStore
 from agentworks.messaging.cursors import Cursors
 from agentworks.messaging.directory import AgentDirectory
+from agentworks.messaging.lifecycle import InboxLifecycle
+from agentworks.messaging.lifecycle_store import LifecycleStore
 from agentworks.messaging.service import MessagingService
 from agentworks.settings import Settings, get_settings
 from agentworks.signing import Signer, signer_from_secret
@@ -29,6 +31,7 @@ class Services:
     identity: IdentityService
     directory: AgentDirectory
     messaging: MessagingService
+    lifecycle: InboxLifecycle
 
 
 def build_services(
@@ -40,6 +43,7 @@ def build_services(
 ) -> Services:
     identity = IdentityService(ConnectionStore(client, settings.identity_table), clock)
     agents = AgentStore(client, settings.messages_table)
+    lifecycle = InboxLifecycle(LifecycleStore(client, settings.messages_table), clock)
     return Services(
         identity=identity,
         directory=AgentDirectory(agents, identity.is_live_connection, clock),
@@ -47,9 +51,11 @@ def build_services(
             ConversationStore(client, settings.messages_table),
             agents,
             Cursors(signer),
+            lifecycle,
             clock,
             poll_interval,
         ),
+        lifecycle=lifecycle,
     )
 
 
@@ -75,9 +81,25 @@ def _default_services() -> Services:
     return build_services(settings, dynamodb(), signer_from_secret(settings.signing_secret_arn))
 
 
-@lru_cache(maxsize=1)
 def identity_only() -> IdentityService:
     """What the authorizer needs: no signing secret, no messaging stores."""
+    return _installed.identity if _installed is not None else _default_identity()
+
+
+@lru_cache(maxsize=1)
+def _default_identity() -> IdentityService:
     from agentworks.aws_clients import dynamodb
 
     return IdentityService(ConnectionStore(dynamodb(), get_settings().identity_table))
+
+
+def tick_services() -> InboxLifecycle:
+    """What the tick needs: the retention rules over the messages table."""
+    return _installed.lifecycle if _installed is not None else _default_lifecycle()
+
+
+@lru_cache(maxsize=1)
+def _default_lifecycle() -> InboxLifecycle:
+    from agentworks.aws_clients import dynamodb
+
+    return InboxLifecycle(LifecycleStore(dynamodb(), get_settings().messages_table))

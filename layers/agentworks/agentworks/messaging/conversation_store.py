@@ -24,6 +24,7 @@ from agentworks.dynamo import (
 from agentworks.ids import MessageRef, Side
 from agentworks.messaging import keys
 from agentworks.messaging.agent_store import registration_from_item
+from agentworks.messaging.lifecycle_store import admission_items, idle_key, live_attributes
 from agentworks.messaging.models import (
     PENDING_RECEIPT,
     Conversation,
@@ -46,6 +47,15 @@ class BindingExists(Exception):
     def __init__(self, binding: SubmissionBinding) -> None:
         super().__init__(binding.message_id)
         self.binding = binding
+
+
+class CapReached(Exception):
+    """The initiating account ("account") or the store ("store") holds its maximum of live
+    conversations (M11)."""
+
+    def __init__(self, scope: str) -> None:
+        super().__init__(scope)
+        self.scope = scope
 
 
 class EvictionBlocked(Exception):
@@ -322,8 +332,9 @@ class ConversationStore:
     ) -> None:
         """First contact: new conversation, its first message, and the target's mailbox
         entry, with the target's mailbox sequence moved under its own condition."""
+        live = live_attributes(conv.account_id, conv.activity_hour, conv.conversation)
         items: list[dict[str, Any]] = [
-            self._put(conversation_to_item(conv), "attribute_not_exists(pk)"),
+            self._put(conversation_to_item(conv) | live, "attribute_not_exists(pk)"),
             self._put(
                 _message_item(message, submission and submission.submission_id),
                 "attribute_not_exists(pk)",
@@ -356,8 +367,16 @@ class ConversationStore:
                     ),
                 }
             },
+            *admission_items(self._table, conv.account_id),
         ]
-        self._transact(items, submission)
+        try:
+            self._transact(items, submission)
+        except _ItemFailed as failed:
+            if failed.index == 4:
+                raise CapReached("account") from None
+            if failed.index == 5:
+                raise CapReached("store") from None
+            raise
 
     def append(
         self,
@@ -390,8 +409,10 @@ class ConversationStore:
             f"{keys.TTL_ATTRIBUTE} = :ttl",
         ]
         if move_activity_hour:
-            sets.append("activity_hour = :hour")
+            # Moves the conversation in the idle indexes; rare (once an hour at most).
+            sets.append("activity_hour = :hour, idle_key = :idle")
             values[":hour"] = conv.activity_hour
+            values[":idle"] = idle_key(conv.activity_hour, conv.conversation)
         items: list[dict[str, Any]] = [
             {
                 "Update": {

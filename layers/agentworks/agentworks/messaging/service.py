@@ -22,6 +22,7 @@ from agentworks.messaging import delivery_text, rate_window
 from agentworks.messaging.access import check_party_identity, may_act_as, party_of
 from agentworks.messaging.conversation_store import (
     BindingExists,
+    CapReached,
     ConversationStore,
     EvictionBlocked,
     Submission,
@@ -49,6 +50,7 @@ from agentworks.messaging.names import normalize_agent_name, parse_agent_target
 if TYPE_CHECKING:
     from agentworks.messaging.agent_store import AgentStore
     from agentworks.messaging.cursors import Cursors
+    from agentworks.messaging.lifecycle import InboxLifecycle
 
 # Optimistic writes retry on a moved conversation; 60 racing senders settle well within this.
 _MAX_WRITE_ATTEMPTS = 100
@@ -91,10 +93,12 @@ class MessagingService:
         conversations: ConversationStore,
         agents: AgentStore,
         cursors: Cursors,
+        lifecycle: InboxLifecycle,
         clock: Clock = SYSTEM_CLOCK,
         poll_interval: float = 1.0,
     ) -> None:
         self._conversations = conversations
+        self._lifecycle = lifecycle
         self._agents = agents
         self._cursors = cursors
         self._clock = clock
@@ -134,6 +138,9 @@ class MessagingService:
                 time.sleep(random.uniform(0, 0.01))
             except BindingExists as existing:
                 return self._replay(existing.binding, digest)
+            except CapReached as full:
+                # M11: admission past a cap retires the least recently active conversation.
+                self._lifecycle.make_room(principal.account_id, full.scope)
         raise Conflict("The conversation is too busy right now; retry with the same submission_id.")
 
     def _replay(self, binding: SubmissionBinding, digest: str) -> SendReceipt:
