@@ -1,0 +1,39 @@
+"""A tool whose every failure has the product's error shape.
+
+The SDK reports argument-schema violations and crashes as bare text; this `Tool`
+subclass turns them into `invalid_request` / `internal` error results like the HTTP
+API's, and never lets a traceback or an exception's text reach the caller.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from pydantic import ValidationError
+
+from agentworks.errors import AgentWorksError
+from agentworks.mcp_server.results import error_result, invalid_arguments
+from agentworks.observability import logger
+
+
+class InternalError(AgentWorksError):
+    status = 500
+    code = "internal"
+
+
+class DomainTool(Tool):
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        try:
+            return await super().run(arguments, context, convert_result=convert_result)
+        except UnexpectedToolError as crash:
+            # The log has the cause; the caller gets a generic message (never the text).
+            logger.exception("tool crashed", extra={"tool": self.name}, exc_info=crash.__cause__)
+            return error_result(InternalError("Internal error; retry later."))
+        except ToolError as refused:
+            if isinstance(refused.__cause__, ValidationError):
+                return error_result(invalid_arguments(refused.__cause__))
+            if isinstance(refused.__cause__, AgentWorksError):
+                return error_result(refused.__cause__)
+            raise

@@ -1,0 +1,164 @@
+"""M11 limits and M4 registration bounds, each at and just past its bound. Time moves only
+through the injected clock; bulk state is seeded directly (moto slows with table size)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentworks import limits
+from agentworks.dynamo import to_item
+from agentworks.messaging import keys
+
+EMOJI = "\U0001f600"  # 4 bytes in UTF-8, one character
+
+
+def _first_contact(api, agents) -> tuple[str, str, str, str]:
+    """worker → reviewer; returns (worker token, reviewer token, worker inbox, reviewer inbox)."""
+    worker, reviewer = agents.named("worker"), agents.named("reviewer")
+    sent = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "start"})
+    reply_to = api("GET", "/v1/messages", reviewer,
+                   query={"agent_name": "reviewer"}).body["messages"][0]["reply_address"]
+    return worker, reviewer, sent.body["inbox_id"], reply_to
+
+
+def test_m11_message_length_counts_characters_not_bytes(api, agents, stack):
+    worker, _, inbox, _ = _first_contact(api, agents)
+    ok = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": EMOJI * 20_000})
+    assert ok.status == 201
+    too_long = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": EMOJI * 20_001})
+    assert too_long.status == 400
+    assert "20,001" in too_long.body["error"]["message"]
+    empty = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": ""})
+    assert empty.status == 400
+    assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "x"}).status == 201
+
+
+def test_m11_rate_limit_41st_message_in_an_hour_refused_with_retry_after(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _first_contact(api, agents)  # message 1 of the hour
+    # Both directions count: 19 more from the worker, 20 replies.
+    for i in range(19):
+        assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": f"w{i}"}).status == 201
+        stack.clock.advance(30)
+    for i in range(20):
+        assert api("POST", "/v1/messages", reviewer,
+                   {"inbox_id": reply_to, "message": f"r{i}"}).status == 201
+    refused = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "41st"})
+    assert refused.status == 429
+    retry_after = refused.body["error"]["retry_after"]
+    assert refused.headers["Retry-After"] == str(retry_after)
+    # The first message was sent 19 * 30 s ago, so its slot frees at 3600 - 570 s.
+    assert retry_after == 3600 - 19 * 30
+    # M2: a retry of an accepted submission still returns its receipt past the limit.
+    stack.clock.advance(retry_after - 1)
+    assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "x"}).status == 429
+    stack.clock.advance(1)
+    assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "x"}).status == 201
+
+
+def test_m2_submission_retry_answers_even_when_rate_limited(api, agents, stack):
+    worker, _, inbox, _ = _first_contact(api, agents)
+    body = {"inbox_id": inbox, "message": "keep", "submission_id": "sub-1"}
+    original = api("POST", "/v1/messages", worker, body).body
+    for i in range(38):
+        api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": f"{i}"})
+    assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "no"}).status == 429
+    replay = api("POST", "/v1/messages", worker, body)
+    assert replay.status == 200 and replay.body["message_id"] == original["message_id"]
+
+
+def _seed_history(stack: Any, inbox_id: str, count: int) -> None:
+    """Fills the side of `inbox_id` with `count` delivered messages, as 1,000 sends would."""
+    from agentworks.ids import parse_inbox_id
+
+    ref = parse_inbox_id(inbox_id)
+    table = stack.settings.messages_table
+    now_ms = int(stack.clock.now() * 1000)
+    client = stack.client
+    existing = client.get_item(TableName=table, Key=to_item(keys.conversation(ref.conversation)))
+    start = int(existing["Item"][f"seq_{ref.side}"]["N"]) + 1
+    items = [
+        {"PutRequest": {"Item": to_item({
+            **keys.message(ref.conversation, ref.side, seq),
+            "sender": "agent:worker", "body": f"seeded {seq}", "created_at": now_ms,
+            "receipt": "stored", keys.TTL_ATTRIBUTE: now_ms // 1000 + 86400 * 7})}}
+        for seq in range(start, start + count)
+    ]
+    for i in range(0, len(items), 25):
+        client.batch_write_item(RequestItems={table: items[i:i + 25]})
+    client.update_item(
+        TableName=table,
+        Key=to_item(keys.conversation(ref.conversation)),
+        UpdateExpression=f"SET seq_{ref.side} = :seq",
+        ExpressionAttributeValues=to_item({":seq": start + count - 1}),
+    )
+
+
+def test_m11_inbox_history_1001st_message_evicts_oldest_delivered(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _first_contact(api, agents)
+    _seed_history(stack, reply_to, limits.INBOX_HISTORY_MAX - 1)  # + "start" = 1,000
+    state = api("GET", f"/v1/inboxes/{reply_to}/state", reviewer).body
+    assert state["messages_retained"] == 1000
+    assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "1001st"}).status == 201
+    page = api("GET", "/v1/messages", reviewer, query={"inbox_id": reply_to, "limit": 2}).body
+    assert [m["body"] for m in page["messages"]] == ["seeded 2", "seeded 3"]  # "start" evicted
+    assert api("GET", f"/v1/inboxes/{reply_to}/state", reviewer).body["messages_retained"] == 1000
+
+
+def test_m11_pending_oldest_blocks_eviction_inbox_full(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _first_contact(api, agents)
+    _seed_history(stack, reply_to, limits.INBOX_HISTORY_MAX - 1)
+    oldest = api("GET", "/v1/messages", reviewer,
+                 query={"inbox_id": reply_to, "limit": 1}).body["messages"][0]
+    assert api("POST", f"/v1/messages/{oldest['message_id']}/ack", reviewer,
+               {"delivery": "admitted"}).status == 200
+    full = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "one more"})
+    assert full.status == 409 and full.body["error"]["code"] == "inbox_full"
+    # Nothing half written: the refused message is not stored, the count is unchanged.
+    state = api("GET", f"/v1/inboxes/{reply_to}/state", reviewer).body
+    assert state["messages_retained"] == 1000
+    assert api("POST", f"/v1/messages/{oldest['message_id']}/ack", reviewer,
+               {"delivery": "processed"}).status == 200
+    assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "now"}).status == 201
+
+
+def test_m4_101st_registration_in_an_account_refused(api, agents, stack):
+    token = agents.connection("many")["token"]
+    for i in range(limits.REGISTRATIONS_PER_ACCOUNT - 1):  # "many" + 99
+        assert api("POST", "/v1/agents", token, {"agent_name": f"a{i}"}).status == 200
+    assert api("POST", "/v1/agents", token, {"agent_name": "last"}).status == 200
+    refused = api("POST", "/v1/agents", token, {"agent_name": "one-too-many"})
+    assert refused.status == 409 and refused.body["error"]["code"] == "limit_reached"
+    assert len(api("GET", "/v1/agents", token).body["agents"]) == 100
+    # Unregistering frees a slot.
+    assert api("DELETE", "/v1/agents/a0", token).status == 200
+    assert api("POST", "/v1/agents", token, {"agent_name": "one-too-many"}).status == 200
+
+
+def test_m4_server_wide_registration_bound(api, agents, stack):
+    token = agents.connection("x")["token"]
+    # Other accounts hold 1,999 names: seed the store-wide counter as they would have.
+    stack.client.put_item(
+        TableName=stack.settings.messages_table,
+        Item=to_item({**keys.server_counters(), "agents": limits.REGISTRATIONS_PER_SERVER - 1}),
+    )
+    assert api("POST", "/v1/agents", token, {"agent_name": "the-2000th"}).status == 200
+    refused = api("POST", "/v1/agents", token, {"agent_name": "the-2001st"})
+    assert refused.status == 409 and "2,000" in refused.body["error"]["message"]
+
+
+def test_m11_page_and_wait_bounds(api, agents):
+    worker, _, inbox, _ = _first_contact(api, agents)
+    q = {"inbox_id": inbox}
+    assert api("GET", "/v1/messages", worker, query={**q, "limit": 100}).status == 200
+    assert api("GET", "/v1/messages", worker, query={**q, "limit": 101}).status == 400
+    assert api("GET", "/v1/messages", worker, query={**q, "limit": 0}).status == 400
+    assert api("GET", "/v1/messages", worker, query={**q, "wait_seconds": 25}).status == 200
+    assert api("GET", "/v1/messages", worker, query={**q, "wait_seconds": 25.5}).status == 400
+
+
+def test_m4_name_and_purpose_bounds(api, agents):
+    token = agents.connection("n")["token"]
+    assert api("POST", "/v1/agents", token, {"agent_name": "a" * 64}).status == 200
+    assert api("POST", "/v1/agents", token, {"agent_name": "b" * 65}).status == 400
+    assert api("POST", "/v1/agents", token, {"agent_name": "p", "purpose": "x" * 512}).status == 200
+    assert api("POST", "/v1/agents", token, {"agent_name": "q", "purpose": "x" * 513}).status == 400
