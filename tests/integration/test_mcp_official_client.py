@@ -1,0 +1,157 @@
+"""The official MCP Python client against the MCP function's handler, in process.
+
+An httpx2 transport plays API Gateway: it resolves the bearer token the way the Lambda
+authorizer does, wraps the request in an HTTP API v2 event and calls the handler. So the
+client's own protocol choices (server/discover probe or initialize handshake) and its
+output-schema validation run against the real handler (SPEC §10, A3).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from agentworks.errors import Unauthenticated
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from tests.integration.test_mcp_handler import lambda_context, load_handler_module
+
+URL = "https://abc123def4.execute-api.us-east-1.amazonaws.com/mcp"
+
+
+def gateway(
+    stack: Any, handler: Callable[..., dict[str, Any]], seen: list[str]
+) -> httpx2.MockTransport:
+    """HTTP API + Lambda authorizer in front of `handler` (401 / 403 like AWS); `seen`
+    collects the JSON-RPC methods that reached the handler."""
+
+    async def serve(request: httpx2.Request) -> httpx2.Response:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        _scheme, _, token = headers.get("authorization", "").partition(" ")
+        if not token:
+            return httpx2.Response(401, json={"message": "Unauthorized"})
+        try:
+            principal = stack.services.identity.authenticate(token.strip())
+        except Unauthenticated:
+            return httpx2.Response(403, json={"message": "Forbidden"})
+        body = await request.aread()
+        if body:
+            seen.append(json.loads(body).get("method", ""))
+        event = {
+            "version": "2.0",
+            "routeKey": "ANY /mcp",
+            "rawPath": request.url.path,
+            "rawQueryString": request.url.query.decode(),
+            "headers": headers,
+            "requestContext": {
+                "authorizer": {"lambda": principal.to_context()},
+                "http": {
+                    "method": request.method,
+                    "path": request.url.path,
+                    "protocol": "HTTP/1.1",
+                    "sourceIp": "127.0.0.1",
+                    "userAgent": headers.get("user-agent", ""),
+                },
+                "requestId": "local",
+                "routeKey": "ANY /mcp",
+                "stage": "$default",
+            },
+            "body": base64.b64encode(body).decode(),
+            "isBase64Encoded": True,
+        }
+        # The handler runs its own event loop (as in Lambda): give it a thread.
+        result = await anyio.to_thread.run_sync(handler, event, lambda_context())
+        payload = result.get("body") or ""
+        content = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode()
+        return httpx2.Response(result["statusCode"], headers=result.get("headers"), content=content)
+
+    return httpx2.MockTransport(serve)
+
+
+def client_for(stack: Any, token: str, mode: str, seen: list[str] | None = None) -> Client:
+    http = httpx2.AsyncClient(
+        transport=gateway(stack, load_handler_module().handler, [] if seen is None else seen),
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    return Client(streamable_http_client(URL, http_client=http), mode=mode)  # type: ignore[arg-type]
+
+
+def issue(stack: Any, name: str) -> str:
+    admin = stack.principal(stack.admin_token)
+    return stack.services.identity.create_connection(admin, name).token
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_official_client_registers_sends_and_reads(stack: Any, mode: str) -> None:
+    """M1, M3, M4, M6, M12 through the official client, in both protocol eras."""
+    worker_token, reviewer_token = issue(stack, "worker"), issue(stack, "reviewer")
+    seen: list[str] = []
+
+    async def scenario() -> None:
+        async with client_for(stack, worker_token, mode, seen) as worker:
+            tools = await worker.list_tools()
+            assert [t.name for t in tools.tools] == ["messages"]
+            await worker.call_tool("messages", {"action": "register", "agent_name": "worker"})
+        async with client_for(stack, reviewer_token, mode) as reviewer:
+            await reviewer.call_tool("messages", {"action": "register", "agent_name": "reviewer"})
+        async with client_for(stack, worker_token, mode) as worker:
+            sent = await worker.call_tool(
+                "messages",
+                {"action": "send", "agent_name": "worker", "target": "agent:reviewer",
+                 "message": "ship it?", "submission_id": "sub-1"},
+            )  # fmt: skip
+            assert sent.is_error is False
+            assert sent.structured_content is not None
+            inbox_id = sent.structured_content["inbox_id"]
+        async with client_for(stack, reviewer_token, mode) as reviewer:
+            # The client validates structured content against the tool's output schema.
+            read = await reviewer.call_tool(
+                "messages", {"action": "read", "agent_name": "reviewer"}
+            )
+            assert read.is_error is False and read.structured_content is not None
+            (message,) = read.structured_content["messages"]
+            assert message["body"] == "ship it?"
+            assert message["delivered_text"] in read.content[0].text  # type: ignore[union-attr]
+            await reviewer.call_tool(
+                "messages",
+                {"action": "send", "agent_name": "reviewer",
+                 "inbox_id": message["reply_address"], "message": "yes"},
+            )  # fmt: skip
+        async with client_for(stack, worker_token, mode) as worker:
+            back = await worker.call_tool("messages", {"action": "read", "inbox_id": inbox_id})
+            assert back.structured_content is not None
+            assert [m["body"] for m in back.structured_content["messages"]] == ["yes"]
+            refused = await worker.call_tool(
+                "messages", {"action": "send", "target": "agent:ghost", "message": "hi"}
+            )
+            assert refused.is_error is True
+            assert refused.structured_content == {
+                "error": {"code": "unavailable", "message": json.loads(
+                    refused.content[0].text)["error"]["message"]}  # type: ignore[union-attr]
+            }  # fmt: skip
+
+    anyio.run(scenario)
+    # auto negotiates the 2026-07-28 protocol; legacy does the initialize handshake.
+    assert seen[0] == ("server/discover" if mode == "auto" else "initialize")
+
+
+def test_official_client_with_a_revoked_token_is_refused(stack: Any) -> None:
+    """A3: the gateway refuses the token before the MCP function runs."""
+    token = issue(stack, "short-lived")
+    admin = stack.principal(stack.admin_token)
+    stack.services.identity.revoke(admin, stack.principal(token).connection_id)
+
+    async def scenario() -> None:
+        async with client_for(stack, token, "legacy") as client:
+            await client.list_tools()
+
+    with pytest.raises(BaseExceptionGroup) as refused:
+        anyio.run(scenario)
+    assert refused.group_contains(MCPError)

@@ -1,0 +1,81 @@
+"""Pure domain rules: rate window (M11), cursors (M3, M6), tokens (A2), names (M4)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentworks.errors import InvalidInput
+from agentworks.identity import tokens
+from agentworks.messaging import rate_window
+from agentworks.messaging.cursors import Cursors
+from agentworks.messaging.names import normalize_agent_name
+from agentworks.signing import Signer
+
+HOUR_MS = 3_600_000
+
+
+def test_m11_window_admits_40_then_refuses_until_the_oldest_leaves():
+    window: list[int] = []
+    for i in range(40):
+        decision = rate_window.admit(window, i * 1000)
+        assert decision.allowed
+        window = decision.window
+    refused = rate_window.admit(window, 40_000)
+    assert not refused.allowed and refused.retry_after == 3600 - 40
+    assert rate_window.admit(window, HOUR_MS).allowed  # the first left the window
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10 * HOUR_MS), max_size=200))
+def test_m11_window_never_holds_more_than_40_in_any_hour(times):
+    window: list[int] = []
+    for now in sorted(times):
+        decision = rate_window.admit(window, now)
+        window = decision.window
+        assert len(window) <= 40
+        assert all(now - t < HOUR_MS for t in window)
+
+
+def test_m3_cursor_round_trip_and_binding():
+    cursors = Cursors(Signer(b"k" * 32))
+    c = cursors.inbox("ibx_A", 7)
+    assert cursors.open_inbox(c, "ibx_A") == 7
+    assert cursors.open_inbox("0", "ibx_A") == 0 and cursors.open_inbox(None, "ibx_A") == 0
+    with pytest.raises(InvalidInput):
+        cursors.open_inbox(c, "ibx_B")
+    with pytest.raises(InvalidInput):
+        cursors.open_mailbox(c, "ibx_A")
+    with pytest.raises(InvalidInput):
+        Cursors(Signer(b"x" * 32)).open_inbox(c, "ibx_A")  # another deployment's key
+
+
+@given(st.text(max_size=300))
+def test_m3_random_cursors_are_invalid_input_never_a_crash(text):
+    cursors = Cursors(Signer(b"k" * 32))
+    if text.strip() in {"", "0"}:
+        return
+    with pytest.raises(InvalidInput):
+        cursors.open_inbox(text, "ibx_A")
+
+
+def test_a2_tokens_parse_and_compare_by_hash():
+    secret = tokens.new_secret()
+    token = tokens.format_token("acct_1", "conn_1", secret)
+    parsed = tokens.parse_token(token)
+    assert parsed and parsed.account_id == "acct_1" and parsed.connection_id == "conn_1"
+    assert tokens.secret_matches(parsed.secret, tokens.hash_secret(secret))
+    assert not tokens.secret_matches("wrong", tokens.hash_secret(secret))
+    for bad in ("", "aw1.a.b", "aw2.a.b.c", "aw1..b.c", "x" * 300):
+        assert tokens.parse_token(bad) is None
+
+
+@pytest.mark.parametrize("name", ["a", "Reviewer", "a.b_c-d", "9lives", "x" * 64])
+def test_m4_valid_names_normalize_to_lower_case(name):
+    assert normalize_agent_name(name) == name.lower()
+
+
+@pytest.mark.parametrize("name", ["", "-a", ".a", "_a", "a b", "é", "a/b", "x" * 65, "a:b"])
+def test_m4_invalid_names_refused(name):
+    with pytest.raises(InvalidInput):
+        normalize_agent_name(name)
