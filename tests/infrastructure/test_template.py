@@ -1,0 +1,127 @@
+"""template.yaml is the single source of truth: it lints clean, transforms with SAM, and
+the local stack's tables are exactly the template's."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from agentworks_cli.localstack.template import (
+    TEMPLATE_PATH,
+    create_resources,
+    load_template,
+    resources_of_type,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_template_passes_cfn_lint():
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "cfn-lint"), str(TEMPLATE_PATH)],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+class _NoManagedPolicies:
+    """SAM asks IAM for AWS managed policy ARNs; this template names none by short name."""
+
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+def _with_s3_uris(template: dict[str, Any]) -> dict[str, Any]:
+    """Local CodeUri/ContentUri paths are what `sam build` replaces; the translator wants S3."""
+    swapped = copy.deepcopy(template)
+    for resource in swapped["Resources"].values():
+        props = resource.get("Properties", {})
+        for key in ("CodeUri", "ContentUri", "DefinitionUri"):
+            if isinstance(props.get(key), str):
+                props[key] = f"s3://agentworks-artifacts/{props[key]}"
+    return swapped
+
+
+@pytest.fixture(scope="module")
+def transformed() -> dict[str, Any]:
+    from samtranslator.translator.transform import transform
+
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    return transform(_with_s3_uris(load_template()), {}, _NoManagedPolicies())
+
+
+def test_template_transforms_with_sam(transformed):
+    types = {r["Type"] for r in transformed["Resources"].values()}
+    assert {"AWS::ApiGatewayV2::Api", "AWS::Lambda::Function", "AWS::DynamoDB::Table",
+            "AWS::Events::Rule", "AWS::Lambda::LayerVersion"} <= types
+    api = next(r for r in transformed["Resources"].values() if r["Type"] == "AWS::ApiGatewayV2::Api")
+    body = json.dumps(api["Properties"])
+    assert "BearerToken" in body and "/v1/{proxy+}" in body and "/mcp" in body
+
+
+def test_every_function_is_arm64_python312_with_tracing_and_a_thin_handler(transformed):
+    functions = resources_of_type(transformed, "AWS::Lambda::Function")
+    assert len(functions) == 4
+    for name, fn in functions.items():
+        props = fn["Properties"]
+        assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"], name
+        assert props["TracingConfig"] == {"Mode": "Active"}, name
+        assert props["Handler"] == "app.handler"
+    for folder in ("api", "authorizer", "mcp", "tick"):
+        handler = ROOT / "functions" / folder / "app.py"
+        assert handler.exists()
+        assert len(handler.read_text().splitlines()) < 80, f"{folder} handler should stay thin"
+
+
+def test_policies_are_scoped_to_single_tables(transformed):
+    roles = resources_of_type(transformed, "AWS::IAM::Role")
+    for role in roles.values():
+        for policy in role["Properties"].get("Policies", []):
+            for statement in policy["PolicyDocument"]["Statement"]:
+                actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+                if any(a.startswith("dynamodb:") for a in actions):
+                    assert statement["Resource"] != "*"
+
+
+def test_lambda_layer_requirements_exclude_local_and_test_packages():
+    text = (ROOT / "layers" / "agentworks" / "requirements.txt").read_text().lower()
+    pins = [line for line in text.splitlines() if line and not line.startswith("#")]
+    for forbidden in ("moto", "pytest", "hypothesis", "cfn-lint", "aws-sam-translator", "ruff",
+                      "mypy", "boto3"):
+        assert not any(line.startswith(forbidden) for line in pins), forbidden
+    assert all("==" in line for line in pins)
+
+
+def test_local_stack_tables_match_the_template():
+    from moto import mock_aws
+
+    template = load_template()
+    with mock_aws():
+        session = boto3.Session(region_name="us-east-1")
+        created = create_resources(session, prefix="check")
+        client = session.client("dynamodb")
+        for logical_id, resource in resources_of_type(template, "AWS::DynamoDB::Table").items():
+            props = resource["Properties"]
+            table = client.describe_table(TableName=created.tables[logical_id])["Table"]
+            assert table["KeySchema"] == props["KeySchema"]
+            assert sorted(table["AttributeDefinitions"], key=lambda a: a["AttributeName"]) == sorted(
+                props["AttributeDefinitions"], key=lambda a: a["AttributeName"])
+            want = {i["IndexName"]: (i["KeySchema"], i["Projection"])
+                    for i in props.get("GlobalSecondaryIndexes", [])}
+            got = {i["IndexName"]: (i["KeySchema"], i["Projection"])
+                   for i in table.get("GlobalSecondaryIndexes", [])}
+            assert got == want
+            ttl = client.describe_time_to_live(TableName=created.tables[logical_id])
+            spec = props.get("TimeToLiveSpecification")
+            if spec:
+                assert ttl["TimeToLiveDescription"] == {
+                    "TimeToLiveStatus": "ENABLED", "AttributeName": spec["AttributeName"]}
+        assert set(created.secrets) == set(resources_of_type(template, "AWS::SecretsManager::Secret"))
