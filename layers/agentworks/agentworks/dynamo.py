@@ -31,7 +31,7 @@ def to_item(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_value(value: Any) -> dict[str, Any]:
-    return _serializer.serialize(value)
+    return dict(_serializer.serialize(value))
 
 
 def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:

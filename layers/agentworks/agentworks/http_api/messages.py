@@ -42,7 +42,7 @@ def unregister_agent(agent_name: Annotated[str, Path(max_length=200)]) -> dict[s
 
 
 @router.post("/messages", summary="Send a message (first contact or into an inbox)")
-def send_message(request: Annotated[SendMessage, Body()]) -> Response[SendReceipt]:
+def send_message(request: Annotated[SendMessage, Body()]) -> Response[dict[str, Any]]:
     receipt = services().messaging.send(current_principal(router), request)
     count("MessagesSent", 0 if receipt.replayed else 1)
     return Response(

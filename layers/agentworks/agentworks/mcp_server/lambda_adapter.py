@@ -6,8 +6,11 @@ the principal. Without one the request is refused with a JSON-RPC error, status 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from mangum import Mangum
@@ -33,13 +36,29 @@ def handle_event(event: dict[str, Any], context: Any) -> dict[str, Any]:
         )
     logger.append_keys(account_id=principal.account_id, connection_id=principal.connection_id)
     try:
-        with acting_as(principal):
+        with acting_as(principal), _event_loop():
             # lifespan="auto": Mangum starts and stops the session manager per request.
-            return Mangum(asgi_app(), lifespan="auto")(event, context)
+            response = Mangum(asgi_app(), lifespan="auto")(event, context)
     except Exception:
         # Never a stack trace to the caller; the log has it (without bodies or tokens).
         logger.exception("mcp request failed")
         return _jsonrpc_error(event, 500, INTERNAL, "internal", "Internal error; retry later.")
+    # Starlette may hand back an HTTPStatus; Lambda's response wants a plain int.
+    response["statusCode"] = int(response["statusCode"])
+    return response
+
+
+@contextmanager
+def _event_loop() -> Iterator[None]:
+    """A loop of this request's own (Mangum runs on the thread's current loop): closed after,
+    so a host that serves each request on a new thread (the local stack) leaks no loops."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        yield
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 def _request_id(event: dict[str, Any]) -> Any:

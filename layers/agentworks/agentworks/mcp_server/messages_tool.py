@@ -78,7 +78,9 @@ class Unregistered(BaseModel):
 
 
 class MessagesOutput(
-    RootModel[SendReceipt | ReadPage | InboxState | AgentView | AgentList | Unregistered | AckResult]
+    RootModel[
+        SendReceipt | ReadPage | InboxState | AgentView | AgentList | Unregistered | AckResult
+    ]
 ):
     """One JSON object per action (the same bodies the HTTP API returns)."""
 
@@ -149,9 +151,7 @@ def _read(principal: Principal, call: MessagesCall) -> ReadPage:
 
 
 def _state(principal: Principal, call: MessagesCall) -> InboxState:
-    return services().messaging.inbox_state(
-        principal, str(call.inbox_id), call.text("agent_name")
-    )
+    return services().messaging.inbox_state(principal, str(call.inbox_id), call.text("agent_name"))
 
 
 def _register(principal: Principal, call: MessagesCall) -> AgentView:
@@ -262,9 +262,7 @@ def _check_arguments(call: MessagesCall, spec: ActionSpec) -> None:
         )
     missing = [name for name in spec.required if name not in given]
     if missing:
-        raise InvalidInput(
-            f"action={call.action} needs {' and '.join(missing)}.", field=missing[0]
-        )
+        raise InvalidInput(f"action={call.action} needs {' and '.join(missing)}.", field=missing[0])
 
 
 def run_messages(call: MessagesCall) -> CallToolResult:
@@ -322,9 +320,7 @@ def messages(
     ] = None,
     message: Annotated[
         str | None,
-        Field(
-            description="send: the text, 1–20,000 characters.", json_schema_extra=_MAX_MESSAGE
-        ),
+        Field(description="send: the text, 1–20,000 characters.", json_schema_extra=_MAX_MESSAGE),
     ] = None,
     submission_id: Annotated[
         str | None,

@@ -24,7 +24,9 @@ class InternalError(AgentWorksError):
 
 
 class DomainTool(Tool):
-    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+    async def run(
+        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+    ) -> Any:
         try:
             return await super().run(arguments, context, convert_result=convert_result)
         except UnexpectedToolError as crash:

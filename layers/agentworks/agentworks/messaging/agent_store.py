@@ -76,7 +76,7 @@ class AgentStore:
         data = from_item(response.get("Item"))
         return registration_from_item(data) if data else None
 
-    def list(self, account_id: str) -> list[Registration]:
+    def list_all(self, account_id: str) -> list[Registration]:
         pk, prefix = keys.agent_prefix(account_id)
         kwargs: dict[str, Any] = {
             "TableName": self._table,

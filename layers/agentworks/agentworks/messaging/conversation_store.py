@@ -213,7 +213,8 @@ class ConversationStore:
                 reg = registration_from_item(data)
                 regs[reg.name] = reg
         # Small batches are answered whole; a throttled remainder is fetched singly.
-        for key in response.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", []):
+        unprocessed: dict[str, Any] = dict(response.get("UnprocessedKeys") or {})
+        for key in unprocessed.get(self._table, {}).get("Keys", []):
             item = self._db.get_item(TableName=self._table, Key=key, ConsistentRead=True)
             data = _live(from_item(item.get("Item")), now_ms)
             if data is None:
@@ -336,7 +337,7 @@ class ConversationStore:
         items: list[dict[str, Any]] = [
             self._put(conversation_to_item(conv) | live, "attribute_not_exists(pk)"),
             self._put(
-                _message_item(message, submission and submission.submission_id),
+                _message_item(message, submission.submission_id if submission else None),
                 "attribute_not_exists(pk)",
             ),
             self._put(
@@ -424,7 +425,7 @@ class ConversationStore:
                 }
             },
             self._put(
-                _message_item(message, submission and submission.submission_id),
+                _message_item(message, submission.submission_id if submission else None),
                 "attribute_not_exists(pk)",
             ),
         ]

@@ -117,7 +117,7 @@ class AgentDirectory:
     def list(self, principal: Principal) -> list[AgentView]:
         principal.require(MESSAGES_READ)
         now = self._now_ms()
-        regs = self._agents.list(principal.account_id)
+        regs = self._agents.list_all(principal.account_id)
         if principal.target_bounds is not None:
             regs = [r for r in regs if principal.may_target(f"agent:{r.name}")]
         return [agent_view(r, now) for r in sorted(regs, key=lambda r: r.name)]

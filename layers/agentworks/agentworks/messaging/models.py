@@ -50,7 +50,9 @@ class SendReceipt(BaseModel):
     message_id: str
     receipt: ReceiptState
     created_at: str
-    replayed: bool = Field(False, description="True when a retry returned the original receipt.")
+    replayed: bool = Field(
+        default=False, description="True when a retry returned the original receipt."
+    )
 
 
 class MessageView(BaseModel):
