@@ -157,3 +157,13 @@ def test_openapi_document_is_generated_from_the_routes(api, stack):
     document = json.loads(response["body"])
     assert {"/v1/messages", "/v1/agents", "/v1/connections"} <= set(document["paths"])
     assert "SendMessage" in json.dumps(document["components"])
+
+
+def test_m4_re_register_without_fields_keeps_purpose_and_provider(api, agents):
+    token = agents.connection("keeper")["token"]
+    api("POST", "/v1/agents", token,
+        {"agent_name": "keeper", "purpose": "keeps things", "provider": "codex"})
+    again = api("POST", "/v1/agents", token, {"agent_name": "keeper"}).body
+    assert (again["purpose"], again["provider"]) == ("keeps things", "codex")
+    changed = api("POST", "/v1/agents", token, {"agent_name": "keeper", "purpose": "new"}).body
+    assert (changed["purpose"], changed["provider"]) == ("new", "codex")

@@ -115,7 +115,7 @@ def test_tools_list_describes_the_messages_tool(stack: Any, mcp_app: ModuleType)
     assert schema["required"] == ["action"]
     assert {
         "agent_name", "target", "inbox_id", "message", "submission_id", "after",
-        "wait_seconds", "limit", "message_id", "delivery", "purpose", "allowed_connection_ids",
+        "wait_seconds", "limit", "message_id", "delivery", "purpose", "provider", "allowed_connection_ids",
     } <= set(schema["properties"])  # fmt: skip
     assert schema["properties"]["message"]["maxLength"] == 20_000
     assert schema["properties"]["wait_seconds"]["maximum"] == 25
@@ -224,6 +224,10 @@ def test_retried_send_with_submission_id_replays(stack: Any, mcp_app: ModuleType
         ({"action": "read", "inbox_id": "not-an-inbox"}, "inbox_id"),
         ({"action": "ack", "message_id": "m", "delivery": "eaten"}, None),
         ({"action": "register", "agent_name": "x", "purpose": "p" * 513}, None),
+        # M1 / M11: the domain's length rule, counted in characters, as over HTTP.
+        ({"action": "send", "target": "agent:x", "message": "é" * 20_001}, "message"),
+        ({"action": "read", "agent_name": "x", "wait_seconds": 26}, "wait_seconds"),
+        ({"action": "read", "agent_name": "x", "limit": 101}, "limit"),
     ],
 )
 def test_bad_arguments_are_invalid_request_results(
@@ -236,6 +240,30 @@ def test_bad_arguments_are_invalid_request_results(
     assert error["code"] == "invalid_request"
     if field is not None:
         assert error["field"] == field
+
+
+def test_read_waits_through_the_domain_long_poll(stack: Any, mcp_app: ModuleType) -> None:
+    """M3: wait_seconds reaches the service's long poll (on the test's clock)."""
+    worker = McpCaller(mcp_app, connection(stack, "worker"))
+    worker.ok(action="register", agent_name="worker")
+    started = stack.clock.now()
+    page = worker.ok(action="read", agent_name="worker", wait_seconds=5)
+    assert page["messages"] == []
+    assert 4 <= stack.clock.now() - started <= 5
+
+
+def test_oversized_request_is_refused_before_parsing(stack: Any, mcp_app: ModuleType) -> None:
+    """The MCP endpoint keeps the API's request-body bound (limits.REQUEST_BODY_MAX_BYTES)."""
+    from agentworks import limits
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "messages", "arguments": {"action": "send", "target": "agent:x",
+        "message": "x" * (limits.REQUEST_BODY_MAX_BYTES + 1)}}}  # fmt: skip
+    response = mcp_app.handler(
+        event("mcp_tools_list.json", context=connection(stack, "worker"), body=body),
+        lambda_context(),
+    )
+    assert response["statusCode"] == 413
 
 
 def test_missing_scope_is_forbidden(stack: Any, mcp_app: ModuleType) -> None:
@@ -255,6 +283,26 @@ def test_principal_does_not_leak_between_requests(stack: Any, mcp_app: ModuleTyp
     refused = other.tool(action="read", agent_name="private")
     assert refused["structuredContent"]["error"]["code"] == "unavailable"
     assert owner.ok(action="read", agent_name="private")["kind"] == "mailbox"
+
+
+def test_register_allow_list_through_the_tool(stack: Any, mcp_app: ModuleType) -> None:
+    """M5: allowed_connection_ids admits another connection; re-registering without the
+    field keeps the list; [] leaves only the registering connection."""
+    owner_ctx, helper_ctx = connection(stack, "owner"), connection(stack, "helper")
+    owner, helper = McpCaller(mcp_app, owner_ctx), McpCaller(mcp_app, helper_ctx)
+    view = owner.ok(
+        action="register", agent_name="shared", allowed_connection_ids=[helper_ctx["connection_id"]]
+    )
+    assert view["allowed_connection_ids"] == [
+        owner_ctx["connection_id"],
+        helper_ctx["connection_id"],
+    ]
+    assert helper.ok(action="read", agent_name="shared")["kind"] == "mailbox"
+    kept = owner.ok(action="register", agent_name="shared", purpose="now with a purpose")
+    assert kept["allowed_connection_ids"] == view["allowed_connection_ids"]
+    owner.ok(action="register", agent_name="shared", allowed_connection_ids=[])
+    refused = helper.tool(action="read", agent_name="shared")
+    assert refused["structuredContent"]["error"]["code"] == "unavailable"
 
 
 def test_request_without_authorizer_context_is_refused(mcp_app: ModuleType) -> None:

@@ -16,11 +16,11 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from agentworks.errors import Unauthenticated
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from agentworks.errors import Unauthenticated
 from tests.integration.test_mcp_handler import lambda_context, load_handler_module
 
 URL = "https://abc123def4.execute-api.us-east-1.amazonaws.com/mcp"

@@ -31,6 +31,7 @@ def parse(*argv: str):
     [
         ["--config", "/tmp/c.json", "messages", "list"],
         ["messages", "list", "--config", "/tmp/c.json"],
+        ["messages", "--config", "/tmp/c.json", "list"],
     ],
 )
 def test_config_flag_is_accepted_before_or_after_the_subcommand(argv):

@@ -5,11 +5,14 @@ Logs carry the correlation id and never message bodies or tokens.
 
 from __future__ import annotations
 
+import os
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 logger = Logger()
-metrics = Metrics()
+# A default namespace, so counting never fails where the environment doesn't set one.
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentWorks"))
 tracer = Tracer()
 
 

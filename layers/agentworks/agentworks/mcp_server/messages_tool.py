@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
@@ -32,7 +32,9 @@ from agentworks.messaging.models import (
     SendReceipt,
 )
 from agentworks.observability import count, count_refusal
-from agentworks.runtime import services
+
+if TYPE_CHECKING:
+    from agentworks.runtime import Services
 
 Action = Literal["send", "read", "state", "register", "unregister", "list_agents", "ack"]
 Delivery = Literal["typed", "admitted", "processed"]
@@ -104,6 +106,7 @@ class MessagesCall:
     message_id: str | None = None
     delivery: Delivery | None = None
     purpose: str | None = None
+    provider: str | None = None
     allowed_connection_ids: list[str] | None = None
 
     def given(self) -> set[str]:
@@ -121,6 +124,13 @@ class MessagesCall:
 
 
 # ---------------------------------------------------------------- actions
+
+
+def services() -> Services:
+    # Imported on first use: the stores pull in boto3, which tools/list never needs.
+    from agentworks.runtime import services as process_services
+
+    return process_services()
 
 
 def _send(principal: Principal, call: MessagesCall) -> SendReceipt:
@@ -159,6 +169,7 @@ def _register(principal: Principal, call: MessagesCall) -> AgentView:
         RegisterAgent,
         agent_name=call.agent_name,
         purpose=call.purpose,
+        provider=call.provider,
         allowed_connection_ids=call.allowed_connection_ids,
     )
     return services().directory.register(principal, request)
@@ -239,7 +250,7 @@ ACTIONS: dict[str, ActionSpec] = {
     "state": ActionSpec(_state, frozenset({"inbox_id", "agent_name"}), required=("inbox_id",)),
     "register": ActionSpec(
         _register,
-        frozenset({"agent_name", "purpose", "allowed_connection_ids"}),
+        frozenset({"agent_name", "purpose", "provider", "allowed_connection_ids"}),
         required=("agent_name",),
     ),
     "unregister": ActionSpec(_unregister, frozenset({"agent_name"}), required=("agent_name",)),
@@ -281,7 +292,7 @@ def run_messages(call: MessagesCall) -> CallToolResult:
 
 # ---------------------------------------------------------------- the tool itself
 
-_MAX_MESSAGE = {"minLength": limits.MESSAGE_MIN_CHARS, "maxLength": limits.MESSAGE_MAX_CHARS}
+_MESSAGE_LENGTH = {"minLength": limits.MESSAGE_MIN_CHARS, "maxLength": limits.MESSAGE_MAX_CHARS}
 
 
 def messages(
@@ -320,7 +331,9 @@ def messages(
     ] = None,
     message: Annotated[
         str | None,
-        Field(description="send: the text, 1–20,000 characters.", json_schema_extra=_MAX_MESSAGE),
+        Field(
+            description="send: the text, 1–20,000 characters.", json_schema_extra=_MESSAGE_LENGTH
+        ),
     ] = None,
     submission_id: Annotated[
         str | None,
@@ -373,11 +386,19 @@ def messages(
             json_schema_extra={"maxLength": limits.PURPOSE_MAX_CHARS},
         ),
     ] = None,
+    provider: Annotated[
+        str | None,
+        Field(
+            description="register: the client this agent runs in (e.g. claude-code, codex).",
+            json_schema_extra={"maxLength": 64},
+        ),
+    ] = None,
     allowed_connection_ids: Annotated[
         list[str] | None,
         Field(
             description="register: other connections of this account that may act as this "
-            "name (this connection always may). Omit to keep the current list."
+            "name (this connection always may). Omit to keep the current list; [] leaves only "
+            "this connection."
         ),
     ] = None,
 ) -> Annotated[CallToolResult, MessagesOutput]:
@@ -395,6 +416,7 @@ def messages(
             message_id=message_id,
             delivery=delivery,
             purpose=purpose,
+            provider=provider,
             allowed_connection_ids=allowed_connection_ids,
         )
     )

@@ -73,10 +73,12 @@ class AgentDirectory:
                         "allow-list. Ask a connection on the list to add this one "
                         "(register --allow-connection), or pick another name.",
                     )
-                # Re-registering without the field keeps the list (M5).
+                # Re-registering without a field keeps its value (M5 for the allow-list).
                 keep = existing.allowed_connection_ids if allowed is None else allowed
-                self._agents.update_settings(existing, request.purpose, request.provider, keep)
-                existing.purpose, existing.provider = request.purpose, request.provider
+                purpose = existing.purpose if request.purpose is None else request.purpose
+                provider = existing.provider if request.provider is None else request.provider
+                self._agents.update_settings(existing, purpose, provider, keep)
+                existing.purpose, existing.provider = purpose, provider
                 existing.allowed_connection_ids = keep
                 return agent_view(existing, self._now_ms())
             reg = Registration(

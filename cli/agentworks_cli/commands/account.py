@@ -1,0 +1,175 @@
+"""`agentworks dev`, `bootstrap`, `login` and `whoami`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from agentworks_cli.client import (
+    DEFAULT_URL,
+    EXIT_OK,
+    EXIT_USAGE,
+    ApiClient,
+    CliError,
+    normalize_url,
+    write_config_file,
+)
+from agentworks_cli.commands.formatting import one_line
+from agentworks_cli.commands.session import Session
+
+DEFAULT_PORT = 8787
+
+
+def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    dev = commands.add_parser(
+        "dev",
+        parents=[common],
+        help="run the local stack (HTTP API + MCP on embedded moto)",
+        description="Start the whole stack on this machine and write an admin config.",
+    )
+    dev.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
+    dev.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    dev.set_defaults(handler=run_dev)
+
+    bootstrap = commands.add_parser(
+        "bootstrap",
+        parents=[common],
+        help="create the first account and admin token of a deployed stack (A6)",
+        description="Writes the account and an admin connection straight into the deployed "
+        "identity table with your AWS credentials, then saves a CLI config for it. Run once.",
+    )
+    bootstrap.add_argument(
+        "--identity-table", required=True, help="the stack's IdentityTableName output"
+    )
+    bootstrap.add_argument("--url", required=True, help="the stack's ApiUrl output")
+    bootstrap.add_argument("--account-name", default="main", help="a label for the account")
+    bootstrap.set_defaults(handler=run_bootstrap)
+
+    login = commands.add_parser(
+        "login",
+        parents=[common],
+        help="check a token against a server and save it as the CLI config",
+    )
+    login.add_argument("--url", required=True, help=f"server URL, e.g. {DEFAULT_URL}")
+    login.add_argument(
+        "--token", required=True, help="connection token (aw1.…); '-' reads it from stdin"
+    )
+    login.set_defaults(handler=run_login)
+
+    whoami = commands.add_parser(
+        "whoami", parents=[common], help="show the account and connection of the config's token"
+    )
+    whoami.set_defaults(handler=run_whoami)
+
+
+def run_dev(session: Session) -> int:
+    args = session.args
+    if not 0 < args.port < 65536:
+        raise CliError("--port must be between 1 and 65535", EXIT_USAGE)
+    try:
+        # Lazy: only `dev` pays for moto and the handlers.
+        from agentworks_cli.localstack.dev import run_dev as start
+    except ModuleNotFoundError as exc:
+        missing = exc.name or "a module"
+        raise CliError(
+            f"the local stack needs {missing}, which is not installed; install the local "
+            "extras: pip install -e '.[local]' (or run `make run`)"
+        ) from None
+    return int(start(args.port, session.config_path, host=args.host))
+
+
+def run_bootstrap(session: Session) -> int:
+    args = session.args
+    url = normalize_url(args.url)
+    if not url.startswith(("http://", "https://")):
+        raise CliError(f"--url must start with http:// or https:// (got {url!r})", EXIT_USAGE)
+    try:
+        # Lazy: only this command talks to AWS directly.
+        import boto3
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        from agentworks.identity.connection_store import ConnectionStore
+        from agentworks.identity.service import IdentityService
+    except ModuleNotFoundError as exc:
+        raise CliError(f"bootstrap needs {exc.name}; run `make install` first") from None
+    store = ConnectionStore(boto3.client("dynamodb"), args.identity_table)
+    try:
+        issued = IdentityService(store).bootstrap(args.account_name)
+    except (BotoCoreError, ClientError) as exc:
+        raise CliError(f"cannot write to {args.identity_table}: {one_line(str(exc))}") from None
+    connection = issued.connection
+    write_config_file(
+        session.config_path,
+        {
+            "url": url,
+            "token": issued.token,
+            "account_id": connection.account_id,
+            "connection_id": connection.connection_id,
+        },
+    )
+    if session.json:
+        session.print_json(
+            {
+                "account_id": connection.account_id,
+                "connection_id": connection.connection_id,
+                "token": issued.token,
+                "config": str(session.config_path),
+            }
+        )
+        return EXIT_OK
+    session.out(f"account:    {connection.account_id}")
+    session.out(f"connection: {connection.connection_id} (admin)")
+    session.out(f"token:      {issued.token}")
+    session.out("            (shown once; it is saved in the config below)")
+    session.out(f"config:     {session.config_path} (mode 0600)")
+    session.out("next:       agentworks whoami")
+    return EXIT_OK
+
+
+def run_login(session: Session) -> int:
+    args = session.args
+    url = normalize_url(args.url)
+    if not url.startswith(("http://", "https://")):
+        raise CliError(f"--url must start with http:// or https:// (got {url!r})", EXIT_USAGE)
+    token = sys.stdin.readline().strip() if args.token == "-" else args.token.strip()
+    if not token:
+        raise CliError("--token is empty", EXIT_USAGE)
+    who = ApiClient(url, token).request("GET", "/v1/whoami")
+    path = session.config_path
+    write_config_file(
+        path,
+        {
+            "url": url,
+            "token": token,
+            "account_id": who.get("account_id"),
+            "connection_id": who.get("connection_id"),
+        },
+    )
+    if session.json:
+        session.print_json(who)
+        return EXIT_OK
+    session.out(f"logged in to {url} as connection {one_line(who.get('connection_id'))}")
+    session.out(f"account: {one_line(who.get('account_id'))}")
+    session.out(f"scopes:  {', '.join(one_line(s) for s in who.get('scopes') or []) or '-'}")
+    session.out(f"config:  {path} (mode 0600)")
+    return EXIT_OK
+
+
+def run_whoami(session: Session) -> int:
+    config = session.config()
+    who = ApiClient(config.url, config.token).request("GET", "/v1/whoami")
+    if session.json:
+        session.print_json(who)
+        return EXIT_OK
+    bounds = who.get("target_bounds")
+    session.out(f"server:        {config.url}")
+    session.out(f"config:        {config.path}")
+    session.out(f"account:       {one_line(who.get('account_id'))}")
+    session.out(f"connection:    {one_line(who.get('connection_id'))}")
+    session.out(f"scopes:        {', '.join(one_line(s) for s in who.get('scopes') or []) or '-'}")
+    session.out(
+        "target bounds: "
+        + ("none (any target)" if bounds is None else ", ".join(map(one_line, bounds)) or "-")
+    )
+    return EXIT_OK

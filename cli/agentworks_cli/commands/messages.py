@@ -1,0 +1,309 @@
+"""`agentworks messages register|list|send|read|ack|state|unregister` (M1–M8)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+from urllib.parse import quote
+
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
+from agentworks_cli.commands.session import Session
+
+# Long polls shorter than this finish before a progress line would help anyone.
+PROGRESS_AFTER_SECONDS = 2.0
+PURPOSE_COLUMN_CHARS = 80
+
+
+def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    group = commands.add_parser(
+        "messages", parents=[common], help="direct messages between named agents"
+    )
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    register = actions.add_parser(
+        "register", parents=[common], help="register (or re-register) a named agent address"
+    )
+    register.add_argument("--agent", required=True, metavar="NAME", help="e.g. reviewer")
+    register.add_argument(
+        "--allow-connection",
+        action="append",
+        metavar="CONNECTION_ID",
+        help="another connection that may act as this name (repeatable; omitted keeps the "
+        "current list)",
+    )
+    register.add_argument("--purpose", metavar="TEXT", help="what it works on (≤ 512 chars)")
+    register.add_argument("--provider", metavar="P", help="e.g. claude, codex, script")
+    register.set_defaults(handler=run_register)
+
+    listing = actions.add_parser(
+        "list", parents=[common], help="the account's directory of named agents"
+    )
+    listing.set_defaults(handler=run_list)
+
+    send = actions.add_parser(
+        "send", parents=[common], help="send a first contact (--target) or reply (--inbox)"
+    )
+    send.add_argument("--agent", metavar="NAME", help="send as this registered name")
+    where = send.add_mutually_exclusive_group(required=True)
+    where.add_argument("--target", metavar="agent:NAME", help="first contact, e.g. agent:reviewer")
+    where.add_argument("--inbox", metavar="INBOX", help="continue the conversation of this inbox")
+    send.add_argument(
+        "--message", required=True, metavar="TEXT", help="the body; '-' reads it from stdin"
+    )
+    send.add_argument(
+        "--submission-id",
+        metavar="ID",
+        help="retry key: resending with the same id and text returns the original message",
+    )
+    send.set_defaults(handler=run_send)
+
+    read = actions.add_parser(
+        "read", parents=[common], help="read an inbox (--inbox) or a name's mailbox (--agent)"
+    )
+    read.add_argument("--agent", metavar="NAME", help="the name to read as (alone: its mailbox)")
+    read.add_argument("--inbox", metavar="INBOX", help="read this inbox")
+    read.add_argument(
+        "--after", metavar="CURSOR", help="continue after this cursor ('0' = from the start)"
+    )
+    read.add_argument(
+        "--wait", type=float, default=0.0, metavar="S", help="long-poll up to S seconds (≤ 25)"
+    )
+    read.add_argument("--limit", type=int, metavar="N", help="page size (≤ 100)")
+    read.set_defaults(handler=run_read)
+
+    ack = actions.add_parser(
+        "ack", parents=[common], help="move a received message's receipt forward"
+    )
+    ack.add_argument("--message-id", required=True, metavar="ID")
+    ack.add_argument("--delivery", required=True, choices=("admitted", "processed", "typed"))
+    ack.set_defaults(handler=run_ack)
+
+    state = actions.add_parser(
+        "state", parents=[common], help="an inbox's state and delivery records (no bodies)"
+    )
+    state.add_argument("--inbox", required=True, metavar="INBOX")
+    state.add_argument("--agent", metavar="NAME", help="the name that owns the inbox")
+    state.set_defaults(handler=run_state)
+
+    unregister = actions.add_parser(
+        "unregister", parents=[common], help="remove a named agent address"
+    )
+    unregister.add_argument("--agent", required=True, metavar="NAME")
+    unregister.set_defaults(handler=run_unregister)
+
+
+def run_register(session: Session) -> int:
+    args = session.args
+    body: dict[str, Any] = {"agent_name": args.agent}
+    if args.allow_connection is not None:
+        body["allowed_connection_ids"] = args.allow_connection
+    if args.purpose is not None:
+        body["purpose"] = args.purpose
+    if args.provider is not None:
+        body["provider"] = args.provider
+    agent = session.call("POST", "/v1/agents", body=body)
+    if session.json:
+        session.print_json(agent)
+        return EXIT_OK
+    session.out(
+        f"registered {one_line(agent.get('agent_name'))} ({one_line(agent.get('agent_id'))})"
+    )
+    if agent.get("purpose"):
+        session.out(f"purpose: {one_line(agent['purpose'])}")
+    allowed = agent.get("allowed_connection_ids") or []
+    session.out(f"connections allowed to act as it: {', '.join(map(one_line, allowed)) or '-'}")
+    return EXIT_OK
+
+
+def run_list(session: Session) -> int:
+    listed = session.call("GET", "/v1/agents")
+    if session.json:
+        session.print_json(listed)
+        return EXIT_OK
+    agents = listed.get("agents") or []
+    if not agents:
+        session.out("no agents registered; register one with:")
+        session.out("  " + shell(session.command("messages", "register", "--agent", "NAME")))
+        return EXIT_OK
+    rows = [
+        (
+            a.get("agent_name"),
+            "online" if a.get("online") else "offline",
+            a.get("provider") or "-",
+            _shorten(one_line(a.get("purpose") or "-"), PURPOSE_COLUMN_CHARS),
+        )
+        for a in agents
+    ]
+    for line in table(("NAME", "STATUS", "PROVIDER", "PURPOSE"), rows):
+        session.out(line)
+    return EXIT_OK
+
+
+def run_send(session: Session) -> int:
+    args = session.args
+    text = _message_text(args.message)
+    body: dict[str, Any] = {"message": text}
+    for key, value in (
+        ("target", args.target),
+        ("inbox_id", args.inbox),
+        ("agent_name", args.agent),
+        ("submission_id", args.submission_id),
+    ):
+        if value is not None:
+            body[key] = value
+    receipt = session.call("POST", "/v1/messages", body=body)
+    if session.json:
+        session.print_json(receipt)
+        return EXIT_OK
+    session.out(
+        f"sent message {one_line(receipt.get('message_id'))} "
+        f"(receipt: {one_line(receipt.get('receipt'))})"
+    )
+    if receipt.get("replayed"):
+        session.out("replayed: this submission id was sent before; nothing new was sent")
+    session.out(f"inbox:        {one_line(receipt.get('inbox_id'))}")
+    session.out(f"conversation: {one_line(receipt.get('conversation_id'))}")
+    session.out(f"time:         {when(receipt.get('created_at'))}")
+    words = ["messages", "read", *_agent_words(args.agent), "--inbox", receipt.get("inbox_id", "")]
+    session.out("read replies: " + shell(session.command(*words, "--after", "0", "--wait", "25")))
+    return EXIT_OK
+
+
+def _message_text(value: str) -> str:
+    if value != "-":
+        return value
+    # A trailing newline comes from the shell or the editor, not from the author.
+    return sys.stdin.read().rstrip("\n")
+
+
+def run_read(session: Session) -> int:
+    args = session.args
+    if not args.agent and not args.inbox:
+        raise CliError(
+            "messages read needs --inbox INBOX or --agent NAME (the name's mailbox)", EXIT_USAGE
+        )
+    if args.wait < 0:
+        raise CliError("--wait must be 0 or more seconds", EXIT_USAGE)
+    if args.wait > PROGRESS_AFTER_SECONDS and sys.stderr.isatty():
+        print(f"waiting up to {args.wait:g} s for new messages…", file=sys.stderr, flush=True)
+    page = session.call(
+        "GET",
+        "/v1/messages",
+        query={
+            "inbox_id": args.inbox,
+            "agent_name": args.agent,
+            "after": args.after,
+            "wait_seconds": args.wait or None,
+            "limit": args.limit,
+        },
+        wait_seconds=args.wait,
+    )
+    if session.json:
+        session.print_json(page)
+        return EXIT_OK
+    messages = page.get("messages") or []
+    where = "mailbox of " + one_line(args.agent) if page.get("kind") == "mailbox" else "inbox"
+    if not messages:
+        session.out(f"no new messages in the {where}")
+    for index, message in enumerate(messages):
+        if index:
+            session.out("")
+        _print_message(session, message, args.agent)
+    cursor = page.get("next_cursor") or ""
+    session.out("")
+    session.out(f"next cursor: {cursor}")
+    more = ["messages", "read", *_agent_words(args.agent)]
+    if args.inbox:
+        more += ["--inbox", args.inbox]
+    more += ["--after", cursor]
+    if args.wait:
+        more += ["--wait", f"{args.wait:g}"]
+    session.out("continue: " + shell(session.command(*more)))
+    return EXIT_OK
+
+
+def _print_message(session: Session, message: dict[str, Any], agent: str | None) -> None:
+    reply_address = message.get("reply_address") or ""
+    session.out(f"from:          {one_line(message.get('sender'))}")
+    session.out(f"message_id:    {one_line(message.get('message_id'))}")
+    session.out(f"time:          {when(message.get('created_at'))}")
+    session.out(f"reply_address: {one_line(reply_address)}")
+    if message.get("receipt"):
+        session.out(f"receipt:       {one_line(message['receipt'])}")
+    for line in indent(message.get("body", ""), "  | "):
+        session.out(line)
+    reply = ["messages", "send", *_agent_words(agent), "--inbox", reply_address]
+    session.out("reply: " + shell(session.command(*reply, "--message", "your reply")))
+    ack = ["messages", "ack", "--message-id", message.get("message_id", ""), "--delivery"]
+    session.out("ack:   " + shell(session.command(*ack, "admitted")))
+
+
+def run_ack(session: Session) -> int:
+    args = session.args
+    result = session.call(
+        "POST",
+        f"/v1/messages/{quote(args.message_id, safe='')}/ack",
+        body={"delivery": args.delivery},
+    )
+    if session.json:
+        session.print_json(result)
+        return EXIT_OK
+    session.out(
+        f"message {one_line(result.get('message_id'))} receipt: {one_line(result.get('receipt'))}"
+    )
+    return EXIT_OK
+
+
+def run_state(session: Session) -> int:
+    args = session.args
+    state = session.call(
+        "GET",
+        f"/v1/inboxes/{quote(args.inbox, safe='')}/state",
+        query={"agent_name": args.agent},
+    )
+    if session.json:
+        session.print_json(state)
+        return EXIT_OK
+    session.out(
+        f"inbox:         {one_line(state.get('inbox_id'))} ({one_line(state.get('status'))})"
+    )
+    session.out(f"conversation:  {one_line(state.get('conversation_id'))}")
+    session.out(f"peer:          {one_line(state.get('peer'))}")
+    session.out(f"messages kept: {state.get('messages_retained')} of {state.get('history_limit')}")
+    rate = f"rate:          {state.get('rate_used')} used, {state.get('rate_remaining')} left"
+    if state.get("rate_remaining") == 0:
+        rate += f" (retry after {state.get('retry_after')} s)"
+    session.out(rate + " this hour")
+    session.out(f"created:       {when(state.get('created_at'))}")
+    session.out(f"last activity: {when(state.get('last_activity_at'))}")
+    session.out(f"idle expiry:   {when(state.get('idle_expires_at'))}")
+    records = state.get("delivery_records") or []
+    session.out("")
+    if not records:
+        session.out("no messages sent from this inbox yet")
+        return EXIT_OK
+    session.out("sent from this inbox (newest first):")
+    rows = [(r.get("message_id"), when(r.get("created_at")), r.get("receipt")) for r in records]
+    for line in table(("MESSAGE_ID", "SENT", "RECEIPT"), rows):
+        session.out("  " + line)
+    return EXIT_OK
+
+
+def run_unregister(session: Session) -> int:
+    name = session.args.agent
+    result = session.call("DELETE", f"/v1/agents/{quote(name, safe='')}")
+    if session.json:
+        session.print_json(result)
+        return EXIT_OK
+    session.out(f"unregistered {one_line(result.get('agent_name', name))}")
+    return EXIT_OK
+
+
+def _agent_words(agent: str | None) -> list[str]:
+    return ["--agent", agent] if agent else []
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

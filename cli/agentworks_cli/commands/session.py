@@ -1,0 +1,77 @@
+"""What a running command needs: its arguments, the selected config, a client, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentworks_cli.client import ApiClient, Config, load_config, resolve_config_path
+
+
+@dataclass
+class Session:
+    args: argparse.Namespace
+    config_flag: str | None
+    json: bool
+
+    @property
+    def config_path(self) -> Path:
+        return resolve_config_path(self.config_flag)
+
+    def config(self) -> Config:
+        return load_config(self.config_path)
+
+    def client(self) -> ApiClient:
+        config = self.config()
+        return ApiClient(config.url, config.token)
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, Any] | None = None,
+        body: dict[str, Any] | None = None,
+        wait_seconds: float = 0.0,
+    ) -> Any:
+        return self.client().request(
+            method, path, query=query, body=body, wait_seconds=wait_seconds
+        )
+
+    def print_json(self, body: Any) -> None:
+        print(json.dumps(body, indent=2, ensure_ascii=False), file=sys.stdout)
+
+    def out(self, line: str = "") -> None:
+        print(line, file=sys.stdout)
+
+    def command(self, *words: str) -> list[str]:
+        """A copy-paste `agentworks …` command that uses the same config as this one."""
+        prefix = ["agentworks"]
+        if self.config_flag:
+            prefix += ["--config", self.config_flag]
+        return [*prefix, *words]
+
+
+def common_options() -> argparse.ArgumentParser:
+    """--config and --json, accepted before or after the subcommand.
+
+    SUPPRESS keeps a subcommand's parser from overwriting a value given before it.
+    """
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--config",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="CLI config to use (default: $AGENTWORKS_CONFIG, else ~/.agentworks/config.json)",
+    )
+    parent.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print the server's JSON instead of the human summary",
+    )
+    return parent

@@ -1,0 +1,384 @@
+"""`agentworks dev`: the whole stack on this machine, on embedded in-memory AWS (moto).
+
+The same handlers as on Lambda run behind a local HTTP API (gateway.py), with the scheduler
+tick and a TTL sweeper (scheduler.py). Nothing here is part of a Lambda package.
+
+Tuning for tests and experiments (environment):
+  AGENTWORKS_DEV_TICK_SECONDS   seconds between scheduled-function runs (default 5)
+  AGENTWORKS_DEV_SWEEP_SECONDS  seconds between TTL sweeps (default 5)
+  AGENTWORKS_DEV_READY_FILE     where to write a JSON note once the stack serves requests
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from agentworks_cli.localstack.configfile import default_config_path, write_config
+from agentworks_cli.localstack.gateway import Gateway, GatewayServer, port_in_use
+from agentworks_cli.localstack.handlers import LOCAL_REGION, FunctionHost, FunctionOutput
+from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, ttl_tables
+
+# What every request needs is imported at start; the rest (MCP, Tick) on first use.
+EAGER_FUNCTIONS = ("AuthorizerFunction", "ApiFunction")
+RESOURCE_PREFIX = "agentworks"
+FUNCTION_LOG_NAME = "dev-functions.log"
+
+
+class StartError(Exception):
+    """The stack could not start; `exit_code` says how the CLI should exit."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _env_seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "")
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise StartError(f"{name} must be a number of seconds (got {raw!r})", 2) from None
+    if value <= 0:
+        raise StartError(f"{name} must be more than 0 seconds (got {raw!r})", 2)
+    return value
+
+
+def _no_proxy_for_loopback() -> None:
+    # boto3 and urllib honour HTTP(S)_PROXY: loopback traffic to moto must never leave.
+    for name in ("NO_PROXY", "no_proxy"):
+        hosts = [h for h in os.environ.get(name, "").split(",") if h]
+        for host in ("127.0.0.1", "localhost"):
+            if host not in hosts:
+                hosts.append(host)
+        os.environ[name] = ",".join(hosts)
+
+
+def _aws_environment(moto_url: str, moto_port: int) -> dict[str, str]:
+    """Points every AWS SDK call of this process at the embedded moto server."""
+    return {
+        "MOTO_PORT": str(moto_port),  # moto's Step Functions runner calls back on this port
+        "AWS_ENDPOINT_URL": moto_url,
+        "AWS_DEFAULT_REGION": LOCAL_REGION,
+        "AWS_REGION": LOCAL_REGION,
+        "AWS_ACCESS_KEY_ID": "agentworks-local",
+        "AWS_SECRET_ACCESS_KEY": "agentworks-local",
+        "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+    }
+
+
+def _powertools_environment() -> dict[str, str]:
+    return {
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "AgentWorks",
+        "POWERTOOLS_SERVICE_NAME": "agentworks",
+        # A developer may ask for more: POWERTOOLS_LOG_LEVEL=INFO agentworks dev
+        "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+    }
+
+
+def _home_relative(path: Path) -> str:
+    """~/… when the path is under the home directory: shorter and copy-pasteable."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
+@dataclass
+class Admin:
+    account_id: str
+    connection_id: str
+    token: str
+
+
+class DevStack:
+    """Starts and stops the local stack's parts in order; `run_dev` adds signals and output."""
+
+    def __init__(
+        self,
+        port: int = 8787,
+        config_path: Path | None = None,
+        host: str = "127.0.0.1",
+        ready_file: Path | None = None,
+        tick_seconds: float = 5.0,
+        sweep_seconds: float = 5.0,
+    ) -> None:
+        self.config_path = (config_path or default_config_path()).expanduser().absolute()
+        self.host = host
+        self.requested_port = port
+        self.ready_file = ready_file
+        self.tick_seconds = tick_seconds
+        self.sweep_seconds = sweep_seconds
+        self.output = FunctionOutput(self.config_path.parent / FUNCTION_LOG_NAME)
+        self.functions = FunctionHost(output=self.output)
+        self.server: GatewayServer | None = None
+        self.moto: Any = None
+        self.moto_url = ""
+        self.scheduler: Scheduler | None = None
+        self.admin: Admin | None = None
+        self._serving: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        port = self.server.port if self.server else self.requested_port
+        return f"http://{host}:{port}"
+
+    def start(self) -> None:
+        """Everything up and listening, or StartError (with what started stopped again)."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        # Bind first: a busy port is reported before moto and the handlers start.
+        gateway = Gateway(self.functions, warn=self._warn)
+        try:
+            self.server = GatewayServer(self.host, self.requested_port, gateway)
+        except OSError as error:
+            if port_in_use(error):
+                raise StartError(
+                    f"port {self.requested_port} on {self.host} is already in use; stop what "
+                    f"uses it or pick another port with --port N (e.g. --port "
+                    f"{self.requested_port + 1})",
+                    2,
+                ) from None
+            raise StartError(
+                f"cannot listen on {self.host}:{self.requested_port}: {error.strerror or error}", 2
+            ) from None
+
+        _no_proxy_for_loopback()
+        os.environ.update(_powertools_environment())
+        self._start_moto()
+        os.environ.update(_aws_environment(self.moto_url, self.moto.get_host_and_port()[1]))
+        self._enable_step_functions()
+
+        import boto3
+
+        from agentworks_cli.localstack.template import create_resources
+
+        session = boto3.Session()
+        resources = create_resources(session, prefix=RESOURCE_PREFIX)
+        os.environ.update(resources.environment())
+
+        # Handlers print to stdout/stderr as on Lambda; that output goes to the function log.
+        self.output.install()
+        for function in EAGER_FUNCTIONS:
+            if function in self.functions.specs:
+                self.functions.handler(function)
+
+        from agentworks.runtime import services
+
+        issued = services().identity.bootstrap("local")  # A6
+        self.admin = Admin(
+            account_id=issued.connection.account_id,
+            connection_id=issued.connection.connection_id,
+            token=issued.token,
+        )
+        write_config(
+            self.config_path,
+            {
+                "url": self.url,
+                "token": self.admin.token,
+                "account_id": self.admin.account_id,
+                "connection_id": self.admin.connection_id,
+            },
+        )
+
+        sweeper = TtlSweeper(session.client("dynamodb"), ttl_tables(resources))
+        self.scheduler = Scheduler(
+            self.functions, sweeper, self.tick_seconds, self.sweep_seconds, warn=self._warn
+        )
+        self.scheduler.start()
+
+        self.server.server_activate()
+        self._serving = threading.Thread(
+            target=self.server.serve_forever, name="agentworks-gateway", daemon=True
+        )
+        self._serving.start()
+        if self.ready_file is not None:
+            self._write_ready_file(self.ready_file)
+
+    def _start_moto(self) -> None:
+        from moto.server import ThreadedMotoServer
+
+        from agentworks_cli.localstack import moto_patches
+
+        moto_patches.apply()  # the in-process server shares moto's modules
+        # werkzeug would log every AWS call moto serves; the console is for the API's lines.
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        # Port 0: the OS picks a free one, so a busy port can't hang moto's start.
+        self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self.moto.start()
+        host, port = self.moto.get_host_and_port()
+        self.moto_url = f"http://{host}:{port}"
+
+    def _enable_step_functions(self) -> None:
+        request = urllib.request.Request(
+            f"{self.moto_url}/moto-api/config",
+            data=json.dumps({"stepfunctions": {"execute_state_machine": True}}).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(request, timeout=10) as response:
+            response.read()
+
+    def _write_ready_file(self, path: Path) -> None:
+        note = {
+            "url": self.url,
+            "mcp_url": f"{self.url}/mcp",
+            "moto_url": self.moto_url,
+            "config": str(self.config_path),
+            "function_log": str(self.output.path),
+            "pid": os.getpid(),
+        }
+        path = path.expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps(note, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+    def stop(self) -> None:
+        """Stops what started, newest first; safe to call more than once."""
+        if self.server is not None:
+            if self._serving is not None:
+                self.server.shutdown()
+                self._serving.join(5)
+                self._serving = None
+            self.server.server_close()
+            self.server = None
+        if self.scheduler is not None:
+            if not self.scheduler.stop(10):
+                self._warn("warning: the scheduler was still busy at shutdown")
+            self.scheduler = None
+        if self.moto is not None:
+            self.moto.stop()
+            self.moto = None
+        self.output.uninstall()
+
+    def _warn(self, line: str) -> None:
+        with contextlib.suppress(OSError, ValueError):  # a closed console is no reason to fail
+            print(line, file=sys.stderr, flush=True)
+
+    def banner(self) -> str:
+        assert self.admin is not None
+        url = self.url
+        config_dir = self.config_path.parent
+        default = self.config_path == default_config_path().absolute()
+        admin_env = "" if default else f"AGENTWORKS_CONFIG={_home_relative(self.config_path)} "
+        worker = _home_relative(config_dir / "worker.json")
+        reviewer = _home_relative(config_dir / "reviewer.json")
+        lines = [
+            "AgentWorks local stack is running. All state is in memory: it is lost on stop.",
+            "",
+            f"  API    {url}/v1   (OpenAPI: {url}/v1/openapi.json)",
+            f"  MCP    {url}/mcp",
+            f"  AWS    {self.moto_url}   (embedded moto: DynamoDB, Secrets Manager, Step "
+            "Functions)",
+            f"  ticks  scheduled functions every {self.tick_seconds:g} s, expired TTL items "
+            f"swept every {self.sweep_seconds:g} s",
+            f"  logs   function output (the local CloudWatch Logs): "
+            f"{_home_relative(self.output.path or config_dir)}",
+            "",
+            f"Admin config (mode 0600): {self.config_path}",
+            "Admin token (A6; keep it secret, it is also in the config):",
+            f"  {self.admin.token}",
+            "",
+            "Try it from another terminal:",
+            f"  {admin_env}agentworks connections create --name worker --save-config {worker}",
+            f"  {admin_env}agentworks connections create --name reviewer --save-config {reviewer}",
+            f"  AGENTWORKS_CONFIG={reviewer} agentworks messages register --agent reviewer",
+            f"  AGENTWORKS_CONFIG={worker} agentworks messages register --agent worker",
+            f"  AGENTWORKS_CONFIG={worker} agentworks messages send --agent worker "
+            "--target agent:reviewer --message 'Ready for review'",
+            f"  AGENTWORKS_CONFIG={reviewer} agentworks messages read --agent reviewer "
+            "--after 0 --wait 25",
+            "",
+            "Connect Claude Code over MCP (this uses the admin token; an agent is better "
+            "served by its own connection's token):",
+            f"  claude mcp add --transport http agentworks {url}/mcp "
+            f'--header "Authorization: Bearer {self.admin.token}"',
+            "",
+            "Requests are logged below as: method path status time. Press Ctrl-C to stop.",
+        ]
+        return "\n".join(lines)
+
+
+def run_dev(
+    port: int = 8787,
+    config_path: Path | None = None,
+    host: str = "127.0.0.1",
+    ready_file: Path | None = None,
+) -> int:
+    """Runs the local stack until Ctrl-C or SIGTERM; returns the process exit code
+    (0 after a clean stop, 2 when the port is taken, 1 when the stack could not start)."""
+    stop = threading.Event()
+    previous = _install_signal_handlers(stop)
+    stack: DevStack | None = None
+    try:
+        env_ready = os.environ.get("AGENTWORKS_DEV_READY_FILE")
+        stack = DevStack(
+            port=port,
+            config_path=Path(config_path) if config_path is not None else None,
+            host=host,
+            ready_file=ready_file or (Path(env_ready) if env_ready else None),
+            tick_seconds=_env_seconds("AGENTWORKS_DEV_TICK_SECONDS", 5.0),
+            sweep_seconds=_env_seconds("AGENTWORKS_DEV_SWEEP_SECONDS", 5.0),
+        )
+        print("Starting the AgentWorks local stack…", file=sys.stderr, flush=True)
+        stack.start()
+        print(stack.banner(), flush=True)
+        while not stop.wait(1.0):
+            pass
+        return 0
+    except StartError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return error.exit_code
+    except Exception as error:  # one line, never a traceback on the console
+        print(
+            f"error: the local stack could not start: {type(error).__name__}: {error}",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
+    finally:
+        if stack is not None:
+            stack.stop()
+        _restore_signal_handlers(previous)
+        if stop.is_set():
+            print("stopped", flush=True)
+
+
+def _install_signal_handlers(stop: threading.Event) -> dict[int, Any]:
+    """SIGINT/SIGTERM ask for a clean stop; a second one ends the process at once."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}  # signals can only be handled on the main thread
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set():
+            os._exit(128 + signum)
+        stop.set()
+
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous[signum] = signal.signal(signum, on_signal)
+    return previous
+
+
+def _restore_signal_handlers(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)

@@ -1,0 +1,348 @@
+"""The local stack's pieces without sockets or subprocesses: routes read from template.yaml,
+API Gateway HTTP API events and responses, the authorizer contract (A3), handler loading by
+file path, the scheduled tick and the TTL sweeper, and the private CLI config file."""
+
+from __future__ import annotations
+
+import base64
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from agentworks_cli.localstack.configfile import ConfigError, read_config, write_config
+from agentworks_cli.localstack.gateway import (
+    Gateway,
+    Request,
+    build_event,
+    lambda_response,
+    routes_from_template,
+    select_route,
+)
+from agentworks_cli.localstack.handlers import (
+    FunctionError,
+    FunctionHost,
+    FunctionSpec,
+    HandlerMissing,
+    function_specs,
+)
+from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, TtlTable
+
+# -- routes from template.yaml -----------------------------------------------------------
+
+
+def test_routes_are_the_templates_http_api_events() -> None:
+    routes = {(r.method, r.path): r for r in routes_from_template()}
+    assert routes[("GET", "/v1/openapi.json")].authorizer is None
+    proxy = routes[("ANY", "/v1/{proxy+}")]
+    assert (proxy.function, proxy.authorizer and proxy.authorizer.function) == (
+        "ApiFunction",
+        "AuthorizerFunction",
+    )
+    assert proxy.authorizer and proxy.authorizer.identity_headers == ("authorization",)
+    assert routes[("ANY", "/mcp")].function == "McpFunction"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "route_key", "params"),
+    [
+        ("GET", "/v1/openapi.json", "GET /v1/openapi.json", {}),
+        ("POST", "/v1/openapi.json", "ANY /v1/{proxy+}", {"proxy": "openapi.json"}),
+        ("GET", "/v1/inboxes/ib_1/state", "ANY /v1/{proxy+}", {"proxy": "inboxes/ib_1/state"}),
+        ("DELETE", "/mcp", "ANY /mcp", {}),
+    ],
+)
+def test_route_selection_prefers_exact_routes(
+    method: str, path: str, route_key: str, params: dict[str, str]
+) -> None:
+    selected = select_route(routes_from_template(), method, path)
+    assert selected is not None
+    assert (selected[0].key, selected[1]) == (route_key, params)
+
+
+@pytest.mark.parametrize("path", ["/", "/v1", "/v2/whoami", "/mcpx"])
+def test_paths_outside_the_template_have_no_route(path: str) -> None:
+    assert select_route(routes_from_template(), "GET", path) is None
+
+
+# -- events and responses ------------------------------------------------------------------
+
+
+def _route(method: str = "ANY", path: str = "/v1/{proxy+}") -> Any:
+    return next(r for r in routes_from_template() if (r.method, r.path) == (method, path))
+
+
+def test_proxy_event_is_payload_2_0() -> None:
+    request = Request(
+        method="POST",
+        target="/v1/messages?a=1&a=2&b=",
+        headers=[
+            ("Host", "127.0.0.1:8787"),
+            ("Content-Type", "application/json"),
+            ("X-Many", "one"),
+            ("x-many", "two"),
+            ("Cookie", "c1=x; c2=y"),
+        ],
+        body=b'{"message": "hi"}',
+    )
+    event = build_event(request, _route(), {"proxy": "messages"}, "req-1")
+    assert event["version"] == "2.0"
+    assert event["routeKey"] == "ANY /v1/{proxy+}"
+    assert (event["rawPath"], event["rawQueryString"]) == ("/v1/messages", "a=1&a=2&b=")
+    assert event["queryStringParameters"] == {"a": "1,2", "b": ""}
+    assert event["headers"]["x-many"] == "one,two"
+    assert "cookie" not in event["headers"]
+    assert event["cookies"] == ["c1=x", "c2=y"]
+    assert event["pathParameters"] == {"proxy": "messages"}
+    assert (event["body"], event["isBase64Encoded"]) == ('{"message": "hi"}', False)
+    context = event["requestContext"]
+    assert context["http"]["method"] == "POST"
+    assert context["http"]["path"] == "/v1/messages"
+    assert (context["stage"], context["requestId"], context["domainName"]) == (
+        "$default",
+        "req-1",
+        "127.0.0.1:8787",
+    )
+    assert isinstance(context["timeEpoch"], int)
+
+
+def test_binary_body_is_base64_and_absent_body_is_omitted() -> None:
+    binary = Request("POST", "/mcp", [("Content-Type", "application/octet-stream")], b"\x00\xff")
+    event = build_event(binary, _route("ANY", "/mcp"), {}, "r")
+    assert event["isBase64Encoded"] is True
+    assert base64.b64decode(event["body"]) == b"\x00\xff"
+    empty = build_event(Request("GET", "/mcp", []), _route("ANY", "/mcp"), {}, "r")
+    assert "body" not in empty and "queryStringParameters" not in empty
+    assert "pathParameters" not in empty
+
+
+def test_lambda_response_conversion() -> None:
+    plain = lambda_response(
+        {"statusCode": 201, "headers": {"X-A": "1"}, "body": "{}", "cookies": ["s=1"]}
+    )
+    assert plain.status == 201
+    assert ("X-A", "1") in plain.headers and ("Set-Cookie", "s=1") in plain.headers
+    encoded = lambda_response(
+        {"statusCode": 200, "body": base64.b64encode(b"\x01").decode(), "isBase64Encoded": True}
+    )
+    assert encoded.body == b"\x01"
+    # Without statusCode HTTP API answers 200 with the result as JSON.
+    inferred = lambda_response({"ok": True})
+    assert (inferred.status, json.loads(inferred.body)) == (200, {"ok": True})
+
+
+# -- the gateway with fake functions ---------------------------------------------------------
+
+
+class FakeHost:
+    """Records invocations; answers from a table of canned results."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.specs = function_specs()
+        self.output = type("Output", (), {"path": None})()
+
+    def spec(self, logical_id: str) -> FunctionSpec:
+        return self.specs[logical_id]
+
+    def invoke(self, logical_id: str, event: dict[str, Any]) -> Any:
+        self.calls.append((logical_id, event))
+        answer = self.answers[logical_id]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def _request(path: str = "/v1/whoami", token: str | None = "tok", method: str = "GET") -> Request:
+    headers = [("Host", "127.0.0.1:8787")]
+    if token is not None:
+        headers.append(("Authorization", f"Bearer {token}"))
+    return Request(method, path, headers)
+
+
+def _gateway(answers: dict[str, Any]) -> tuple[Gateway, FakeHost]:
+    host = FakeHost(answers)
+    return Gateway(host, warn=lambda line: None), host  # type: ignore[arg-type]
+
+
+def test_missing_authorization_is_401_without_calling_the_authorizer() -> None:
+    """A3: HTTP API refuses a request without the identity source itself."""
+    gateway, host = _gateway({})
+    response = gateway.handle(_request(token=None))
+    assert (response.status, json.loads(response.body)) == (401, {"message": "Unauthorized"})
+    assert host.calls == []
+
+
+def test_refused_token_is_403_and_the_function_never_runs() -> None:
+    gateway, host = _gateway({"AuthorizerFunction": {"isAuthorized": False}})
+    response = gateway.handle(_request())
+    assert (response.status, json.loads(response.body)) == (403, {"message": "Forbidden"})
+    assert [name for name, _ in host.calls] == ["AuthorizerFunction"]
+
+
+def test_authorizer_context_reaches_the_function() -> None:
+    context = {"account_id": "acct_1", "connection_id": "conn_1", "scopes": "admin"}
+    gateway, host = _gateway(
+        {
+            "AuthorizerFunction": {"isAuthorized": True, "context": context},
+            "ApiFunction": {"statusCode": 200, "body": '{"ok": true}'},
+        }
+    )
+    response = gateway.handle(_request("/v1/whoami?x=1"))
+    assert response.status == 200
+    (_, auth_event), (_, api_event) = host.calls
+    assert auth_event["type"] == "REQUEST"
+    assert auth_event["identitySource"] == ["Bearer tok"]
+    assert auth_event["routeArn"].endswith("/$default/GET/v1/whoami")
+    assert "body" not in auth_event
+    assert api_event["requestContext"]["authorizer"] == {"lambda": context}
+
+
+def test_public_route_skips_the_authorizer() -> None:
+    gateway, host = _gateway({"ApiFunction": {"statusCode": 200, "body": "{}"}})
+    assert gateway.handle(_request("/v1/openapi.json", token=None)).status == 200
+    assert [name for name, _ in host.calls] == ["ApiFunction"]
+
+
+def test_missing_handler_is_501_and_a_crash_is_500() -> None:
+    allow = {"isAuthorized": True, "context": {}}
+    gateway, _ = _gateway(
+        {"AuthorizerFunction": allow, "McpFunction": HandlerMissing("no functions/mcp/app.py")}
+    )
+    missing = gateway.handle(_request("/mcp", method="POST"))
+    assert missing.status == 501
+    assert json.loads(missing.body)["error"]["code"] == "not_implemented"
+    crash = FunctionError("ApiFunction", RuntimeError("boom"))
+    gateway, _ = _gateway({"AuthorizerFunction": allow, "ApiFunction": crash})
+    failed = gateway.handle(_request())
+    assert (failed.status, json.loads(failed.body)) == (500, {"message": "Internal Server Error"})
+
+
+def test_oversized_body_is_413_before_any_function() -> None:
+    gateway, host = _gateway({})
+    request = Request("POST", "/v1/messages", [("Authorization", "Bearer t")], b"x" * (10 << 20))
+    request.body += b"x"
+    response = gateway.handle(request)
+    assert response.status == 413 and host.calls == []
+
+
+# -- handlers loaded by file path -----------------------------------------------------------
+
+
+def _spec(tmp_path: Path, source: str | None, name: str = "probe") -> FunctionSpec:
+    code = tmp_path / name
+    code.mkdir()
+    if source is not None:
+        (code / "app.py").write_text(source)
+    return FunctionSpec(
+        "ProbeFunction", code, "app.handler", 256, 7, {"Tick": {"Type": "Schedule"}}
+    )
+
+
+def test_handler_is_loaded_by_path_under_a_unique_module_name(tmp_path: Path) -> None:
+    source = (
+        "def handler(event, context):\n    return [__name__, context.memory_limit_in_mb, event]\n"
+    )
+    host = FunctionHost({"ProbeFunction": _spec(tmp_path, source, "probe_a")})
+    name, memory, event = host.invoke("ProbeFunction", {"n": 1})
+    assert (name, memory, event) == ("agentworks_fn_probe_a", 256, {"n": 1})
+
+
+def test_handler_written_later_is_picked_up(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, None, "probe_b")
+    host = FunctionHost({"ProbeFunction": spec})
+    with pytest.raises(HandlerMissing):
+        host.handler("ProbeFunction")
+    (spec.code_dir / "app.py").write_text("def handler(event, context):\n    return 'ok'\n")
+    assert host.invoke("ProbeFunction", {}) == "ok"
+
+
+def test_scheduler_tick_sends_a_scheduled_event(tmp_path: Path) -> None:
+    source = "seen = []\ndef handler(event, context):\n    seen.append(event)\n"
+    host = FunctionHost({"ProbeFunction": _spec(tmp_path, source, "probe_c")})
+    scheduler = Scheduler(host, sweeper=None)
+    scheduler.tick_once()
+    module = __import__("sys").modules["agentworks_fn_probe_c"]
+    (event,) = module.seen
+    assert (event["detail-type"], event["source"], event["detail"]) == (
+        "Scheduled Event",
+        "aws.events",
+        {},
+    )
+    assert event["resources"][0].endswith(":rule/agentworks-ProbeFunction-Tick")
+
+
+# -- TTL sweeper ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ttl_table() -> Any:
+    from moto import mock_aws
+
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(
+            TableName="t",
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield client
+
+
+def test_ttl_sweeper_deletes_only_what_dynamodb_would(ttl_table: Any) -> None:
+    now = 1_800_000_000
+    ttl_values = {
+        "due": {"N": str(now)},
+        "past": {"N": str(now - 3600)},
+        "future": {"N": str(now + 1)},
+        "text": {"S": str(now - 3600)},
+        "ancient": {"N": str(now - 6 * 365 * 24 * 3600)},  # over five years: DynamoDB skips
+    }
+    for name, value in ttl_values.items():
+        ttl_table.put_item(
+            TableName="t", Item={"pk": {"S": name}, "sk": {"S": "x"}, "expires_ttl": value}
+        )
+    ttl_table.put_item(TableName="t", Item={"pk": {"S": "none"}, "sk": {"S": "x"}})
+    sweeper = TtlSweeper(ttl_table, [TtlTable("t", "expires_ttl", ("pk", "sk"))], lambda: now)
+    assert sweeper.sweep_once() == 2
+    left = {i["pk"]["S"] for i in ttl_table.scan(TableName="t")["Items"]}
+    assert left == {"future", "text", "ancient", "none"}
+
+
+# -- CLI config ------------------------------------------------------------------------------
+
+
+def test_config_is_written_0600_in_a_new_0700_directory(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "config.json"
+    write_config(path, {"url": "http://127.0.0.1:8787", "token": "aw1.secret"})
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert read_config(path)["token"] == "aw1.secret"
+    path.chmod(0o644)
+    write_config(path, {"url": "u", "token": "t2"})  # rewriting makes it private again
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [(None, "no AgentWorks config"), ("[1]", "JSON object"), ("{", "not valid JSON")],
+)
+def test_unreadable_config_is_one_clear_error(
+    tmp_path: Path, content: str | None, reason: str
+) -> None:
+    path = tmp_path / "config.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ConfigError, match=reason):
+        read_config(path)
