@@ -29,7 +29,7 @@ run: $(STAMP)
 	@$(BIN)/agentworks dev --port $(PORT)
 
 test: $(STAMP)
-	@$(BIN)/python -m pytest -n 2 --dist loadgroup
+	@$(BIN)/python -m pytest -n 2 --dist loadfile
 
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -n 2 -m "not e2e"

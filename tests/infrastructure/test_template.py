@@ -27,7 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_template_passes_cfn_lint():
     result = subprocess.run(
         [str(Path(sys.executable).parent / "cfn-lint"), str(TEMPLATE_PATH)],
-        capture_output=True, text=True, timeout=240,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -60,9 +62,16 @@ def transformed() -> dict[str, Any]:
 
 def test_template_transforms_with_sam(transformed):
     types = {r["Type"] for r in transformed["Resources"].values()}
-    assert {"AWS::ApiGatewayV2::Api", "AWS::Lambda::Function", "AWS::DynamoDB::Table",
-            "AWS::Events::Rule", "AWS::Lambda::LayerVersion"} <= types
-    api = next(r for r in transformed["Resources"].values() if r["Type"] == "AWS::ApiGatewayV2::Api")
+    assert {
+        "AWS::ApiGatewayV2::Api",
+        "AWS::Lambda::Function",
+        "AWS::DynamoDB::Table",
+        "AWS::Events::Rule",
+        "AWS::Lambda::LayerVersion",
+    } <= types
+    api = next(
+        r for r in transformed["Resources"].values() if r["Type"] == "AWS::ApiGatewayV2::Api"
+    )
     body = json.dumps(api["Properties"])
     assert "BearerToken" in body and "/v1/{proxy+}" in body and "/mcp" in body
 
@@ -86,7 +95,11 @@ def test_policies_are_scoped_to_single_tables(transformed):
     for role in roles.values():
         for policy in role["Properties"].get("Policies", []):
             for statement in policy["PolicyDocument"]["Statement"]:
-                actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+                actions = (
+                    statement["Action"]
+                    if isinstance(statement["Action"], list)
+                    else [statement["Action"]]
+                )
                 if any(a.startswith("dynamodb:") for a in actions):
                     assert statement["Resource"] != "*"
 
@@ -94,8 +107,16 @@ def test_policies_are_scoped_to_single_tables(transformed):
 def test_lambda_layer_requirements_exclude_local_and_test_packages():
     text = (ROOT / "layers" / "agentworks" / "requirements.txt").read_text().lower()
     pins = [line for line in text.splitlines() if line and not line.startswith("#")]
-    for forbidden in ("moto", "pytest", "hypothesis", "cfn-lint", "aws-sam-translator", "ruff",
-                      "mypy", "boto3"):
+    for forbidden in (
+        "moto",
+        "pytest",
+        "hypothesis",
+        "cfn-lint",
+        "aws-sam-translator",
+        "ruff",
+        "mypy",
+        "boto3",
+    ):
         assert not any(line.startswith(forbidden) for line in pins), forbidden
     assert all("==" in line for line in pins)
 
@@ -112,16 +133,25 @@ def test_local_stack_tables_match_the_template():
             props = resource["Properties"]
             table = client.describe_table(TableName=created.tables[logical_id])["Table"]
             assert table["KeySchema"] == props["KeySchema"]
-            assert sorted(table["AttributeDefinitions"], key=lambda a: a["AttributeName"]) == sorted(
-                props["AttributeDefinitions"], key=lambda a: a["AttributeName"])
-            want = {i["IndexName"]: (i["KeySchema"], i["Projection"])
-                    for i in props.get("GlobalSecondaryIndexes", [])}
-            got = {i["IndexName"]: (i["KeySchema"], i["Projection"])
-                   for i in table.get("GlobalSecondaryIndexes", [])}
+            assert sorted(
+                table["AttributeDefinitions"], key=lambda a: a["AttributeName"]
+            ) == sorted(props["AttributeDefinitions"], key=lambda a: a["AttributeName"])
+            want = {
+                i["IndexName"]: (i["KeySchema"], i["Projection"])
+                for i in props.get("GlobalSecondaryIndexes", [])
+            }
+            got = {
+                i["IndexName"]: (i["KeySchema"], i["Projection"])
+                for i in table.get("GlobalSecondaryIndexes", [])
+            }
             assert got == want
             ttl = client.describe_time_to_live(TableName=created.tables[logical_id])
             spec = props.get("TimeToLiveSpecification")
             if spec:
                 assert ttl["TimeToLiveDescription"] == {
-                    "TimeToLiveStatus": "ENABLED", "AttributeName": spec["AttributeName"]}
-        assert set(created.secrets) == set(resources_of_type(template, "AWS::SecretsManager::Secret"))
+                    "TimeToLiveStatus": "ENABLED",
+                    "AttributeName": spec["AttributeName"],
+                }
+        assert set(created.secrets) == set(
+            resources_of_type(template, "AWS::SecretsManager::Secret")
+        )

@@ -18,7 +18,9 @@ class Agents:
     def __init__(self, stack: Any, api: Api) -> None:
         self.stack, self.api = stack, api
 
-    def connection(self, name: str, scopes: list[str] | None = None, token: str | None = None) -> dict:
+    def connection(
+        self, name: str, scopes: list[str] | None = None, token: str | None = None
+    ) -> dict:
         body: dict[str, Any] = {"name": name}
         if scopes is not None:
             body["scopes"] = scopes

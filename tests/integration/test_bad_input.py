@@ -39,27 +39,40 @@ def test_m3_tampered_and_cross_type_cursors_are_400(api, agents, stack):
     tampered = base64.urlsafe_b64encode(bytes(raw)).decode().rstrip("=")
     forged = base64.urlsafe_b64encode(json.dumps({"k": "inbox", "q": 0}).encode()).decode()
     for cursor in (tampered, forged, "not-a-cursor", "%%%", "A" * 600, good[:-3]):
-        reply = api("GET", "/v1/messages", worker, query={"inbox_id": sent["inbox_id"], "after": cursor})
+        reply = api(
+            "GET", "/v1/messages", worker, query={"inbox_id": sent["inbox_id"], "after": cursor}
+        )
         assert _is_error(reply, 400), (cursor, reply)
     # A mailbox cursor on an inbox read, and the other way round.
     mailbox_cursor = mailbox_page["next_cursor"]
-    mixed = api("GET", "/v1/messages", reviewer,
-                query={"inbox_id": mailbox_page["messages"][0]["reply_address"], "after": mailbox_cursor})
+    mixed = api(
+        "GET",
+        "/v1/messages",
+        reviewer,
+        query={"inbox_id": mailbox_page["messages"][0]["reply_address"], "after": mailbox_cursor},
+    )
     assert _is_error(mixed, 400) and "mailbox cursor" in mixed.body["error"]["message"]
-    assert _is_error(api("GET", "/v1/messages", reviewer,
-                         query={"agent_name": "reviewer", "after": good}), 400)
+    assert _is_error(
+        api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer", "after": good}), 400
+    )
     # A cursor of another inbox is refused too.
     other = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "2"}).body
-    assert _is_error(api("GET", "/v1/messages", worker,
-                         query={"inbox_id": other["inbox_id"], "after": good}), 400)
+    assert _is_error(
+        api("GET", "/v1/messages", worker, query={"inbox_id": other["inbox_id"], "after": good}),
+        400,
+    )
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
-@given(name=st.one_of(
-    st.text(min_size=0, max_size=80),
-    st.from_regex(r"[._-][A-Za-z0-9._-]{0,10}", fullmatch=True),
-    st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{64,70}", fullmatch=True),
-))
+@settings(
+    max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None
+)
+@given(
+    name=st.one_of(
+        st.text(min_size=0, max_size=80),
+        st.from_regex(r"[._-][A-Za-z0-9._-]{0,10}", fullmatch=True),
+        st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{64,70}", fullmatch=True),
+    )
+)
 def test_m4_invalid_names_refused_without_writes(api, agents, stack, name):
     token = agents.stack.admin_token
     if is_valid_agent_name(name):
@@ -74,7 +87,9 @@ def test_m4_invalid_names_refused_without_writes(api, agents, stack, name):
     assert _item_count(stack) == before
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@settings(
+    max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None
+)
 @given(name=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", fullmatch=True))
 def test_m4_valid_names_accepted_case_insensitively(api, stack, name):
     token = stack.admin_token
@@ -112,13 +127,22 @@ def test_missing_fields_wrong_types_and_unknown_fields(api, agents, stack):
     for query in ({"limit": "ten"}, {"wait_seconds": "soon"}, {"limit": -1}, {}):
         reply = api("GET", "/v1/messages", worker, query=query)
         assert _is_error(reply), (query, reply)
-    assert _is_error(api("POST", f"/v1/messages/{sent['message_id']}/ack", worker,
-                         {"delivery": "stored"}))
+    assert _is_error(
+        api("POST", f"/v1/messages/{sent['message_id']}/ack", worker, {"delivery": "stored"})
+    )
     assert _is_error(api("POST", "/v1/messages/msg_bogus/ack", worker, {"delivery": "processed"}))
-    assert _is_error(api("POST", "/v1/connections", stack.admin_token,
-                         {"name": "x", "scopes": ["root"]}), 400)
-    assert _is_error(api("POST", "/v1/connections", stack.admin_token,
-                         {"name": "x", "target_bounds": ["database:prod"]}), 400)
+    assert _is_error(
+        api("POST", "/v1/connections", stack.admin_token, {"name": "x", "scopes": ["root"]}), 400
+    )
+    assert _is_error(
+        api(
+            "POST",
+            "/v1/connections",
+            stack.admin_token,
+            {"name": "x", "target_bounds": ["database:prod"]},
+        ),
+        400,
+    )
     assert _is_error(api("GET", "/v1/nowhere", worker), 404)
     assert _item_count(stack) == before
 

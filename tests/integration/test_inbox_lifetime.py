@@ -13,7 +13,7 @@ from agentworks.messaging import keys
 from agentworks.messaging.conversation_store import conversation_to_item
 from agentworks.messaging.lifecycle_store import live_attributes
 from agentworks.messaging.models import Conversation, Party
-from tests.support.handlers import load_handler, LambdaContext
+from tests.support.handlers import LambdaContext, load_handler
 
 DAY = 86400
 
@@ -29,19 +29,24 @@ def _seed_conversations(stack: Any, account_id: str, count: int, hours_ago: int)
         ulid = new_ulid(stack.clock) if i == 0 else f"{new_ulid(stack.clock)[:-4]}{i:04d}"
         active = now_ms - hours_ago * 3_600_000
         conv = Conversation(
-            conversation=ulid, account_id=account_id,
+            conversation=ulid,
+            account_id=account_id,
             parties={"a": Party("external"), "b": Party("agent", "agt_x", "ghost")},
-            version=1, created_at=active, last_activity=active,
-            activity_hour=active // 3_600_000, seq={"a": 0, "b": 0},
+            version=1,
+            created_at=active,
+            last_activity=active,
+            activity_hour=active // 3_600_000,
+            seq={"a": 0, "b": 0},
         )
         item = conversation_to_item(conv) | live_attributes(account_id, conv.activity_hour, ulid)
         requests.append({"PutRequest": {"Item": to_item(item)}})
         ids.append(f"ibx_{ulid}a")
     for i in range(0, len(requests), 25):
-        stack.client.batch_write_item(RequestItems={table: requests[i:i + 25]})
+        stack.client.batch_write_item(RequestItems={table: requests[i : i + 25]})
     for key in (keys.account_counters(account_id), keys.server_counters()):
         stack.client.update_item(
-            TableName=table, Key=to_item(key),
+            TableName=table,
+            Key=to_item(key),
             UpdateExpression="SET inboxes = if_not_exists(inboxes, :z) + :n",
             ExpressionAttributeValues=to_item({":z": 0, ":n": count}),
         )
@@ -58,14 +63,21 @@ def test_m11_301st_inbox_of_an_account_evicts_its_oldest_idle(api, agents, stack
     oldest = _seed_conversations(stack, account, 1, hours_ago=50)
     _seed_conversations(stack, account, limits.INBOXES_PER_INITIATING_ACCOUNT - 2, hours_ago=2)
     # 300th live conversation: admitted, nothing evicted.
-    assert api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "300"}).status == 201
+    assert (
+        api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "300"}).status
+        == 201
+    )
     assert api("GET", "/v1/messages", worker, query={"inbox_id": oldest[0]}).status == 200
     # 301st: admitted by retiring the least recently active conversation.
-    assert api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "301"}).status == 201
+    assert (
+        api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "301"}).status
+        == 201
+    )
     gone = api("GET", "/v1/messages", worker, query={"inbox_id": oldest[0]})
     assert gone.status == 410 and gone.body["error"]["code"] == "expired"
-    counters = stack.client.get_item(TableName=stack.settings.messages_table,
-                                     Key=to_item(keys.account_counters(account)))["Item"]
+    counters = stack.client.get_item(
+        TableName=stack.settings.messages_table, Key=to_item(keys.account_counters(account))
+    )["Item"]
     assert int(counters["inboxes"]["N"]) == 300
 
 
@@ -76,15 +88,22 @@ def test_m11_store_wide_bound_of_2000_live_inboxes(api, agents, stack):
     oldest = _seed_conversations(stack, "acct_OTHER", 1, hours_ago=50)
     _seed_conversations(stack, "acct_OTHER", 4, hours_ago=5)
     stack.client.update_item(
-        TableName=stack.settings.messages_table, Key=to_item(keys.server_counters()),
+        TableName=stack.settings.messages_table,
+        Key=to_item(keys.server_counters()),
         UpdateExpression="SET inboxes = :n",
         ExpressionAttributeValues=to_item({":n": limits.INBOXES_PER_STORE - 1}),
     )
-    assert api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "2000"}).status == 201
+    assert (
+        api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "2000"}).status
+        == 201
+    )
     table = stack.settings.messages_table
     key = to_item(keys.conversation(oldest[0][4:-1]))
     assert "evicted_at" not in stack.client.get_item(TableName=table, Key=key)["Item"]
-    assert api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "2001"}).status == 201
+    assert (
+        api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "2001"}).status
+        == 201
+    )
     retired = stack.client.get_item(TableName=table, Key=key)["Item"]
     assert "evicted_at" in retired and "idle_store" not in retired
     server = stack.client.get_item(TableName=table, Key=to_item(keys.server_counters()))["Item"]
@@ -92,7 +111,7 @@ def test_m11_store_wide_bound_of_2000_live_inboxes(api, agents, stack):
 
 
 def test_m11_idle_inbox_expires_after_7_days_then_tick_retires_it(api, agents, stack):
-    worker, reviewer = agents.named("worker"), agents.named("reviewer")
+    worker, _reviewer = agents.named("worker"), agents.named("reviewer")
     stranger = stack.services.identity.bootstrap("other").token  # another account
     sent = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "hi"}).body
     inbox = sent["inbox_id"]
@@ -121,17 +140,25 @@ def _seed_retired(stack: Any, count: int) -> list[str]:
     for i in range(count):
         ulid = f"{new_ulid(stack.clock)[:-4]}{i:04d}"
         conv = Conversation(
-            conversation=ulid, account_id="acct_OTHER",
+            conversation=ulid,
+            account_id="acct_OTHER",
             parties={"a": Party("external"), "b": Party("agent", "agt_x", "ghost")},
-            version=1, created_at=now_ms, last_activity=now_ms - 8 * DAY * 1000,
-            activity_hour=0, evicted_at=now_ms - (count - i) * 1000,
+            version=1,
+            created_at=now_ms,
+            last_activity=now_ms - 8 * DAY * 1000,
+            activity_hour=0,
+            evicted_at=now_ms - (count - i) * 1000,
         )
         item = conversation_to_item(conv) | {
-            "retired_store": "ALL", "retired_key": f"{now_ms - (count - i) * 1000:013d}#{ulid}"}
+            "retired_store": "ALL",
+            "retired_key": f"{now_ms - (count - i) * 1000:013d}#{ulid}",
+        }
         requests.append({"PutRequest": {"Item": to_item(item)}})
         ids.append(f"ibx_{ulid}a")
     for i in range(0, len(requests), 25):
-        stack.client.batch_write_item(RequestItems={stack.settings.messages_table: requests[i:i + 25]})
+        stack.client.batch_write_item(
+            RequestItems={stack.settings.messages_table: requests[i : i + 25]}
+        )
     return ids
 
 

@@ -115,7 +115,8 @@ def test_tools_list_describes_the_messages_tool(stack: Any, mcp_app: ModuleType)
     assert schema["required"] == ["action"]
     assert {
         "agent_name", "target", "inbox_id", "message", "submission_id", "after",
-        "wait_seconds", "limit", "message_id", "delivery", "purpose", "provider", "allowed_connection_ids",
+        "wait_seconds", "limit", "message_id", "delivery", "purpose", "provider",
+        "allowed_connection_ids",
     } <= set(schema["properties"])  # fmt: skip
     assert schema["properties"]["message"]["maxLength"] == 20_000
     assert schema["properties"]["wait_seconds"]["maximum"] == 25

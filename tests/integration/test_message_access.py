@@ -16,9 +16,15 @@ UNKNOWN_CONV = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 @pytest.fixture
 def world(api, agents, stack) -> dict[str, Any]:
     worker, reviewer = agents.named("worker"), agents.named("reviewer")
-    sent = api("POST", "/v1/messages", worker,
-               {"agent_name": "worker", "target": "agent:reviewer", "message": "secret plan"}).body
-    first = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer"}).body["messages"][0]
+    sent = api(
+        "POST",
+        "/v1/messages",
+        worker,
+        {"agent_name": "worker", "target": "agent:reviewer", "message": "secret plan"},
+    ).body
+    first = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer"}).body["messages"][
+        0
+    ]
     return {"worker": worker, "reviewer": reviewer, "sent": sent, "first": first}
 
 
@@ -28,8 +34,12 @@ def _operations(world: dict[str, Any], inbox: str, reply_to: str, message_id: st
         "read-sender-inbox": ("GET", "/v1/messages", None, {"inbox_id": inbox}),
         "read-mailbox": ("GET", "/v1/messages", None, {"agent_name": "reviewer"}),
         "send-into": ("POST", "/v1/messages", {"inbox_id": reply_to, "message": "x"}, None),
-        "send-as": ("POST", "/v1/messages",
-                    {"agent_name": "reviewer", "target": "agent:worker", "message": "x"}, None),
+        "send-as": (
+            "POST",
+            "/v1/messages",
+            {"agent_name": "reviewer", "target": "agent:worker", "message": "x"},
+            None,
+        ),
         "ack": ("POST", f"/v1/messages/{message_id}/ack", {"delivery": "processed"}, None),
         "state": ("GET", f"/v1/inboxes/{reply_to}/state", None, None),
         "unregister": ("DELETE", "/v1/agents/reviewer", None, None),
@@ -37,8 +47,11 @@ def _operations(world: dict[str, Any], inbox: str, reply_to: str, message_id: st
 
 
 def _unknown_ids() -> tuple[str, str, str]:
-    return (InboxRef(UNKNOWN_CONV, "a").inbox_id, InboxRef(UNKNOWN_CONV, "b").inbox_id,
-            MessageRef(UNKNOWN_CONV, "b", 1).message_id)
+    return (
+        InboxRef(UNKNOWN_CONV, "a").inbox_id,
+        InboxRef(UNKNOWN_CONV, "b").inbox_id,
+        MessageRef(UNKNOWN_CONV, "b", 1).message_id,
+    )
 
 
 def _attempt(api, token, op) -> Any:
@@ -54,13 +67,27 @@ def _assert_nothing_changed(api, world) -> None:
     assert sorted(a["agent_name"] for a in listed) == ["reviewer", "worker"]
 
 
-@pytest.mark.parametrize("op_name", [
-    "read-inbox", "read-sender-inbox", "read-mailbox", "send-into", "send-as", "ack", "state",
-    "unregister"])
+@pytest.mark.parametrize(
+    "op_name",
+    [
+        "read-inbox",
+        "read-sender-inbox",
+        "read-mailbox",
+        "send-into",
+        "send-as",
+        "ack",
+        "state",
+        "unregister",
+    ],
+)
 def test_a1_a5_another_account_sees_only_unavailable(api, stack, world, op_name):
     other = stack.services.identity.bootstrap("intruder").token
-    real = _operations(world, world["sent"]["inbox_id"], world["first"]["reply_address"],
-                       world["first"]["message_id"])[op_name]
+    real = _operations(
+        world,
+        world["sent"]["inbox_id"],
+        world["first"]["reply_address"],
+        world["first"]["message_id"],
+    )[op_name]
     # The intruder registers its own "reviewer": a separate identity in its own account.
     api("POST", "/v1/agents", other, {"agent_name": "reviewer"})
     unknown = _operations(world, *_unknown_ids())[op_name]
@@ -69,18 +96,27 @@ def test_a1_a5_another_account_sees_only_unavailable(api, stack, world, op_name)
         # Names are per account: these act on the intruder's own "reviewer", never ours.
         assert "secret plan" not in str(got.body)
     else:
-        assert got.status == 404 and got.body == {"error": {
-            "code": "unavailable", "message": "Not found or not available to this connection."}}
+        assert got.status == 404 and got.body == {
+            "error": {
+                "code": "unavailable",
+                "message": "Not found or not available to this connection.",
+            }
+        }
         assert (got.status, got.body) == (baseline.status, baseline.body)
     _assert_nothing_changed(api, world)
 
 
-@pytest.mark.parametrize("op_name", [
-    "read-inbox", "read-mailbox", "send-into", "send-as", "ack", "state", "unregister"])
+@pytest.mark.parametrize(
+    "op_name", ["read-inbox", "read-mailbox", "send-into", "send-as", "ack", "state", "unregister"]
+)
 def test_m5_connection_not_on_allow_list_is_refused_like_unknown(api, agents, world, op_name):
     outsider = agents.connection("outsider")["token"]
-    real = _operations(world, world["sent"]["inbox_id"], world["first"]["reply_address"],
-                       world["first"]["message_id"])[op_name]
+    real = _operations(
+        world,
+        world["sent"]["inbox_id"],
+        world["first"]["reply_address"],
+        world["first"]["message_id"],
+    )[op_name]
     got = _attempt(api, outsider, real)
     assert got.status == 404 and got.body["error"]["code"] == "unavailable"
     if op_name != "read-mailbox" and op_name != "send-as" and op_name != "unregister":
@@ -92,38 +128,66 @@ def test_m5_connection_not_on_allow_list_is_refused_like_unknown(api, agents, wo
 def test_m5_register_over_someone_elses_name_is_refused(api, agents, world):
     outsider = agents.connection("outsider")["token"]
     before = api("GET", "/v1/agents", world["reviewer"]).body["agents"]
-    got = api("POST", "/v1/agents", outsider,
-              {"agent_name": "reviewer", "allowed_connection_ids": []})
+    got = api(
+        "POST", "/v1/agents", outsider, {"agent_name": "reviewer", "allowed_connection_ids": []}
+    )
     assert got.status == 409
     assert api("GET", "/v1/agents", world["reviewer"]).body["agents"] == before
 
 
-@pytest.mark.parametrize("op_name", [
-    "read-inbox", "read-mailbox", "send-into", "send-as", "ack", "state", "unregister"])
+@pytest.mark.parametrize(
+    "op_name", ["read-inbox", "read-mailbox", "send-into", "send-as", "ack", "state", "unregister"]
+)
 def test_a3_revoked_connection_is_refused_on_the_next_request(api, agents, stack, world, op_name):
     helper = agents.connection("helper")
-    api("POST", "/v1/agents", world["reviewer"],
-        {"agent_name": "reviewer", "allowed_connection_ids": [helper["connection_id"]]})
-    real = _operations(world, world["sent"]["inbox_id"], world["first"]["reply_address"],
-                       world["first"]["message_id"])[op_name]
+    api(
+        "POST",
+        "/v1/agents",
+        world["reviewer"],
+        {"agent_name": "reviewer", "allowed_connection_ids": [helper["connection_id"]]},
+    )
+    real = _operations(
+        world,
+        world["sent"]["inbox_id"],
+        world["first"]["reply_address"],
+        world["first"]["message_id"],
+    )[op_name]
     assert api("GET", "/v1/whoami", helper["token"]).status == 200
-    assert api("DELETE", f"/v1/connections/{helper['connection_id']}", stack.admin_token).status == 200
+    assert (
+        api("DELETE", f"/v1/connections/{helper['connection_id']}", stack.admin_token).status == 200
+    )
     got = _attempt(api, helper["token"], real)
     assert got.status == 403 and got.body == {"message": "Forbidden"}
     _assert_nothing_changed(api, world)
 
 
-@pytest.mark.parametrize(("op_name", "scope"), [
-    ("read-inbox", "messages:read"), ("read-mailbox", "messages:read"),
-    ("send-into", "messages:send"), ("send-as", "messages:send"), ("ack", "messages:read"),
-    ("state", "messages:read"), ("unregister", "messages:send")])
+@pytest.mark.parametrize(
+    ("op_name", "scope"),
+    [
+        ("read-inbox", "messages:read"),
+        ("read-mailbox", "messages:read"),
+        ("send-into", "messages:send"),
+        ("send-as", "messages:send"),
+        ("ack", "messages:read"),
+        ("state", "messages:read"),
+        ("unregister", "messages:send"),
+    ],
+)
 def test_a2_connection_without_the_scope_is_refused(api, agents, stack, world, op_name, scope):
     others = [s for s in ("messages:read", "messages:send", "functions:call") if s != scope]
     narrow = agents.connection("narrow", scopes=others)
-    api("POST", "/v1/agents", world["reviewer"],
-        {"agent_name": "reviewer", "allowed_connection_ids": [narrow["connection_id"]]})
-    real = _operations(world, world["sent"]["inbox_id"], world["first"]["reply_address"],
-                       world["first"]["message_id"])[op_name]
+    api(
+        "POST",
+        "/v1/agents",
+        world["reviewer"],
+        {"agent_name": "reviewer", "allowed_connection_ids": [narrow["connection_id"]]},
+    )
+    real = _operations(
+        world,
+        world["sent"]["inbox_id"],
+        world["first"]["reply_address"],
+        world["first"]["message_id"],
+    )[op_name]
     got = _attempt(api, narrow["token"], real)
     assert got.status == 403 and got.body["error"]["code"] == "forbidden"
     assert scope in got.body["error"]["message"]
@@ -138,8 +202,9 @@ def test_a2_only_admin_manages_connections(api, agents):
 
 
 def test_a2_expired_connection_is_refused(api, stack):
-    created = api("POST", "/v1/connections", stack.admin_token,
-                  {"name": "short", "expires_in_seconds": 60}).body
+    created = api(
+        "POST", "/v1/connections", stack.admin_token, {"name": "short", "expires_in_seconds": 60}
+    ).body
     assert api("GET", "/v1/whoami", created["token"]).status == 200
     stack.clock.advance(60)
     assert api("GET", "/v1/whoami", created["token"]).status == 403
@@ -156,6 +221,8 @@ def test_a2_token_is_stored_only_as_a_hash(api, stack):
 
 def test_a3_tampered_token_refused(api, stack):
     token = stack.admin_token
-    assert api("GET", "/v1/whoami", token[:-2] + ("AA" if token[-2:] != "AA" else "BB")).status == 403
+    assert (
+        api("GET", "/v1/whoami", token[:-2] + ("AA" if token[-2:] != "AA" else "BB")).status == 403
+    )
     assert api("GET", "/v1/whoami", "garbage").status == 403
     assert api("GET", "/v1/whoami", None).status == 401

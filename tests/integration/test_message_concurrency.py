@@ -19,8 +19,12 @@ def _messages_in(stack, conversation: str) -> list[dict]:
 
 def test_m2_twenty_threads_same_submission_id_store_one_message(api, agents, stack):
     worker, reviewer = agents.named("worker"), agents.named("reviewer")
-    body = {"agent_name": "worker", "target": "agent:reviewer", "message": "exactly once",
-            "submission_id": "race-1"}
+    body = {
+        "agent_name": "worker",
+        "target": "agent:reviewer",
+        "message": "exactly once",
+        "submission_id": "race-1",
+    }
     with ThreadPoolExecutor(max_workers=20) as pool:
         replies = list(pool.map(lambda _: api("POST", "/v1/messages", worker, body), range(20)))
     assert sorted(r.status for r in replies) == [200] * 19 + [201]
@@ -48,13 +52,16 @@ def test_m2_twenty_threads_same_submission_id_into_an_inbox(api, agents, stack):
 def test_m11_sixty_concurrent_sends_exactly_forty_accepted(api, agents, stack):
     worker, reviewer = agents.named("worker"), agents.named("reviewer")
     first = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "0"}).body
-    reply_to = api("GET", "/v1/messages", reviewer,
-                   query={"agent_name": "reviewer"}).body["messages"][0]["reply_address"]
+    reply_to = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer"}).body[
+        "messages"
+    ][0]["reply_address"]
 
     def send(i: int):
         # Both directions race into the same conversation.
         if i % 2:
-            return api("POST", "/v1/messages", worker, {"inbox_id": first["inbox_id"], "message": f"w{i}"})
+            return api(
+                "POST", "/v1/messages", worker, {"inbox_id": first["inbox_id"], "message": f"w{i}"}
+            )
         return api("POST", "/v1/messages", reviewer, {"inbox_id": reply_to, "message": f"r{i}"})
 
     with ThreadPoolExecutor(max_workers=20) as pool:
@@ -63,9 +70,12 @@ def test_m11_sixty_concurrent_sends_exactly_forty_accepted(api, agents, stack):
     refused = [r for r in replies if r.status == 429]
     assert len(accepted) == 39 and len(refused) == 21  # + the first message = 40 in the hour
     assert len(_messages_in(stack, first["inbox_id"][4:-1])) == 40
-    meta = from_item(stack.client.get_item(
-        TableName=stack.settings.messages_table,
-        Key=to_item(keys.conversation(first["inbox_id"][4:-1])))["Item"])
+    meta = from_item(
+        stack.client.get_item(
+            TableName=stack.settings.messages_table,
+            Key=to_item(keys.conversation(first["inbox_id"][4:-1])),
+        )["Item"]
+    )
     assert len(meta["rate"]) == 40
     # Sequence numbers are gapless per side: every accepted send got its own slot.
     assert meta["seq_a"] + meta["seq_b"] == 40

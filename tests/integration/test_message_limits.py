@@ -16,8 +16,9 @@ def _first_contact(api, agents) -> tuple[str, str, str, str]:
     """worker → reviewer; returns (worker token, reviewer token, worker inbox, reviewer inbox)."""
     worker, reviewer = agents.named("worker"), agents.named("reviewer")
     sent = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "start"})
-    reply_to = api("GET", "/v1/messages", reviewer,
-                   query={"agent_name": "reviewer"}).body["messages"][0]["reply_address"]
+    reply_to = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer"}).body[
+        "messages"
+    ][0]["reply_address"]
     return worker, reviewer, sent.body["inbox_id"], reply_to
 
 
@@ -37,11 +38,16 @@ def test_m11_rate_limit_41st_message_in_an_hour_refused_with_retry_after(api, ag
     worker, reviewer, inbox, reply_to = _first_contact(api, agents)  # message 1 of the hour
     # Both directions count: 19 more from the worker, 20 replies.
     for i in range(19):
-        assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": f"w{i}"}).status == 201
+        assert (
+            api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": f"w{i}"}).status
+            == 201
+        )
         stack.clock.advance(30)
     for i in range(20):
-        assert api("POST", "/v1/messages", reviewer,
-                   {"inbox_id": reply_to, "message": f"r{i}"}).status == 201
+        assert (
+            api("POST", "/v1/messages", reviewer, {"inbox_id": reply_to, "message": f"r{i}"}).status
+            == 201
+        )
     refused = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "41st"})
     assert refused.status == 429
     retry_after = refused.body["error"]["retry_after"]
@@ -77,14 +83,24 @@ def _seed_history(stack: Any, inbox_id: str, count: int) -> None:
     existing = client.get_item(TableName=table, Key=to_item(keys.conversation(ref.conversation)))
     start = int(existing["Item"][f"seq_{ref.side}"]["N"]) + 1
     items = [
-        {"PutRequest": {"Item": to_item({
-            **keys.message(ref.conversation, ref.side, seq),
-            "sender": "agent:worker", "body": f"seeded {seq}", "created_at": now_ms,
-            "receipt": "stored", keys.TTL_ATTRIBUTE: now_ms // 1000 + 86400 * 7})}}
+        {
+            "PutRequest": {
+                "Item": to_item(
+                    {
+                        **keys.message(ref.conversation, ref.side, seq),
+                        "sender": "agent:worker",
+                        "body": f"seeded {seq}",
+                        "created_at": now_ms,
+                        "receipt": "stored",
+                        keys.TTL_ATTRIBUTE: now_ms // 1000 + 86400 * 7,
+                    }
+                )
+            }
+        }
         for seq in range(start, start + count)
     ]
     for i in range(0, len(items), 25):
-        client.batch_write_item(RequestItems={table: items[i:i + 25]})
+        client.batch_write_item(RequestItems={table: items[i : i + 25]})
     client.update_item(
         TableName=table,
         Key=to_item(keys.conversation(ref.conversation)),
@@ -98,7 +114,9 @@ def test_m11_inbox_history_1001st_message_evicts_oldest_delivered(api, agents, s
     _seed_history(stack, reply_to, limits.INBOX_HISTORY_MAX - 1)  # + "start" = 1,000
     state = api("GET", f"/v1/inboxes/{reply_to}/state", reviewer).body
     assert state["messages_retained"] == 1000
-    assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "1001st"}).status == 201
+    assert (
+        api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "1001st"}).status == 201
+    )
     page = api("GET", "/v1/messages", reviewer, query={"inbox_id": reply_to, "limit": 2}).body
     assert [m["body"] for m in page["messages"]] == ["seeded 2", "seeded 3"]  # "start" evicted
     assert api("GET", f"/v1/inboxes/{reply_to}/state", reviewer).body["messages_retained"] == 1000
@@ -107,17 +125,26 @@ def test_m11_inbox_history_1001st_message_evicts_oldest_delivered(api, agents, s
 def test_m11_pending_oldest_blocks_eviction_inbox_full(api, agents, stack):
     worker, reviewer, inbox, reply_to = _first_contact(api, agents)
     _seed_history(stack, reply_to, limits.INBOX_HISTORY_MAX - 1)
-    oldest = api("GET", "/v1/messages", reviewer,
-                 query={"inbox_id": reply_to, "limit": 1}).body["messages"][0]
-    assert api("POST", f"/v1/messages/{oldest['message_id']}/ack", reviewer,
-               {"delivery": "admitted"}).status == 200
+    oldest = api("GET", "/v1/messages", reviewer, query={"inbox_id": reply_to, "limit": 1}).body[
+        "messages"
+    ][0]
+    assert (
+        api(
+            "POST", f"/v1/messages/{oldest['message_id']}/ack", reviewer, {"delivery": "admitted"}
+        ).status
+        == 200
+    )
     full = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "one more"})
     assert full.status == 409 and full.body["error"]["code"] == "inbox_full"
     # Nothing half written: the refused message is not stored, the count is unchanged.
     state = api("GET", f"/v1/inboxes/{reply_to}/state", reviewer).body
     assert state["messages_retained"] == 1000
-    assert api("POST", f"/v1/messages/{oldest['message_id']}/ack", reviewer,
-               {"delivery": "processed"}).status == 200
+    assert (
+        api(
+            "POST", f"/v1/messages/{oldest['message_id']}/ack", reviewer, {"delivery": "processed"}
+        ).status
+        == 200
+    )
     assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "now"}).status == 201
 
 

@@ -20,7 +20,9 @@ def load_handler(function_dir: str) -> ModuleType:
     name = f"agentworks_fn_{function_dir}"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "functions" / function_dir / "app.py")
+    spec = importlib.util.spec_from_file_location(
+        name, ROOT / "functions" / function_dir / "app.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
 from agentworks_cli import client
 from agentworks_cli.client import CONFIG_ENV
 from agentworks_cli.main import main

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from agentworks_cli.client import CONFIG_ENV, resolve_config_path
 from agentworks_cli.main import build_parser, main
 

@@ -261,6 +261,13 @@ def test_handler_written_later_is_picked_up(tmp_path: Path) -> None:
     assert host.invoke("ProbeFunction", {}) == "ok"
 
 
+def test_handler_that_fails_to_import_is_a_function_error(tmp_path: Path) -> None:
+    """An init error fails the invoke (the gateway answers 500), it does not kill the stack."""
+    host = FunctionHost({"ProbeFunction": _spec(tmp_path, "raise RuntimeError('init')", "probe_d")})
+    with pytest.raises(FunctionError, match="init"):
+        host.invoke("ProbeFunction", {})
+
+
 def test_scheduler_tick_sends_a_scheduled_event(tmp_path: Path) -> None:
     source = "seen = []\ndef handler(event, context):\n    seen.append(event)\n"
     host = FunctionHost({"ProbeFunction": _spec(tmp_path, source, "probe_c")})
@@ -346,3 +353,19 @@ def test_unreadable_config_is_one_clear_error(
         path.write_text(content)
     with pytest.raises(ConfigError, match=reason):
         read_config(path)
+
+
+def test_dev_keeps_a_config_for_another_server_aside(tmp_path: Path) -> None:
+    """`make run` must not silently destroy the login to a deployed stack."""
+    from agentworks_cli.localstack.dev import _keep_remote_config
+
+    path = tmp_path / "config.json"
+    assert _keep_remote_config(path) is None  # nothing there yet
+    write_config(path, {"url": "http://127.0.0.1:8787", "token": "old-local"})
+    assert _keep_remote_config(path) is None  # a previous local stack's: replaced
+    remote = {"url": "https://abc.execute-api.eu-west-1.amazonaws.com", "token": "aw1.remote"}
+    write_config(path, remote)
+    kept = _keep_remote_config(path)
+    assert kept == tmp_path / "config.json.bak"
+    assert read_config(kept) == remote
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600

@@ -23,8 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
+from urllib.parse import urlsplit
 
-from agentworks_cli.localstack.configfile import default_config_path, write_config
+from agentworks_cli.localstack.configfile import (
+    ConfigError,
+    default_config_path,
+    read_config,
+    write_config,
+)
 from agentworks_cli.localstack.gateway import Gateway, GatewayServer, port_in_use
 from agentworks_cli.localstack.handlers import LOCAL_REGION, FunctionHost, FunctionOutput
 from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, ttl_tables
@@ -95,6 +101,21 @@ def _home_relative(path: Path) -> str:
         return str(path)
 
 
+def _keep_remote_config(path: Path) -> Path | None:
+    """A config for another server (e.g. a deployed stack) is copied aside before the local
+    admin config replaces it; a previous local stack's config is simply replaced."""
+    try:
+        previous = read_config(path)
+    except ConfigError:
+        return None
+    host = urlsplit(str(previous.get("url", ""))).hostname or ""
+    if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0", ""):
+        return None
+    kept = path.with_name(f"{path.name}.bak")
+    write_config(kept, previous)
+    return kept
+
+
 @dataclass
 class Admin:
     account_id: str
@@ -127,11 +148,14 @@ class DevStack:
         self.moto_url = ""
         self.scheduler: Scheduler | None = None
         self.admin: Admin | None = None
+        self.kept_config: Path | None = None
         self._serving: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        # Listening on every interface is reached through loopback from this machine.
+        host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+        host = f"[{host}]" if ":" in host else host
         port = self.server.port if self.server else self.requested_port
         return f"http://{host}:{port}"
 
@@ -188,6 +212,7 @@ class DevStack:
             connection_id=issued.connection.connection_id,
             token=issued.token,
         )
+        self.kept_config = _keep_remote_config(self.config_path)
         write_config(
             self.config_path,
             {
@@ -295,6 +320,11 @@ class DevStack:
             f"{_home_relative(self.output.path or config_dir)}",
             "",
             f"Admin config (mode 0600): {self.config_path}",
+            *(
+                [f"  (the config it replaced, for another server, is kept at {self.kept_config})"]
+                if self.kept_config
+                else []
+            ),
             "Admin token (A6; keep it secret, it is also in the config):",
             f"  {self.admin.token}",
             "",

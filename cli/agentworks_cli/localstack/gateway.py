@@ -314,8 +314,6 @@ def lambda_response(result: Any) -> Response:
         body = base64.b64decode(raw)
     else:
         body = (raw if isinstance(raw, str) else json.dumps(raw)).encode()
-    if body and not any(n.lower() == "content-type" for n, _ in headers):
-        headers.append(("Content-Type", "application/json"))
     return Response(status, headers, body)
 
 
@@ -337,7 +335,11 @@ class Gateway:
 
     def handle(self, request: Request) -> Response:
         request_id = _request_id()
-        response = self._handle(request, request_id)
+        try:
+            response = self._handle(request, request_id)
+        except Exception as error:  # a gateway bug must still answer like API Gateway would
+            self.warn(f"error: local gateway failed: {type(error).__name__}: {error}")
+            response = gateway_message(500, "Internal Server Error")
         response.headers.append(("apigw-requestid", request_id))
         return response
 
@@ -418,6 +420,7 @@ class _TooLarge(Exception):
 
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive for MCP clients; every response has a length
+    timeout = 120  # idle keep-alive connections give their thread back
     server: GatewayServer
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -443,10 +446,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 protocol=self.request_version,
             )
             response = self.server.gateway.handle(request)
-        self._write(response)
         elapsed_ms = (time.monotonic() - started) * 1000
         path = urlsplit(self.path).path
+        # Logged before answering, so a client that got its answer also finds the line.
         self.server.log_line(f"{self.command} {path} {response.status} {elapsed_ms:.0f}ms")
+        self._write(response)
 
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():

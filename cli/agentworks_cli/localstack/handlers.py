@@ -207,6 +207,9 @@ class FunctionHost:
     def handler(self, logical_id: str) -> Handler:
         """The function's handler; HandlerMissing while its file does not exist (not cached,
         so a handler written while the stack runs is picked up on the next request)."""
+        loaded = self._handlers.get(logical_id)
+        if loaded is not None:
+            return loaded  # no lock once loaded: a slow first import must not stall the rest
         with self._lock:
             if logical_id not in self._handlers:
                 self._handlers[logical_id] = self._load(self.specs[logical_id])
@@ -236,7 +239,12 @@ class FunctionHost:
     def invoke(self, logical_id: str, event: dict[str, Any]) -> Any:
         """Runs the handler once, as a synchronous Lambda invoke would."""
         spec = self.specs[logical_id]
-        handler = self.handler(logical_id)
+        try:
+            handler = self.handler(logical_id)
+        except HandlerMissing:
+            raise
+        except Exception as error:  # an init error: on AWS the invoke fails, the API says 500
+            raise FunctionError(logical_id, error) from error
         context = LambdaContext(spec, self.region, self.account_id)
         with self.output:
             try:

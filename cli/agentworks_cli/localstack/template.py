@@ -41,7 +41,7 @@ _CfnLoader.add_multi_constructor("!", _construct_tag)
 @lru_cache(maxsize=4)
 def load_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
     with path.open() as handle:
-        return yaml.load(handle, Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+        return yaml.load(handle, Loader=_CfnLoader)
 
 
 def resources_of_type(template: dict[str, Any], resource_type: str) -> dict[str, dict[str, Any]]:
@@ -79,7 +79,10 @@ def table_request(logical_id: str, properties: dict[str, Any], prefix: str) -> d
     if properties.get("GlobalSecondaryIndexes"):
         request["GlobalSecondaryIndexes"] = properties["GlobalSecondaryIndexes"]
     if "StreamSpecification" in properties:
-        request["StreamSpecification"] = {"StreamEnabled": True, **properties["StreamSpecification"]}
+        request["StreamSpecification"] = {
+            "StreamEnabled": True,
+            **properties["StreamSpecification"],
+        }
     return request
 
 

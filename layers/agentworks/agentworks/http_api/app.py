@@ -28,8 +28,10 @@ def error_response(status: int, code: str, message: str, **details: Any) -> Resp
 
 def _operation() -> str:
     path = app.current_event.path
-    return "Send" if path.endswith("/messages") and app.current_event.http_method == "POST" else (
-        "Request"
+    return (
+        "Send"
+        if path.endswith("/messages") and app.current_event.http_method == "POST"
+        else ("Request")
     )
 
 
@@ -37,7 +39,9 @@ def _operation() -> str:
 def handle_domain_error(error: AgentWorksError) -> Response[Any]:
     count_refusal(_operation(), error.code)
     if isinstance(error, RateLimited):
-        return error_response(error.status, error.code, error.message, retry_after=error.retry_after)
+        return error_response(
+            error.status, error.code, error.message, retry_after=error.retry_after
+        )
     return error_response(error.status, error.code, error.message, **error.details)
 
 
@@ -48,16 +52,12 @@ def handle_validation_error(error: RequestValidationError) -> Response[Any]:
         where = ".".join(str(p) for p in item.get("loc", ()) if p not in ("body", "query"))
         problems.append(f"{where or 'body'}: {item.get('msg', 'invalid')}")
     count_refusal(_operation(), "invalid_request")
-    return error_response(
-        400, "invalid_request", "; ".join(problems)[:1000] or "Invalid request."
-    )
+    return error_response(400, "invalid_request", "; ".join(problems)[:1000] or "Invalid request.")
 
 
 @app.not_found
 def handle_not_found(_: Exception) -> Response[Any]:
-    return error_response(
-        404, "not_found", "No such route. See /v1/openapi.json for the API."
-    )
+    return error_response(404, "not_found", "No such route. See /v1/openapi.json for the API.")
 
 
 @app.get("/v1/openapi.json", include_in_schema=False)

@@ -16,7 +16,6 @@ from agentworks.messaging.models import (
     ReadPage,
     RegisterAgent,
     SendMessage,
-    SendReceipt,
 )
 from agentworks.observability import count
 from agentworks.runtime import services
