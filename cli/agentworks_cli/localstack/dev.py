@@ -49,6 +49,17 @@ class StartError(Exception):
         self.exit_code = exit_code
 
 
+def _cli_dir_if_not_on_path() -> str | None:
+    """The folder holding this `agentworks` when a new shell wouldn't find it (e.g. .venv/bin)."""
+    import shutil
+
+    here = Path(sys.executable).parent
+    if not (here / "agentworks").exists():
+        return None
+    found = shutil.which("agentworks")
+    return None if found and Path(found).parent == here else str(here)
+
+
 def _env_seconds(name: str, default: float) -> float:
     raw = os.environ.get(name, "")
     try:
@@ -307,6 +318,7 @@ class DevStack:
         admin_env = "" if default else f"AGENTWORKS_CONFIG={_home_relative(self.config_path)} "
         worker = _home_relative(config_dir / "worker.json")
         reviewer = _home_relative(config_dir / "reviewer.json")
+        cli_dir = _cli_dir_if_not_on_path()
         lines = [
             "AgentWorks local stack is running. All state is in memory: it is lost on stop.",
             "",
@@ -329,6 +341,11 @@ class DevStack:
             f"  {self.admin.token}",
             "",
             "Try it from another terminal:",
+            *(
+                [f'  export PATH="{cli_dir}:$PATH"   # puts `agentworks` on your PATH']
+                if cli_dir
+                else []
+            ),
             f"  {admin_env}agentworks connections create --name worker --save-config {worker}",
             f"  {admin_env}agentworks connections create --name reviewer --save-config {reviewer}",
             f"  AGENTWORKS_CONFIG={reviewer} agentworks messages register --agent reviewer",
