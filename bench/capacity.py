@@ -1,0 +1,111 @@
+"""DynamoDB's capacity arithmetic: item sizes and the read/write units they cost.
+
+Pure functions over low-level AttributeValue maps ({"S": "..."}, {"N": "12"}, ...), following
+the sizing rules of the DynamoDB Developer Guide ("Item sizes and formats", "Capacity unit
+consumption"), so the bench can price what a request wrote or read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+WRITE_UNIT_BYTES = 1024
+READ_UNIT_BYTES = 4096
+# A GSI entry carries this much bookkeeping on top of its projected attributes.
+INDEX_ENTRY_OVERHEAD_BYTES = 100
+
+
+def _number_size(text: str) -> int:
+    """About one byte per two significant digits, plus one."""
+    digits = text.lstrip("+-").replace(".", "").split("e")[0].split("E")[0]
+    significant = digits.strip("0") or "0"
+    return math.ceil(len(significant) / 2) + 1
+
+
+def value_size(value: dict[str, Any]) -> int:
+    """Bytes of one AttributeValue (without its attribute name)."""
+    ((kind, data),) = value.items()
+    if kind == "S":
+        return len(data.encode("utf-8"))
+    if kind == "N":
+        return _number_size(data)
+    if kind == "B":
+        return len(data)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "SS":
+        return sum(len(s.encode("utf-8")) for s in data)
+    if kind == "NS":
+        return sum(_number_size(n) for n in data)
+    if kind == "BS":
+        return sum(len(b) for b in data)
+    if kind == "L":
+        # 3 bytes for the list, 1 byte per element, then the elements themselves.
+        return 3 + sum(1 + value_size(v) for v in data)
+    if kind == "M":
+        return 3 + sum(1 + len(k.encode("utf-8")) + value_size(v) for k, v in data.items())
+    raise ValueError(f"unknown AttributeValue type {kind!r}")
+
+
+def item_size(item: dict[str, Any] | None) -> int:
+    """Bytes of an item: every attribute name plus its value."""
+    if not item:
+        return 0
+    return sum(len(name.encode("utf-8")) + value_size(v) for name, v in item.items())
+
+
+def write_units(size: int, transactional: bool = False) -> int:
+    """One unit per started KB (at least one), doubled inside a transaction."""
+    units = max(1, math.ceil(size / WRITE_UNIT_BYTES))
+    return 2 * units if transactional else units
+
+
+def read_units(size: int, consistent: bool, transactional: bool = False) -> float:
+    """One unit per started 4 KB (at least one); half for eventually consistent reads,
+    double for transactional ones."""
+    units = max(1, math.ceil(size / READ_UNIT_BYTES))
+    if transactional:
+        return 2.0 * units
+    return float(units) if consistent else units / 2
+
+
+def query_read_units(sizes: Iterable[int], consistent: bool) -> float:
+    """A Query or Scan sums the sizes of the items it read, then rounds up once."""
+    return read_units(sum(sizes), consistent)
+
+
+def index_entry(
+    item: dict[str, Any] | None, key_names: tuple[str, ...], projected: tuple[str, ...] | None
+) -> dict[str, Any] | None:
+    """The entry a GSI holds for `item`, or None when the item lacks an index key.
+    `projected` None means ProjectionType ALL."""
+    if not item or any(name not in item for name in key_names):
+        return None
+    if projected is None:
+        return dict(item)
+    return {name: item[name] for name in projected if name in item}
+
+
+def index_write_units(
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    key_names: tuple[str, ...],
+    projected: tuple[str, ...] | None,
+) -> int:
+    """Units one table write costs in one GSI: a put when the item enters the index,
+    a delete when it leaves, both when its index key moves, one update when only a
+    projected attribute changes, nothing otherwise."""
+    old = index_entry(before, key_names, projected)
+    new = index_entry(after, key_names, projected)
+    if old == new:
+        return 0
+    if old is None or new is None:
+        entry = old if new is None else new
+        return write_units(item_size(entry) + INDEX_ENTRY_OVERHEAD_BYTES)
+    old_key = [old[k] for k in key_names]
+    new_key = [new[k] for k in key_names]
+    cost_old = write_units(item_size(old) + INDEX_ENTRY_OVERHEAD_BYTES)
+    cost_new = write_units(item_size(new) + INDEX_ENTRY_OVERHEAD_BYTES)
+    return cost_old + cost_new if old_key != new_key else max(cost_old, cost_new)

@@ -1,0 +1,90 @@
+"""AWS on-demand list prices (us-east-1) and the cost of a million messages.
+
+The workload: each message is sent singly and read once, in pages of 10. Every HTTP
+request runs the authorizer (no caching: revocation counts on the next request) and then
+the API function. SQS standard, doing the same job unbatched, makes three requests per
+message (send, receive, delete).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from agentworks_cli.localstack.template import load_template
+from bench.meter import Tally
+
+HTTP_API_PER_MILLION_REQUESTS = 1.00
+LAMBDA_PER_MILLION_REQUESTS = 0.20
+LAMBDA_ARM_PER_GB_SECOND = 0.0000133334
+DYNAMODB_PER_MILLION_WRITE_UNITS = 0.625
+DYNAMODB_PER_MILLION_READ_UNITS = 0.125
+SQS_PER_MILLION_REQUESTS = 0.40
+SQS_REQUESTS_PER_MESSAGE = 3
+
+
+def memory_mb(function: str) -> int:
+    """A function's MemorySize in template.yaml (its own, else the Globals one)."""
+    template = load_template()
+    own = template["Resources"][function]["Properties"].get("MemorySize")
+    return int(own if own is not None else template["Globals"]["Function"]["MemorySize"])
+
+
+@dataclass(frozen=True)
+class Workload:
+    send: Tally  # one send (route only)
+    read_page: Tally  # one page read (route only)
+    authorizer: Tally  # one authorizer run
+    send_seconds: float  # median handler durations
+    read_seconds: float
+    authorizer_seconds: float
+    api_memory_mb: int
+    authorizer_memory_mb: int
+    page_size: int = 10
+
+
+def _gb_seconds(seconds: float, memory: int) -> float:
+    billed = math.ceil(seconds * 1000) / 1000  # Lambda bills duration per started ms
+    return billed * memory / 1024
+
+
+def cost_per_million(w: Workload) -> dict[str, Any]:
+    """Dollar cost of one million messages, by service, and the SQS baseline."""
+    reads_per_message = 1 / w.page_size
+    requests = 1 + reads_per_message  # HTTP requests per message
+    apigw = requests * HTTP_API_PER_MILLION_REQUESTS
+    gb_seconds = (
+        _gb_seconds(w.send_seconds, w.api_memory_mb)
+        + reads_per_message * _gb_seconds(w.read_seconds, w.api_memory_mb)
+        + requests * _gb_seconds(w.authorizer_seconds, w.authorizer_memory_mb)
+    )
+    lambda_ = (
+        2 * requests * LAMBDA_PER_MILLION_REQUESTS + gb_seconds * 1e6 * LAMBDA_ARM_PER_GB_SECOND
+    )
+    write_units = (
+        w.send.write_units
+        + w.send.gsi_write_units
+        + reads_per_message * (w.read_page.write_units + w.read_page.gsi_write_units)
+    )
+    read_units = (
+        w.send.read_units
+        + reads_per_message * w.read_page.read_units
+        + requests * w.authorizer.read_units
+    )
+    dynamodb = (
+        write_units * DYNAMODB_PER_MILLION_WRITE_UNITS
+        + read_units * DYNAMODB_PER_MILLION_READ_UNITS
+    )
+    total = apigw + lambda_ + dynamodb
+    sqs = SQS_REQUESTS_PER_MESSAGE * SQS_PER_MILLION_REQUESTS
+    return {
+        "cost_per_million_usd": total,
+        "cost_apigw_per_million": apigw,
+        "cost_lambda_per_million": lambda_,
+        "cost_dynamodb_per_million": dynamodb,
+        "cost_dynamodb_writes_per_million": write_units * DYNAMODB_PER_MILLION_WRITE_UNITS,
+        "cost_sqs_per_million": sqs,
+        "cost_ratio_vs_sqs": total / sqs,
+        "lambda_gb_seconds_per_message": gb_seconds,
+    }

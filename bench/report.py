@@ -1,0 +1,140 @@
+"""Targets, the printed table and results.json."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Target:
+    limit: float
+    unit: str = ""
+
+    def met(self, value: float) -> bool:
+        return value <= self.limit + 1e-9
+
+    def __str__(self) -> str:
+        return f"<= {self.limit:g}{self.unit}"
+
+
+# From the issue: what a send, a read, a long-poll, the bill and a cold start may cost.
+TARGETS: dict[str, Target] = {
+    "send_ddb_requests": Target(2),
+    "send_write_units": Target(6),
+    "read_ddb_requests": Target(2),  # 1 Query + at most 1 GetItem/BatchGetItem
+    "mailbox_read_ddb_requests": Target(2),  # same shape as an inbox read
+    "idle_wait_requests": Target(30),
+    "wake_latency_s": Target(1.0, " s"),
+    "cost_ratio_vs_sqs": Target(4, "x"),
+    "import_ratio_vs_boto3": Target(2.5, "x"),
+    "import_ratio_api": Target(2.5, "x"),
+    "import_ratio_authorizer": Target(2.5, "x"),
+    "import_ratio_tick": Target(2.5, "x"),
+}
+
+# Printed in this order; anything else measured goes to results.json only.
+SHOWN = (
+    "send_ddb_requests",
+    "send_write_units",
+    "send_read_units",
+    "send_with_submission_ddb_requests",
+    "send_with_submission_write_units",
+    "send_busy_write_units",
+    "send_named_without_agent_name_ddb_requests",
+    "first_contact_ddb_requests",
+    "first_contact_write_units",
+    "first_contact_gsi_write_units",
+    "read_ddb_requests",
+    "read_read_units",
+    "read_seen_refresh_ddb_requests",
+    "mailbox_read_ddb_requests",
+    "mailbox_read_read_units",
+    "register_ddb_requests",
+    "register_write_units",
+    "authorizer_ddb_requests",
+    "authorizer_read_units",
+    "idle_wait_requests",
+    "idle_wait_read_units",
+    "idle_wait_initiator_read_units",
+    "wake_latency_s",
+    "wake_latency_max_s",
+    "handler_ms_send",
+    "handler_ms_read",
+    "handler_ms_authorizer",
+    "cost_apigw_per_million",
+    "cost_lambda_per_million",
+    "cost_dynamodb_per_million",
+    "cost_per_million_usd",
+    "cost_sqs_per_million",
+    "cost_ratio_vs_sqs",
+    "import_ms_boto3",
+    "import_ratio_api",
+    "import_ratio_authorizer",
+    "import_ratio_tick",
+    "import_ratio_vs_boto3",
+    "mcp_import_ratio_vs_boto3",
+    "throughput_handlers_msgs_per_s",
+    "throughput_boto3_msgs_per_s",
+    "throughput_ratio_vs_boto3",
+    "throughput_ratio_vs_boto3_same_requests",
+    "throughput_table_items",
+)
+
+
+def _format(value: float) -> str:
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.2f}"
+
+
+def verdict(metric: str, value: float) -> str:
+    target = TARGETS.get(metric)
+    if target is None:
+        return ""
+    return "ok" if target.met(value) else "MISS"
+
+
+def table(results: dict[str, float], details: dict[str, str]) -> str:
+    """metric | value | target | verdict | what was measured."""
+    rows = [("metric", "value", "target", "verdict", "detail")]
+    for metric in SHOWN:
+        if metric not in results:
+            continue
+        value = results[metric]
+        target = TARGETS.get(metric)
+        rows.append(
+            (
+                metric,
+                _format(value),
+                str(target) if target else "-",
+                verdict(metric, value),
+                details.get(metric, ""),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = []
+    for i, row in enumerate(rows):
+        cells = [
+            row[0].ljust(widths[0]),
+            row[1].rjust(widths[1]),
+            row[2].ljust(widths[2]),
+            row[3].ljust(widths[3]),
+            row[4],
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def misses(results: dict[str, float]) -> list[str]:
+    return [m for m in TARGETS if m in results and verdict(m, results[m]) == "MISS"]
+
+
+def write_json(results: dict[str, float], path: Path) -> None:
+    """A flat object: metric name -> number."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flat = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in sorted(results.items())}
+    path.write_text(json.dumps(flat, indent=2) + "\n")

@@ -1,0 +1,175 @@
+"""`make bench` (python -m bench.run): measures, prints a table, writes bench/out/results.json.
+
+Everything runs on in-process moto through the real handlers; nothing touches AWS.
+docs/benchmarks.md explains each figure and the method.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+# Before boto3 or powertools load: a fake account, and no X-Ray daemon to talk to.
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "agentworks")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWorks")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+
+from moto import mock_aws
+
+from bench import cold_start, prices, report, request_costs, throughput, wake
+from bench.meter import Tally
+from bench.stack import FakeClock, open_stack
+
+OUT = Path(__file__).resolve().parent / "out" / "results.json"
+IMPORT_ROUNDS = 7
+
+# Paths whose worst case is the headline figure (e.g. a send from either kind of party).
+HEADLINES = {
+    "send": ("send_named", "send_external"),
+    "send_with_submission": ("send_named_with_submission", "send_external_with_submission"),
+    "read": ("read_named", "read_external"),
+}
+RENAMED = {"read_named_seen_refresh": "read_seen_refresh"}
+
+
+def _progress(message: str) -> None:
+    print(f"... {message}", file=sys.stderr, flush=True)
+
+
+def _tally_figures(name: str, tally: Tally) -> dict[str, float]:
+    return {
+        f"{name}_ddb_requests": float(tally.total_requests),
+        f"{name}_write_units": tally.billed_write_units,
+        f"{name}_gsi_write_units": tally.gsi_write_units,
+        f"{name}_read_units": tally.read_units,
+    }
+
+
+def capacity_figures(costs: request_costs.RequestCosts) -> tuple[dict[str, float], dict[str, str]]:
+    results: dict[str, float] = {}
+    details: dict[str, str] = {}
+    paths = {RENAMED.get(k, k): v for k, v in costs.paths.items()}
+    paths["authorizer"] = costs.authorizer
+    for name, tally in paths.items():
+        figures = _tally_figures(name, tally)
+        results.update(figures)
+        for metric in figures:
+            details[metric] = tally.describe()
+    for headline, variants in HEADLINES.items():
+        for suffix in ("ddb_requests", "write_units", "gsi_write_units", "read_units"):
+            values = [results[f"{v}_{suffix}"] for v in variants]
+            results[f"{headline}_{suffix}"] = max(values)
+            described = sorted({paths[v].describe() for v in variants})
+            per_variant = ", ".join(
+                f"{v.split('_')[1]} {_short(results[f'{v}_{suffix}'])}" for v in variants
+            )
+            details[f"{headline}_{suffix}"] = f"{' | '.join(described)} (worst of {per_variant})"
+    results["idle_wait_requests"] = results["idle_wait_ddb_requests"]
+    details["idle_wait_requests"] = details["idle_wait_ddb_requests"] + " (wait_seconds=25)"
+    details["read_seen_refresh_ddb_requests"] += " (at most once a minute per name)"
+    details["idle_wait_read_units"] = "reader on side b: only META sorts after its range"
+    details["idle_wait_initiator_read_units"] = "reader on side a: each poll also reads side b"
+    details["send_busy_write_units"] += " (rate window ~full)"
+    for handler, seconds in costs.durations.items():
+        results[f"handler_ms_{handler}"] = seconds * 1000
+        details[f"handler_ms_{handler}"] = "median in-process wall time, moto included"
+    return results, details
+
+
+def _short(value: float) -> str:
+    return f"{value:g}"
+
+
+def cost_figures(costs: request_costs.RequestCosts) -> dict[str, float]:
+    workload = prices.Workload(
+        send=costs.paths["send_named"],
+        read_page=costs.paths["read_named"],
+        authorizer=costs.authorizer,
+        send_seconds=costs.durations["send"],
+        read_seconds=costs.durations["read"],
+        authorizer_seconds=costs.durations["authorizer"],
+        api_memory_mb=prices.memory_mb("ApiFunction"),
+        authorizer_memory_mb=prices.memory_mb("AuthorizerFunction"),
+        page_size=request_costs.PAGE,
+    )
+    return prices.cost_per_million(workload)
+
+
+def import_figures(seconds: dict[str, float]) -> dict[str, float]:
+    boto3 = seconds["boto3"]
+    results = {f"import_ms_{t}": s * 1000 for t, s in seconds.items()}
+    for handler in ("api", "authorizer", "tick"):
+        results[f"import_ratio_{handler}"] = seconds[handler] / boto3
+    results["import_ratio_vs_boto3"] = max(
+        results[f"import_ratio_{h}"] for h in ("api", "authorizer", "tick")
+    )
+    results["mcp_import_ratio_vs_boto3"] = seconds["mcp"] / boto3
+    return results
+
+
+def main() -> int:
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    started = time.perf_counter()
+    results: dict[str, float] = {}
+    details: dict[str, str] = {}
+    with mock_aws():
+        _progress("DynamoDB requests and capacity per path (fake clock)")
+        costs = request_costs.measure(open_stack("bench-cap", FakeClock()))
+        figures, details = capacity_figures(costs)
+        results.update(figures)
+        results.update(cost_figures(costs))
+        _progress("wake latency (real clock, real poll interval)")
+        results.update(wake.measure())
+        _progress("throughput: handlers vs raw boto3 on same-sized tables")
+        results.update(throughput.measure())
+    _progress("cold-start imports (fresh interpreters)")
+    results.update(import_figures(cold_start.measure(IMPORT_ROUNDS)))
+    details.update(
+        {
+            "cost_per_million_usd": "1M sends + 100k page reads, authorizer on every request",
+            "cost_sqs_per_million": "send + receive + delete, unbatched",
+            "import_ratio_vs_boto3": "worst of api, authorizer, tick",
+            "import_ms_boto3": f"median of {IMPORT_ROUNDS} fresh interpreters",
+            "wake_latency_s": f"median of 5, send {wake.SEND_AFTER_S} s into the wait",
+            "wake_latency_max_s": "worst, sends swept across one poll interval",
+            "throughput_ratio_vs_boto3": "send+read via handlers / put_item+query",
+            "throughput_ratio_vs_boto3_same_requests": "/ the handlers' own requests via boto3",
+        }
+    )
+    print()
+    print(report.table(results, details))
+    print("\nWrite units by item (transactional writes count double):")
+    for name in ("send_named", "send_named_with_submission", "first_contact", "register"):
+        print(f"  {name}: {costs.paths[name].describe_writes()}")
+    missed = report.misses(results)
+    slow_imports = [h for h in ("api", "authorizer", "tick", "mcp") if _import_missed(h, results)]
+    if slow_imports:
+        print("\nWhere import time goes (self time per package, python -X importtime):")
+        for handler in slow_imports:
+            parts = ", ".join(
+                f"{p} {s * 1000:.0f} ms" for p, s in cold_start.heaviest_imports(handler)
+            )
+            print(f"  {handler}: {parts}")
+    report.write_json(results, OUT)
+    print(f"\n{len(missed)} target(s) missed: {', '.join(missed) or 'none'}")
+    print(
+        f"wrote {OUT.relative_to(Path.cwd()) if OUT.is_relative_to(Path.cwd()) else OUT} "
+        f"in {time.perf_counter() - started:.0f} s"
+    )
+    return 0
+
+
+def _import_missed(handler: str, results: dict[str, Any]) -> bool:
+    key = "mcp_import_ratio_vs_boto3" if handler == "mcp" else f"import_ratio_{handler}"
+    return results.get(key, 0.0) > report.TARGETS["import_ratio_api"].limit
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,196 @@
+"""The system under measurement: template.yaml's tables on in-process moto, services built
+like a deployed function's (with a clock the bench controls), and the real Lambda handlers
+driven with API Gateway v2 events — authorizer first, as HTTP API runs them.
+
+Call `open_stack` inside `moto.mock_aws()`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+
+from agentworks import runtime
+from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.settings import Settings
+from agentworks.signing import Signer
+from agentworks_cli.localstack import moto_patches
+from agentworks_cli.localstack.template import create_resources
+from bench.meter import Meter, Tally
+from tests.support.handlers import Api, Reply
+
+REGION = "us-east-1"
+
+
+class FakeClock:
+    """Time that moves only when told to, or when the code under test 'sleeps'.
+
+    Starts at an uneven instant: DynamoDB sizes numbers by significant digits, so round
+    timestamps would make stored items look smaller than real ones."""
+
+    def __init__(self, start: float = 1_812_345_678.901) -> None:
+        self.t = start
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Powertools prints an EMF metrics blob per invocation; keep it off the report."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield
+
+
+@dataclass
+class Invocation:
+    """One HTTP request: the reply, and what each Lambda cost on the way."""
+
+    reply: Reply
+    authorizer: Tally
+    api: Tally
+    authorizer_seconds: float
+    api_seconds: float
+
+    @property
+    def body(self) -> Any:
+        return self.reply.body
+
+
+class _Timed:
+    """Stands in for a handler module: times (and meters) each call of its handler."""
+
+    def __init__(self, handler: Any) -> None:
+        self._handler = handler
+        self.tally: Tally | None = None
+        self.meter: Meter | None = None
+        self.seconds = 0.0
+
+    def handler(self, event: dict[str, Any], context: Any) -> Any:
+        assert self.meter is not None
+        with self.meter.recording(self.tally), quiet():
+            started = time.perf_counter()
+            try:
+                return self._handler(event, context)
+            finally:
+                self.seconds = time.perf_counter() - started
+
+
+class BenchApi(Api):
+    """tests.support's Api (authorizer, then the API function), with each handler timed
+    and its DynamoDB use counted separately, so the authorizer never blurs a route's cost."""
+
+    def __init__(self, meter: Meter) -> None:
+        super().__init__()
+        self._auth = _Timed(self.authorizer.handler)
+        self._route = _Timed(self.api.handler)
+        self._auth.meter = self._route.meter = meter
+        self.authorizer = self._auth  # type: ignore[assignment]
+        self.api = self._route  # type: ignore[assignment]
+
+    def invoke(
+        self,
+        method: str,
+        path: str,
+        token: str,
+        body: Any = None,
+        query: dict[str, Any] | None = None,
+        metered: bool = False,
+    ) -> Invocation:
+        auth, route = (Tally(), Tally()) if metered else (None, None)
+        self._auth.tally, self._route.tally = auth, route
+        self._auth.seconds = self._route.seconds = 0.0
+        reply = self(method, path, token, body, query)
+        return Invocation(
+            reply, auth or Tally(), route or Tally(), self._auth.seconds, self._route.seconds
+        )
+
+
+@dataclass
+class Stack:
+    session: Any
+    client: Any  # the services' DynamoDB client (metered)
+    oracle: Any  # an unhooked client for looking without counting
+    meter: Meter
+    clock: Clock
+    settings: Settings
+    services: Any
+    admin_token: str
+    api: BenchApi
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        token: str,
+        body: Any = None,
+        query: dict[str, Any] | None = None,
+        metered: bool = False,
+        expect: int | tuple[int, ...] = (200, 201),
+    ) -> Invocation:
+        """One request through the handlers; fails loudly on an unexpected status, since a
+        refused request would measure the wrong path."""
+        done = self.api.invoke(method, path, token, body, query, metered)
+        wanted = (expect,) if isinstance(expect, int) else expect
+        if done.reply.status not in wanted:
+            raise RuntimeError(f"{method} {path} -> {done.reply.status}: {done.reply.body}")
+        return done
+
+    def with_clock(self, clock: Clock, poll_interval: float = 1.0) -> Stack:
+        """The same tables served by services on another clock (e.g. the real one)."""
+        services = _services(self.settings, self.client, clock, poll_interval)
+        runtime.install(services)
+        return Stack(
+            self.session,
+            self.client,
+            self.oracle,
+            self.meter,
+            clock,
+            self.settings,
+            services,
+            self.admin_token,
+            self.api,
+        )
+
+    def activate(self) -> None:
+        """Makes this stack's services the ones the handlers use."""
+        runtime.install(self.services)
+
+
+def _services(settings: Settings, client: Any, clock: Clock, poll_interval: float) -> Any:
+    signer = Signer(b"bench-signing-key-0123456789abcdef")
+    return runtime.build_services(settings, client, signer, clock, poll_interval=poll_interval)
+
+
+def open_stack(prefix: str, clock: Clock | None = None, poll_interval: float = 1.0) -> Stack:
+    """Fresh tables named `<prefix>-...`, services on `clock`, an admin token."""
+    moto_patches.apply()
+    session = boto3.Session(region_name=REGION)
+    env = create_resources(session, prefix=prefix).environment()
+    settings = Settings(
+        identity_table=env["IDENTITY_TABLE"],
+        messages_table=env["MESSAGES_TABLE"],
+        signing_secret_arn=env["SIGNING_SECRET_ARN"],
+    )
+    client = session.client("dynamodb")
+    oracle = session.client("dynamodb")
+    meter = Meter(client, oracle)
+    chosen = clock if clock is not None else SYSTEM_CLOCK
+    services = _services(settings, client, chosen, poll_interval)
+    runtime.install(services)
+    admin = services.identity.bootstrap("bench")
+    return Stack(
+        session, client, oracle, meter, chosen, settings, services, admin.token, BenchApi(meter)
+    )
