@@ -61,22 +61,36 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
     from agentworks import runtime
     from agentworks.settings import Settings
     from agentworks.signing import Signer
-    from agentworks_cli.localstack import moto_patches
+    from agentworks_cli.localstack import lambda_seam, moto_patches
     from agentworks_cli.localstack.template import create_resources
+    from tests.support.handlers import invoke_function
 
     moto_patches.apply()
-    with mock_aws():
+    # Step Functions really execute (moto's executor); their Lambda tasks run our handlers.
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
         session = boto3.Session(region_name="us-east-1")
         resources = create_resources(session, prefix="test")
+        lambda_seam.install(
+            lambda name, event: invoke_function(resources.logical_id_of(name), event)
+        )
         env = resources.environment()
         settings = Settings(
             identity_table=env["IDENTITY_TABLE"],
             messages_table=env["MESSAGES_TABLE"],
             signing_secret_arn=env["SIGNING_SECRET_ARN"],
+            work_table=env["WORK_TABLE"],
+            outputs_bucket=env["OUTPUTS_BUCKET"],
+            function_call_state_machine_arn=env["FUNCTION_CALL_STATE_MACHINE_ARN"],
         )
         client = session.client("dynamodb")
         services = runtime.build_services(
-            settings, client, Signer(b"test-signing-key-0123456789"), clock, poll_interval=1.0
+            settings,
+            client,
+            Signer(b"test-signing-key-0123456789"),
+            clock,
+            poll_interval=1.0,
+            s3=session.client("s3"),
+            stepfunctions=session.client("stepfunctions"),
         )
         runtime.install(services)
         admin = services.identity.bootstrap("test")

@@ -78,13 +78,13 @@ def test_template_transforms_with_sam(transformed):
 
 def test_every_function_is_arm64_python312_with_tracing_and_a_thin_handler(transformed):
     functions = resources_of_type(transformed, "AWS::Lambda::Function")
-    assert len(functions) == 4
+    assert len(functions) == 5
     for name, fn in functions.items():
         props = fn["Properties"]
         assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"], name
         assert props["TracingConfig"] == {"Mode": "Active"}, name
         assert props["Handler"] == "app.handler"
-    for folder in ("api", "authorizer", "mcp", "tick"):
+    for folder in ("api", "authorizer", "mcp", "tick", "step_runner"):
         handler = ROOT / "functions" / folder / "app.py"
         assert handler.exists()
         assert len(handler.read_text().splitlines()) < 80, f"{folder} handler should stay thin"
@@ -155,3 +155,41 @@ def test_local_stack_tables_match_the_template():
         assert set(created.secrets) == set(
             resources_of_type(template, "AWS::SecretsManager::Secret")
         )
+
+
+def test_state_machines_are_valid_asl_with_resolved_substitutions():
+    """moto accepts invalid ASL, so the definitions are checked here."""
+    import re
+
+    template = load_template()
+    machines = resources_of_type(template, "AWS::Serverless::StateMachine")
+    assert machines
+    for logical_id, machine in machines.items():
+        props = machine["Properties"]
+        text = (ROOT / props["DefinitionUri"]).read_text()
+        placeholders = set(re.findall(r"\$\{(\w+)\}", text))
+        assert placeholders == set(props["DefinitionSubstitutions"]), logical_id
+        asl = json.loads(text)
+        states = asl["States"]
+        assert asl["StartAt"] in states
+        targets: set[str] = set()
+        for name, state in states.items():
+            assert state["Type"] in {
+                "Task",
+                "Choice",
+                "Wait",
+                "Pass",
+                "Succeed",
+                "Fail",
+                "Parallel",
+                "Map",
+            }, name
+            nexts = [state.get("Next"), state.get("Default")]
+            nexts += [c["Next"] for c in state.get("Choices", [])]
+            nexts += [c["Next"] for c in state.get("Catch", [])]
+            for target in filter(None, nexts):
+                assert target in states, f"{name} -> {target}"
+                targets.add(target)
+            if state["Type"] in {"Task", "Pass", "Wait", "Parallel", "Map"}:
+                assert "Next" in state or state.get("End") is True, name
+        assert set(states) - targets <= {asl["StartAt"]}, "unreachable states"

@@ -30,6 +30,18 @@ def load_handler(function_dir: str) -> ModuleType:
     return module
 
 
+def _function_folders() -> dict[str, str]:
+    from agentworks_cli.localstack.template import load_template, resources_of_type
+
+    functions = resources_of_type(load_template(), "AWS::Serverless::Function")
+    return {lid: Path(f["Properties"]["CodeUri"]).name for lid, f in functions.items()}
+
+
+def invoke_function(logical_id: str, event: Any) -> Any:
+    """What Lambda does for an invoke: the function's handler, with a context."""
+    return load_handler(_function_folders()[logical_id]).handler(event, LambdaContext())
+
+
 class LambdaContext:
     function_name = "local"
     memory_limit_in_mb = 512

@@ -25,6 +25,7 @@ from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit
 
+from agentworks_cli.localstack import lambda_seam
 from agentworks_cli.localstack.configfile import (
     ConfigError,
     default_config_path,
@@ -208,6 +209,10 @@ class DevStack:
         session = boto3.Session()
         resources = create_resources(session, prefix=RESOURCE_PREFIX)
         os.environ.update(resources.environment())
+        # Step Functions tasks invoke the real handlers in this process.
+        lambda_seam.install(
+            lambda name, event: self.functions.invoke(resources.logical_id_of(name), event)
+        )
 
         # Handlers print to stdout/stderr as on Lambda; that output goes to the function log.
         self.output.install()

@@ -6,7 +6,10 @@ here directly from their template properties.
 
 from __future__ import annotations
 
+import io
+import json
 import secrets
+import zipfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -58,14 +61,26 @@ class LocalResources:
 
     tables: dict[str, str] = field(default_factory=dict)
     secrets: dict[str, str] = field(default_factory=dict)
+    buckets: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, str] = field(default_factory=dict)  # logical id -> function name
+    state_machines: dict[str, str] = field(default_factory=dict)  # logical id -> ARN
 
     def environment(self) -> dict[str, str]:
-        """The function environment template.yaml's Globals would give on AWS."""
+        """The function environment template.yaml would give on AWS."""
         return {
             "IDENTITY_TABLE": self.tables["IdentityTable"],
             "MESSAGES_TABLE": self.tables["MessagesTable"],
+            "WORK_TABLE": self.tables["WorkTable"],
+            "OUTPUTS_BUCKET": self.buckets["OutputsBucket"],
             "SIGNING_SECRET_ARN": self.secrets["SigningSecret"],
+            "FUNCTION_CALL_STATE_MACHINE_ARN": self.state_machines["FunctionCallStateMachine"],
         }
+
+    def logical_id_of(self, function_name: str) -> str:
+        for logical_id, name in self.functions.items():
+            if name == function_name:
+                return logical_id
+        raise KeyError(function_name)
 
 
 def table_request(logical_id: str, properties: dict[str, Any], prefix: str) -> dict[str, Any]:
@@ -102,6 +117,12 @@ def create_resources(session: Any, prefix: str = "agentworks") -> LocalResources
                 TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
             )
         created.tables[logical_id] = request["TableName"]
+    s3 = session.client("s3")
+    for logical_id in resources_of_type(template, "AWS::S3::Bucket"):
+        bucket = f"{prefix}-{logical_id}".lower()
+        s3.create_bucket(Bucket=bucket)
+        created.buckets[logical_id] = bucket
+    _create_functions_and_state_machines(session, template, prefix, created)
     secrets_client = session.client("secretsmanager")
     for logical_id in resources_of_type(template, "AWS::SecretsManager::Secret"):
         arn = secrets_client.create_secret(
@@ -109,3 +130,78 @@ def create_resources(session: Any, prefix: str = "agentworks") -> LocalResources
         )["ARN"]
         created.secrets[logical_id] = arn
     return created
+
+
+_TRUST = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": ["lambda.amazonaws.com", "states.amazonaws.com"]},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+)
+
+
+def _placeholder_zip() -> bytes:
+    """moto wants code for a function; the local stack runs the real handler instead."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("app.py", "def handler(event, context):\n    return event\n")
+    return buffer.getvalue()
+
+
+def _substitute(
+    definition: str, substitutions: dict[str, Any], created: LocalResources, arns: dict[str, str]
+) -> str:
+    """Applies DefinitionSubstitutions (moto ignores them) with resolved values."""
+    for key, value in substitutions.items():
+        if isinstance(value, dict) and "Fn::GetAtt" in value:
+            resolved = arns[value["Fn::GetAtt"][0]]
+        elif isinstance(value, dict) and "Ref" in value:
+            ref = value["Ref"]
+            resolved = (
+                created.functions.get(ref)
+                or created.tables.get(ref)
+                or created.buckets.get(ref)
+                or ref
+            )
+        else:
+            resolved = str(value)
+        definition = definition.replace("${" + key + "}", resolved)
+    return definition
+
+
+def _create_functions_and_state_machines(
+    session: Any, template: dict[str, Any], prefix: str, created: LocalResources
+) -> None:
+    role = session.client("iam").create_role(
+        RoleName=f"{prefix}-local-execution", AssumeRolePolicyDocument=_TRUST
+    )["Role"]["Arn"]
+    lambdas = session.client("lambda")
+    arns: dict[str, str] = {}
+    for logical_id, resource in resources_of_type(template, "AWS::Serverless::Function").items():
+        name = f"{prefix}-{logical_id}"
+        arns[logical_id] = lambdas.create_function(
+            FunctionName=name,
+            Runtime="python3.12",
+            Role=role,
+            Handler=resource["Properties"].get("Handler", "app.handler"),
+            Code={"ZipFile": _placeholder_zip()},
+        )["FunctionArn"]
+        created.functions[logical_id] = name
+    sfn = session.client("stepfunctions")
+    for logical_id, resource in resources_of_type(
+        template, "AWS::Serverless::StateMachine"
+    ).items():
+        properties = resource["Properties"]
+        definition = (REPO_ROOT / properties["DefinitionUri"]).read_text()
+        definition = _substitute(
+            definition, properties.get("DefinitionSubstitutions", {}), created, arns
+        )
+        created.state_machines[logical_id] = sfn.create_state_machine(
+            name=f"{prefix}-{logical_id}", definition=definition, roleArn=role
+        )["stateMachineArn"]

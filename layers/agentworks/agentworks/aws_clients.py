@@ -23,3 +23,10 @@ def secretsmanager() -> Any:
     import boto3
 
     return boto3.client("secretsmanager")
+
+
+@lru_cache(maxsize=1)
+def s3() -> Any:
+    import boto3
+
+    return boto3.client("s3")

@@ -74,3 +74,17 @@ class RateLimited(AgentWorksError):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message, retry_after=retry_after)
         self.retry_after = retry_after
+
+
+class SchemaViolation(AgentWorksError):
+    """Arguments don't match the function's input schema (F3)."""
+
+    status = 422
+    code = "invalid_arguments"
+
+
+class Busy(AgentWorksError):
+    """A Crew's execution slots are all taken (F5): retry later, nothing was queued."""
+
+    status = 429
+    code = "busy"

@@ -7,9 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.crews.adapters.registry import AdapterClients, build_adapter
+from agentworks.crews.call_store import CallStore
+from agentworks.crews.calls import FunctionCalls
+from agentworks.crews.crew_store import CrewStore
+from agentworks.crews.execution import Executions
+from agentworks.crews.outputs import OutputStore
+from agentworks.crews.runner import StepRunner
+from agentworks.crews.service import CrewService
 from agentworks.identity.connection_store import ConnectionStore
 from agentworks.identity.service import IdentityService
 from agentworks.messaging.agent_store import AgentStore
@@ -27,11 +35,21 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Crews:
+    """Crews and their function calls (SPEC §4)."""
+
+    definitions: CrewService
+    calls: FunctionCalls
+    runner: StepRunner
+
+
+@dataclass(frozen=True)
 class Services:
     identity: IdentityService
     directory: AgentDirectory
     messaging: MessagingService
     lifecycle: InboxLifecycle
+    crews: Crews
 
 
 def build_services(
@@ -40,6 +58,9 @@ def build_services(
     signer: Signer,
     clock: Clock = SYSTEM_CLOCK,
     poll_interval: float = 1.0,
+    s3: Any = None,
+    stepfunctions: Any = None,
+    adapter_clients: AdapterClients | None = None,
 ) -> Services:
     identity = IdentityService(ConnectionStore(client, settings.identity_table), clock)
     agents = AgentStore(client, settings.messages_table)
@@ -56,6 +77,36 @@ def build_services(
             poll_interval,
         ),
         lifecycle=lifecycle,
+        crews=build_crews(settings, client, clock, s3, stepfunctions, adapter_clients),
+    )
+
+
+def build_crews(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock = SYSTEM_CLOCK,
+    s3: Any = None,
+    stepfunctions: Any = None,
+    adapter_clients: AdapterClients | None = None,
+) -> Crews:
+    from agentworks.aws_clients import s3 as default_s3
+
+    crews = CrewStore(client, settings.work_table)
+    calls = CallStore(client, settings.work_table)
+    outputs = OutputStore((lambda: s3) if s3 is not None else default_s3, settings.outputs_bucket)
+    clients = adapter_clients or AdapterClients()
+    return Crews(
+        definitions=CrewService(crews, clock),
+        calls=FunctionCalls(
+            crews,
+            calls,
+            Executions(settings.function_call_state_machine_arn, stepfunctions),
+            outputs,
+            clock,
+        ),
+        runner=StepRunner(
+            crews, calls, outputs, lambda settings: build_adapter(settings, clients), clock
+        ),
     )
 
 

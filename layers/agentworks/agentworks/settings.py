@@ -12,6 +12,10 @@ class Settings(BaseModel):
     identity_table: str = Field(min_length=3)
     messages_table: str = Field(min_length=3)
     signing_secret_arn: str = Field(min_length=1)
+    work_table: str = ""
+    outputs_bucket: str = ""
+    # Only the functions that start executions know the state machine (no template cycle).
+    function_call_state_machine_arn: str = ""
     stage: str = "dev"
 
 
@@ -21,5 +25,8 @@ def get_settings() -> Settings:
         identity_table=os.environ.get("IDENTITY_TABLE", ""),
         messages_table=os.environ.get("MESSAGES_TABLE", ""),
         signing_secret_arn=os.environ.get("SIGNING_SECRET_ARN", ""),
+        work_table=os.environ.get("WORK_TABLE", ""),
+        outputs_bucket=os.environ.get("OUTPUTS_BUCKET", ""),
+        function_call_state_machine_arn=os.environ.get("FUNCTION_CALL_STATE_MACHINE_ARN", ""),
         stage=os.environ.get("STAGE", "dev"),
     )

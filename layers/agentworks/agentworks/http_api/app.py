@@ -10,12 +10,13 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from agentworks import limits
 from agentworks.errors import AgentWorksError, RateLimited
-from agentworks.http_api import connections, messages
+from agentworks.http_api import connections, crews, messages
 from agentworks.observability import count_refusal, logger
 
 app = APIGatewayHttpResolver(enable_validation=True)
 app.include_router(connections.router, prefix="/v1")
 app.include_router(messages.router, prefix="/v1")
+app.include_router(crews.router, prefix="/v1")
 
 _JSON = "application/json"
 

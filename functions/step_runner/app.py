@@ -1,0 +1,16 @@
+"""Step runner: the Lambda behind statemachines/function_call.asl.json's task states."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentworks.observability import logger, metrics, tracer
+from agentworks.runtime import services
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    logger.append_keys(call_id=event.get("call_id"), action=event.get("action"))
+    return services().crews.runner.handle(event)

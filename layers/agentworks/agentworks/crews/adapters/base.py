@@ -1,0 +1,64 @@
+"""The adapter contract: one agent turn in, a final answer / result / question / hand-off out.
+
+The platform owns everything around a turn (records, validation, retries, waiting for a
+person, files in S3); an adapter only turns a prompt and its context into an answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """Everything an adapter may use for one turn."""
+
+    crew_name: str
+    instructions: str
+    settings: dict[str, Any]  # the Crew's `adapter` block (type + its own settings)
+    kind: Literal["function", "message"]
+    prompt: str  # the message text, or a rendered description of the function call
+    function: str | None = None  # kind == "function"
+    args: dict[str, Any] | None = None  # kind == "function": the validated arguments
+    output_schema: dict[str, Any] | None = None  # when set, the turn must produce `result`
+    answer: str | None = None  # the person's answer to this call's pending question
+    correction: str | None = None  # validation errors of the previous result to fix
+    history: tuple[dict[str, str], ...] = ()  # earlier turns: {"role", "content"}
+    # Where files go (informational for adapters that run code; produced files are
+    # returned in TurnResult.files and stored by the platform).
+    function_output_dir: str = ""
+    crew_output_dir: str = ""
+    function_result_file: str = ""
+
+
+@dataclass
+class Handoff:
+    """Work handed to a named external agent (mailbox adapter)."""
+
+    agent_name: str
+    message: str
+
+
+@dataclass
+class TurnResult:
+    """Exactly one of: a final answer (with an optional structured result), a question
+    for a person, or a hand-off to an external agent."""
+
+    final_text: str | None = None
+    result: Any = None  # the JSON the agent "wrote to FUNCTION_RESULT_FILE"
+    has_result: bool = False  # distinguishes a null result from no result
+    files: dict[str, bytes] = field(default_factory=dict)  # relative path -> content
+    question: str | None = None  # raise a pending human input (F7)
+    handoff: Handoff | None = None
+    cost_usd: float = 0.0
+    progress: list[str] = field(default_factory=list)  # execution messages worth showing
+
+
+class AdapterError(Exception):
+    """The agent could not complete the turn (bad settings, the model/Lambda failed).
+    The call ends `failed` with this message; nothing retries it on its own."""
+
+
+class Adapter(Protocol):
+    def run_turn(self, request: TurnRequest) -> TurnResult: ...

@@ -1,0 +1,165 @@
+"""The `lambda` adapter: a user's Lambda function is the agent (SPEC §8).
+
+Settings::
+
+    adapter:
+      type: lambda
+      function_name: my-agent          # name or ARN
+      qualifier: live                  # optional alias or version
+
+The function is invoked synchronously with a JSON object of the turn (`request_payload`)
+and must answer a JSON object::
+
+    {"final_text"?: str, "result"?: any, "question"?: str, "files"?: {path: text},
+     "cost_usd"?: number, "progress"?: [str]}
+
+`result` present (even null) is the structured result (F6); `question` raises a pending
+input (F7). Unknown keys are ignored. A function error, or an answer that is not such an
+object, fails the turn with the function's own message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from agentworks.crews.adapters import settings_checks as checks
+from agentworks.crews.adapters.base import AdapterError, TurnRequest, TurnResult
+from agentworks.crews.adapters.output_files import safe_relative_path
+
+SETTINGS_KEYS = ("type", "function_name", "qualifier")
+
+
+def validate(settings: dict[str, Any]) -> list[str]:
+    """Problems with a lambda adapter's settings (empty when fine)."""
+    where = "lambda adapter"
+    return [
+        *checks.unknown_keys(settings, SETTINGS_KEYS, where),
+        *checks.required_str(settings, "function_name", where),
+        *checks.optional_str(settings, "qualifier", where),
+    ]
+
+
+def request_payload(request: TurnRequest) -> dict[str, Any]:
+    """The JSON object the user's function receives for one turn."""
+    return {
+        "crew_name": request.crew_name,
+        "kind": request.kind,
+        "prompt": request.prompt,
+        "function": request.function,
+        "args": request.args,
+        "answer": request.answer,
+        "correction": request.correction,
+        "instructions": request.instructions,
+        "output_schema": request.output_schema,
+        "history": [dict(entry) for entry in request.history],
+    }
+
+
+class LambdaAdapter:
+    """Invokes the configured function once per turn (RequestResponse)."""
+
+    def __init__(self, settings: dict[str, Any], client_factory: Callable[[], Any]) -> None:
+        problems = validate(settings)
+        if problems:
+            raise AdapterError("; ".join(problems))
+        self._function_name: str = settings["function_name"]
+        self._qualifier: str | None = settings.get("qualifier")
+        self._client_factory = client_factory
+
+    def run_turn(self, request: TurnRequest) -> TurnResult:
+        """Invoke the function and turn its JSON answer into a TurnResult."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        params: dict[str, Any] = {
+            "FunctionName": self._function_name,
+            "InvocationType": "RequestResponse",
+            "Payload": json.dumps(request_payload(request), ensure_ascii=False).encode("utf-8"),
+        }
+        if self._qualifier:
+            params["Qualifier"] = self._qualifier
+        try:
+            response = self._client_factory().invoke(**params)
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            raise AdapterError(
+                f"invoking Lambda function {self._function_name} failed: "
+                f"{error.get('Code', 'Error')}: {error.get('Message', '')}"
+            ) from exc
+        except BotoCoreError as exc:
+            raise AdapterError(
+                f"invoking Lambda function {self._function_name} failed: {exc}"
+            ) from exc
+        body = _read_payload(response.get("Payload"))
+        if response.get("FunctionError"):
+            raise AdapterError(
+                f"Lambda function {self._function_name} failed: {_function_error(body)}"
+            )
+        return self._parse(body)
+
+    def _parse(self, body: bytes) -> TurnResult:
+        where = f"Lambda function {self._function_name}"
+        try:
+            answer = json.loads(body) if body else None
+        except ValueError as exc:
+            raise AdapterError(f"{where} answered with invalid JSON: {exc}") from exc
+        if not isinstance(answer, dict):
+            raise AdapterError(
+                f"{where} must answer a JSON object with final_text, result, question or "
+                f"files; it answered {type(answer).__name__}"
+            )
+        return parse_answer(answer, where)
+
+
+def parse_answer(answer: dict[str, Any], where: str) -> TurnResult:
+    """The TurnResult for a function's JSON answer (AdapterError when a field is wrong)."""
+    for key in ("final_text", "question"):
+        if answer.get(key) is not None and not isinstance(answer[key], str):
+            raise AdapterError(f"{where}: '{key}' must be a string")
+    files_in = answer.get("files") or {}
+    if not isinstance(files_in, dict):
+        raise AdapterError(f"{where}: 'files' must map relative paths to text")
+    files: dict[str, bytes] = {}
+    for path, text in files_in.items():
+        safe = safe_relative_path(path)
+        if safe is None or not isinstance(text, str):
+            raise AdapterError(f"{where}: file {path!r} needs a relative path and text content")
+        files[safe] = text.encode("utf-8")
+    cost = answer.get("cost_usd", 0.0)
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or cost < 0:
+        raise AdapterError(f"{where}: 'cost_usd' must be a non-negative number")
+    progress = answer.get("progress") or []
+    if not isinstance(progress, list) or not all(isinstance(item, str) for item in progress):
+        raise AdapterError(f"{where}: 'progress' must be a list of strings")
+    question = answer.get("question")
+    return TurnResult(
+        final_text=None if question is not None else (answer.get("final_text") or ""),
+        result=answer.get("result"),
+        has_result="result" in answer and question is None,
+        files=files,
+        question=question,
+        cost_usd=float(cost),
+        progress=list(progress),
+    )
+
+
+def _read_payload(payload: Any) -> bytes:
+    if payload is None:
+        return b""
+    if hasattr(payload, "read"):  # botocore StreamingBody
+        data = payload.read()
+        return data if isinstance(data, bytes) else bytes(data)
+    return payload if isinstance(payload, bytes) else str(payload).encode("utf-8")
+
+
+def _function_error(body: bytes) -> str:
+    """`errorType: errorMessage` from a Lambda error payload (or the raw text)."""
+    try:
+        error = json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", "replace")[:2000] or "no error message"
+    if isinstance(error, dict) and "errorMessage" in error:
+        kind = error.get("errorType")
+        return f"{kind}: {error['errorMessage']}" if kind else str(error["errorMessage"])
+    return json.dumps(error)[:2000]

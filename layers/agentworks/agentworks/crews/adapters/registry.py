@@ -1,0 +1,90 @@
+"""Choose and build a Crew's adapter from its `adapter` settings (SPEC §8).
+
+`validate_adapter_settings` runs when a Crew is defined (bad settings are a 400 then);
+`build_adapter` runs in the step runner for each turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from agentworks.crews.adapters import bedrock, lambda_adapter, mailbox, scripted
+from agentworks.crews.adapters.base import Adapter, AdapterError
+
+_VALIDATORS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "scripted": scripted.validate,
+    "bedrock": bedrock.validate,
+    "lambda": lambda_adapter.validate,
+    "mailbox": mailbox.validate,
+}
+ADAPTER_TYPES = tuple(sorted(_VALIDATORS))
+
+
+@lru_cache(maxsize=1)
+def _default_bedrock_runtime() -> Any:
+    import boto3
+    from botocore.config import Config
+
+    # A model turn can take minutes; botocore's 60 s read timeout would cut it.
+    config = Config(read_timeout=300, retries={"mode": "standard", "max_attempts": 3})
+    return boto3.client("bedrock-runtime", config=config)
+
+
+@lru_cache(maxsize=1)
+def _default_lambda() -> Any:
+    import boto3
+    from botocore.config import Config
+
+    # A synchronous invoke may run up to Lambda's 15-minute limit.
+    config = Config(read_timeout=905, retries={"mode": "standard", "max_attempts": 3})
+    return boto3.client("lambda", config=config)
+
+
+@dataclass
+class AdapterClients:
+    """The AWS clients adapters may need, created on first use (tests inject factories)."""
+
+    bedrock_runtime_factory: Callable[[], Any] = _default_bedrock_runtime
+    lambda_factory: Callable[[], Any] = _default_lambda
+    _made: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+
+    def bedrock_runtime(self) -> Any:
+        """The bedrock-runtime client (created on the first call)."""
+        if "bedrock" not in self._made:
+            self._made["bedrock"] = self.bedrock_runtime_factory()
+        return self._made["bedrock"]
+
+    def lambda_client(self) -> Any:
+        """The lambda client (created on the first call)."""
+        if "lambda" not in self._made:
+            self._made["lambda"] = self.lambda_factory()
+        return self._made["lambda"]
+
+
+def validate_adapter_settings(settings: Any) -> list[str]:
+    """Human-readable problems with a Crew's `adapter` block (empty when it is usable)."""
+    if not isinstance(settings, dict):
+        return ["adapter must be a mapping with a 'type'"]
+    kind = settings.get("type")
+    validator = _VALIDATORS.get(kind) if isinstance(kind, str) else None
+    if validator is None:
+        return [f"adapter type {kind!r} is unknown; known types: {', '.join(ADAPTER_TYPES)}"]
+    return validator(settings)
+
+
+def build_adapter(settings: dict[str, Any], clients: AdapterClients) -> Adapter:
+    """The adapter for `settings`; AdapterError listing every problem when they are invalid."""
+    problems = validate_adapter_settings(settings)
+    if problems:
+        raise AdapterError("invalid adapter settings: " + "; ".join(problems))
+    kind = settings["type"]
+    if kind == "scripted":
+        return scripted.ScriptedAdapter(settings)
+    if kind == "bedrock":
+        return bedrock.BedrockAdapter(settings, clients.bedrock_runtime)
+    if kind == "lambda":
+        return lambda_adapter.LambdaAdapter(settings, clients.lambda_client)
+    return mailbox.MailboxAdapter(settings)

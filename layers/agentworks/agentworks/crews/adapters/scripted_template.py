@@ -1,0 +1,101 @@
+"""Templates of the scripted adapter: `{prompt}`, `{answer}`, `{match.N}`, `{args.X}` ….
+
+Rendering never fails: a missing key renders as an empty string, a non-string value as
+JSON. `{{` and `}}` are literal braces. In a structured result, a string leaf that is exactly
+one placeholder keeps the value's JSON type (`"{args.count}"` → 3, not "3"), so scripted
+results can satisfy typed output schemas.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*(?:\.[^{}.\s]+)*)\}")
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class TemplateContext:
+    """The values a template may name."""
+
+    prompt: str = ""
+    answer: str | None = None
+    correction: str | None = None
+    function: str | None = None
+    crew: str = ""
+    args: Any = None
+    match: re.Match[str] | None = None
+
+
+def render(template: str, ctx: TemplateContext) -> str:
+    """`template` with every placeholder replaced (missing → "")."""
+
+    def replace(found: re.Match[str]) -> str:
+        token = found.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        return _as_text(_lookup(found.group(1), ctx))
+
+    return _PLACEHOLDER.sub(replace, template)
+
+
+def render_value(value: Any, ctx: TemplateContext) -> Any:
+    """`value` with templating applied to every string leaf, recursively (keys untouched)."""
+    if isinstance(value, str):
+        whole = _PLACEHOLDER.fullmatch(value)
+        if whole and whole.group(1):
+            found = _lookup(whole.group(1), ctx)
+            if found is not _MISSING and not isinstance(found, str):
+                return copy.deepcopy(found)
+        return render(value, ctx)
+    if isinstance(value, dict):
+        return {key: render_value(item, ctx) for key, item in value.items()}
+    if isinstance(value, list):
+        return [render_value(item, ctx) for item in value]
+    return value
+
+
+def _lookup(path: str, ctx: TemplateContext) -> Any:
+    root, *rest = path.split(".")
+    if root == "match":
+        return _match_group(ctx.match, rest)
+    if root == "args":
+        return _descend(ctx.args, rest)
+    if rest or root not in ("prompt", "answer", "correction", "function", "crew"):
+        return _MISSING
+    value = getattr(ctx, root)
+    return _MISSING if value is None else value
+
+
+def _match_group(match: re.Match[str] | None, rest: list[str]) -> Any:
+    if match is None or len(rest) != 1:
+        return _MISSING
+    key: int | str = int(rest[0]) if rest[0].isdigit() else rest[0]
+    try:
+        group = match.group(key)
+    except IndexError:  # no such group number or name
+        return _MISSING
+    return _MISSING if group is None else group
+
+
+def _descend(value: Any, keys: list[str]) -> Any:
+    for key in keys:
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return _MISSING
+    return value
+
+
+def _as_text(value: Any) -> str:
+    if value is _MISSING:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)

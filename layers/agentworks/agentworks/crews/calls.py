@@ -1,0 +1,232 @@
+"""Structured function calls: list, call, status, read, reply (F2–F8)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+
+from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.crews import limits
+from agentworks.crews.access import may_see_call, parse_crew_target, visible
+from agentworks.crews.call_store import (
+    CallBindingExists,
+    CallStore,
+    CrewBusy,
+    CrewChanged,
+    StaleCall,
+)
+from agentworks.crews.crew_store import CrewStore
+from agentworks.crews.execution import Executions
+from agentworks.crews.models import CallFunction, CallRecord, ReplyToCall
+from agentworks.crews.outputs import RESULT_FILE, FileGone, OutputStore, call_prefix
+from agentworks.crews.schema_check import SchemaProblem, check
+from agentworks.errors import (
+    Busy,
+    Conflict,
+    Expired,
+    InvalidInput,
+    SchemaViolation,
+    Unavailable,
+)
+from agentworks.identity.models import FUNCTIONS_CALL, FUNCTIONS_READ, Principal
+from agentworks.ids import new_id
+from agentworks.messaging.models import iso
+
+
+def _args_hash(target: str, function: str, args: dict[str, Any]) -> str:
+    payload = json.dumps([target, function, args], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def call_status(record: CallRecord) -> dict[str, Any]:
+    """What a caller sees: state, saved progress, questions, outcome and file metadata."""
+    return {
+        "call_id": record.call_id,
+        "target": f"crew:{record.crew_name}",
+        "function": record.function,
+        "state": record.state,
+        "terminal": record.terminal,
+        "progress": record.progress,
+        "errors": record.errors,
+        "pending_inputs": [
+            {"request_id": p.request_id, "question": p.question, "asked_at": iso(p.asked_at)}
+            for p in record.pending_inputs
+        ],
+        "final_text": record.final_text,
+        "result": record.result if record.has_result and not record.result_file else None,
+        "result_file": record.result_file,
+        "files": record.files,
+        "turns": record.turns,
+        "created_at": iso(record.created_at),
+        "updated_at": iso(record.updated_at),
+    }
+
+
+class FunctionCalls:
+    def __init__(
+        self,
+        crews: CrewStore,
+        calls: CallStore,
+        executions: Executions,
+        outputs: OutputStore,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self._crews = crews
+        self._calls = calls
+        self._executions = executions
+        self._outputs = outputs
+        self._clock = clock
+
+    def _now(self) -> int:
+        return int(self._clock.now() * 1000)
+
+    def list_functions(self, principal: Principal, target: str) -> dict[str, Any]:
+        principal.require(FUNCTIONS_READ)
+        crew = visible(principal, self._crews.get(principal.account_id, parse_crew_target(target)))
+        return {
+            "target": f"crew:{crew.name}",
+            "version": crew.version,
+            "functions": [f.model_dump(mode="json") for f in crew.definition.functions],
+        }
+
+    def call(self, principal: Principal, request: CallFunction) -> dict[str, Any]:
+        principal.require(FUNCTIONS_CALL)
+        name = parse_crew_target(request.target)
+        crew = visible(principal, self._crews.get(principal.account_id, name))
+        spec = crew.definition.function(request.function)
+        if spec is None:
+            raise InvalidInput(
+                f"crew:{name} has no function '{request.function}'. See its functions with: "
+                f"agentworks functions list --target crew:{name}",
+                field="function",
+            )
+        if len(json.dumps(request.args)) > limits.ARGS_MAX_BYTES:
+            raise InvalidInput("args are limited to 256 KiB of JSON.", field="args")
+        try:
+            check(spec.input_schema, request.args)
+        except SchemaProblem as problem:
+            path = problem.path.replace("data", "args", 1)
+            raise SchemaViolation(
+                f"args don't match {request.function}'s input schema: "
+                f"{problem.message.replace('data', 'args', 1)}",
+                path=path,
+            ) from None
+        digest = _args_hash(f"crew:{name}", request.function, request.args)
+        now = self._now()
+        record = CallRecord(
+            call_id=new_id("call", self._clock),
+            account_id=principal.account_id,
+            crew_name=name,
+            crew_id=crew.crew_id,
+            function=request.function,
+            args=request.args,
+            caller_connection_id=principal.connection_id,
+            state="accepted",
+            created_at=now,
+            updated_at=now,
+            submission_id=request.submission_id,
+        )
+        try:
+            self._calls.admit(crew, record, digest, request.submission_id)
+        except CallBindingExists as existing:
+            return self._recover(principal, existing, digest)
+        except CrewBusy:
+            raise Busy(
+                f"crew:{name} is running {limits.RUNNING_PER_CREW} calls; nothing was queued. "
+                "Retry later (reuse the same submission_id)."
+            ) from None
+        except (CrewChanged, StaleCall):
+            raise Conflict("The Crew changed while calling it; retry.") from None
+        try:
+            self._executions.start(record.call_id)
+        except Exception:
+            # Nothing will run it: record the failure and give the slot back.
+            record.state, record.updated_at = "failed", self._now()
+            record.errors.append("The execution could not be started.")
+            record.slot_held = False
+            self._calls.finish(record, 1, release_slot=True)
+            raise
+        return {**call_status(record), "replayed": False}
+
+    def _recover(
+        self, principal: Principal, existing: CallBindingExists, digest: str
+    ) -> dict[str, Any]:
+        """F4: the same submission_id recovers the accepted call; other arguments conflict."""
+        if existing.args_hash != digest:
+            raise Conflict(
+                "submission_id was already used with other arguments; use a new submission_id "
+                "for new work.",
+                field="submission_id",
+            )
+        found = self._calls.get(existing.call_id)
+        record = may_see_call(principal, found[0] if found else None)
+        return {**call_status(record), "replayed": True}
+
+    def status(self, principal: Principal, call_id: str) -> dict[str, Any]:
+        principal.require(FUNCTIONS_READ)
+        found = self._calls.get(call_id)
+        return call_status(may_see_call(principal, found[0] if found else None))
+
+    def read(self, principal: Principal, call_id: str, path: str, page: int = 0) -> dict[str, Any]:
+        principal.require(FUNCTIONS_READ)
+        found = self._calls.get(call_id)
+        record = may_see_call(principal, found[0] if found else None)
+        known = {f["path"] for f in record.files} | ({RESULT_FILE} if record.result_file else set())
+        if path not in known:
+            raise Unavailable()
+        if page < 0:
+            raise InvalidInput("page must be 0 or more.", field="page")
+        try:
+            chunk = self._outputs.read_page(call_prefix(record.crew_id, record.call_id), path, page)
+        except FileGone:
+            raise Expired(
+                "This output was removed 7 days after it was written; the call record remains."
+            ) from None
+        try:
+            content, encoding = chunk.content.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            content, encoding = base64.b64encode(chunk.content).decode(), "base64"
+        return {
+            "call_id": call_id,
+            "path": chunk.path,
+            "page": chunk.page,
+            "pages": chunk.pages,
+            "size": chunk.size,
+            "encoding": encoding,
+            "content": content,
+        }
+
+    def reply(self, principal: Principal, call_id: str, request: ReplyToCall) -> dict[str, Any]:
+        """F7: answers the pending question with the matching request id; grants nothing else."""
+        principal.require(FUNCTIONS_CALL)
+        for _attempt in range(5):
+            found = self._calls.get(call_id)
+            record = may_see_call(principal, found[0] if found else None)
+            assert found is not None
+            version = found[1]
+            if record.terminal:
+                raise Conflict(
+                    f"The call already ended ({record.state}); there is nothing to answer."
+                )
+            pending = next(
+                (p for p in record.pending_inputs if p.request_id == request.request_id), None
+            )
+            if pending is None or record.state != "input_required" or not record.task_token:
+                raise Conflict(
+                    "No pending input with that request_id on this call; see its "
+                    "pending_inputs with: agentworks functions status --call-id " + call_id,
+                    field="request_id",
+                )
+            token = record.task_token
+            record.pending_inputs = [p for p in record.pending_inputs if p is not pending]
+            record.answers.append({"request_id": request.request_id, "answer": request.answer})
+            record.state, record.task_token, record.updated_at = "running", None, self._now()
+            try:
+                self._calls.save(record, version)
+            except StaleCall:
+                continue
+            self._executions.resume(token, {"request_id": request.request_id})
+            return call_status(record)
+        raise Conflict("The call changed while replying; retry.")

@@ -1,0 +1,37 @@
+"""Step Functions: start a call's execution, answer a waiting task (F7, mailbox adapter)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+
+@lru_cache(maxsize=1)
+def _sfn() -> Any:
+    import boto3
+
+    return boto3.client("stepfunctions")
+
+
+class Executions:
+    def __init__(self, state_machine_arn: str, client: Any | None = None) -> None:
+        self._arn = state_machine_arn
+        self._client = client
+
+    @property
+    def client(self) -> Any:
+        return self._client or _sfn()
+
+    def start(self, call_id: str) -> str:
+        # The execution is named after the call: a second start of one call is refused.
+        response = self.client.start_execution(
+            stateMachineArn=self._arn, name=call_id, input=json.dumps({"call_id": call_id})
+        )
+        return str(response["executionArn"])
+
+    def resume(self, task_token: str, output: dict[str, Any]) -> None:
+        self.client.send_task_success(taskToken=task_token, output=json.dumps(output))
+
+    def status(self, execution_arn: str) -> str:
+        return str(self.client.describe_execution(executionArn=execution_arn)["status"])

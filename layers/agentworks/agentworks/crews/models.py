@@ -1,0 +1,177 @@
+"""Crew definitions and function-call records (F1–F8)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from agentworks.crews import limits as crew_limits
+
+Messaging = Literal["off", "review", "on"]
+CallState = Literal[
+    "accepted", "running", "input_required", "succeeded", "failed", "cancelled", "interrupted"
+]
+TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled", "interrupted"})
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_FUNCTION_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+
+
+class FunctionSpec(BaseModel):
+    """A declared function: checked inputs, optional checked output (F1, F3, F6)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = Field("", max_length=2_000)
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    output_schema: dict[str, Any] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _FUNCTION_RE.match(value):
+            raise ValueError("function names are 1–64 letters, digits, '_' or '-', from a letter")
+        return value
+
+
+class CrewDefinition(BaseModel):
+    """What a Crew file (YAML or JSON) declares."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    instructions: str = Field("", max_length=crew_limits.INSTRUCTIONS_MAX_CHARS)
+    messaging: Messaging = "off"
+    adapter: dict[str, Any]
+    access: list[str] = Field(
+        default_factory=list,
+        max_length=100,
+        description="Connection ids that may call or message this Crew; empty = the account.",
+    )
+    functions: list[FunctionSpec] = Field(
+        default_factory=list, max_length=crew_limits.FUNCTIONS_PER_CREW
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _crew_name(cls, value: str) -> str:
+        if not _NAME_RE.match(value):
+            raise ValueError(
+                "Crew names are 1–64 ASCII letters, digits, '.', '_' or '-', from a letter or digit"
+            )
+        return value
+
+    @field_validator("messaging", mode="before")
+    @classmethod
+    def _yaml_booleans(cls, value: Any) -> Any:
+        # YAML 1.1 reads bare on/off as booleans.
+        if value is True:
+            return "on"
+        if value is False:
+            return "off"
+        return value
+
+    @field_validator("adapter")
+    @classmethod
+    def _adapter_type(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(value.get("type"), str):
+            raise ValueError("adapter needs a type (scripted, bedrock, lambda or mailbox)")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_functions(self) -> CrewDefinition:
+        names = [f.name for f in self.functions]
+        if len(names) != len(set(names)):
+            raise ValueError("function names must be unique within a Crew")
+        return self
+
+    def function(self, name: str) -> FunctionSpec | None:
+        return next((f for f in self.functions if f.name == name), None)
+
+
+@dataclass
+class Crew:
+    account_id: str
+    crew_id: str
+    definition: CrewDefinition
+    version: int
+    running: int
+    created_at: int
+    updated_at: int
+
+    @property
+    def name(self) -> str:
+        return self.definition.name.lower()
+
+
+@dataclass
+class PendingInput:
+    request_id: str
+    question: str
+    asked_at: int
+
+
+@dataclass
+class CallRecord:
+    call_id: str
+    account_id: str
+    crew_name: str
+    crew_id: str
+    function: str
+    args: dict[str, Any]
+    caller_connection_id: str
+    state: str
+    created_at: int
+    updated_at: int
+    submission_id: str | None = None
+    turns: int = 0
+    corrections: int = 0
+    progress: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    pending_inputs: list[PendingInput] = field(default_factory=list)
+    answers: list[dict[str, str]] = field(default_factory=list)  # {"request_id", "answer"}
+    final_text: str | None = None
+    result: Any = None
+    has_result: bool = False
+    result_file: str | None = None
+    files: list[dict[str, Any]] = field(default_factory=list)  # {"path", "size"}
+    slot_held: bool = True
+    task_token: str | None = None
+    handoff_inbox_id: str | None = None
+    outcome: str | None = None  # the terminal state `finish` records
+    correction: str | None = None  # validation errors the next turn must fix (F6)
+    cost_usd: float = 0.0
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+# ---- API shapes ----
+
+
+class CallFunction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    target: str = Field(description="crew:NAME")
+    function: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    submission_id: str | None = Field(None, min_length=1, max_length=128)
+
+
+class ReplyToCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    request_id: str = Field(min_length=1, max_length=64)
+    answer: str = Field(min_length=1, max_length=20_000)
+
+
+class PostCallResult(BaseModel):
+    """Mailbox adapter: the named agent doing the work posts its outcome."""
+
+    model_config = ConfigDict(extra="forbid")
+    agent_name: str
+    final_text: str | None = Field(None, max_length=100_000)
+    result: Any = None

@@ -1,0 +1,111 @@
+"""Crew definitions: create, update, get, list, delete (F1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.crews import limits
+from agentworks.crews.access import visible
+from agentworks.crews.adapters.registry import validate_adapter_settings
+from agentworks.crews.crew_store import CrewExists, CrewStore
+from agentworks.crews.models import Crew, CrewDefinition
+from agentworks.crews.schema_check import schema_error
+from agentworks.errors import Conflict, InvalidInput, LimitReached, Unavailable
+from agentworks.identity.models import ADMIN, FUNCTIONS_READ, Principal
+from agentworks.ids import new_id
+
+
+def parse_definition(data: Any) -> CrewDefinition:
+    """A Crew file's content → a checked definition, or InvalidInput saying what's wrong."""
+    try:
+        definition = CrewDefinition.model_validate(data)
+    except ValidationError as error:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc']) or 'crew'}: {e['msg']}" for e in error.errors()
+        ]
+        raise InvalidInput("Invalid Crew definition: " + "; ".join(problems)[:1500]) from None
+    problems = validate_adapter_settings(definition.adapter)
+    for spec in definition.functions:
+        for label, schema in (
+            ("input_schema", spec.input_schema),
+            ("output_schema", spec.output_schema),
+        ):
+            if schema is not None and (why := schema_error(schema)):
+                problems.append(f"functions.{spec.name}.{label}: {why}")
+    if problems:
+        raise InvalidInput("Invalid Crew definition: " + "; ".join(problems)[:1500])
+    return definition
+
+
+def crew_view(crew: Crew) -> dict[str, Any]:
+    return {
+        "crew_id": crew.crew_id,
+        "target": f"crew:{crew.name}",
+        "version": crew.version,
+        "running": crew.running,
+        "created_at": crew.created_at,
+        "updated_at": crew.updated_at,
+        **crew.definition.model_dump(mode="json"),
+    }
+
+
+class CrewService:
+    def __init__(self, store: CrewStore, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._store = store
+        self._clock = clock
+
+    def _now(self) -> int:
+        return int(self._clock.now() * 1000)
+
+    def create(self, principal: Principal, data: Any) -> Crew:
+        principal.require(ADMIN)
+        definition = parse_definition(data)
+        if not principal.may_target(f"crew:{definition.name.lower()}"):
+            raise Unavailable()
+        if len(self._store.list_all(principal.account_id)) >= limits.CREWS_PER_ACCOUNT:
+            raise LimitReached(f"At most {limits.CREWS_PER_ACCOUNT} Crews per account.")
+        now = self._now()
+        crew = Crew(principal.account_id, new_id("crew", self._clock), definition, 1, 0, now, now)
+        try:
+            self._store.create(crew)
+        except CrewExists:
+            raise Conflict(
+                f"crew:{crew.name} exists; change it with: agentworks crews update --file FILE"
+            ) from None
+        return crew
+
+    def update(self, principal: Principal, name: str, data: Any) -> Crew:
+        principal.require(ADMIN)
+        crew = visible(principal, self._store.get(principal.account_id, name))
+        definition = parse_definition(data)
+        if definition.name.lower() != crew.name:
+            raise InvalidInput("A Crew can't be renamed; create a new one instead.", field="name")
+        if not self._store.update_definition(crew, definition, self._now()):
+            raise Conflict("The Crew changed meanwhile; get it again and retry.")
+        updated = self._store.get(principal.account_id, name)
+        if updated is None:
+            raise Unavailable()
+        return updated
+
+    def get(self, principal: Principal, name: str) -> Crew:
+        principal.require(FUNCTIONS_READ)
+        return visible(principal, self._store.get(principal.account_id, name.lower()))
+
+    def list(self, principal: Principal) -> list[Crew]:
+        principal.require(FUNCTIONS_READ)
+        found = []
+        for crew in self._store.list_all(principal.account_id):
+            try:
+                found.append(visible(principal, crew))
+            except Unavailable:
+                continue
+        return sorted(found, key=lambda c: c.name)
+
+    def delete(self, principal: Principal, name: str) -> None:
+        principal.require(ADMIN)
+        crew = visible(principal, self._store.get(principal.account_id, name.lower()))
+        if not self._store.delete(crew):
+            raise Unavailable()

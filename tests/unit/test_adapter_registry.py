@@ -1,0 +1,106 @@
+"""§8 adapter registry: the type picks the adapter, bad settings are found at definition
+time, and AWS clients are created only when an adapter that needs one runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentworks.crews.adapters.base import AdapterError, TurnRequest
+from agentworks.crews.adapters.bedrock import BedrockAdapter
+from agentworks.crews.adapters.lambda_adapter import LambdaAdapter
+from agentworks.crews.adapters.mailbox import MailboxAdapter
+from agentworks.crews.adapters.registry import (
+    ADAPTER_TYPES,
+    AdapterClients,
+    build_adapter,
+    validate_adapter_settings,
+)
+from agentworks.crews.adapters.scripted import ScriptedAdapter
+
+VALID: dict[str, dict[str, Any]] = {
+    "scripted": {"type": "scripted", "rules": [{"default": "hi"}]},
+    "bedrock": {"type": "bedrock", "model_id": "amazon.nova-lite-v1:0"},
+    "lambda": {"type": "lambda", "function_name": "agent"},
+    "mailbox": {"type": "mailbox", "agent": "codex"},
+}
+EXPECTED = {
+    "scripted": ScriptedAdapter,
+    "bedrock": BedrockAdapter,
+    "lambda": LambdaAdapter,
+    "mailbox": MailboxAdapter,
+}
+
+
+class FakeBedrock:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def converse(self, **_: Any) -> dict[str, Any]:
+        self.calls += 1
+        return {
+            "output": {"message": {"role": "assistant", "content": [{"text": "hello"}]}},
+            "stopReason": "end_turn",
+            "usage": {"inputTokens": 1, "outputTokens": 1},
+        }
+
+
+def refusing_factory() -> Any:
+    raise AssertionError("no client may be created for this adapter")
+
+
+def test_s8_registry_knows_the_four_required_types():
+    assert ADAPTER_TYPES == ("bedrock", "lambda", "mailbox", "scripted")
+
+
+@pytest.mark.parametrize("kind", sorted(VALID))
+def test_s8_build_adapter_picks_the_type_without_creating_clients(kind):
+    clients = AdapterClients(
+        bedrock_runtime_factory=refusing_factory, lambda_factory=refusing_factory
+    )
+    assert validate_adapter_settings(VALID[kind]) == []
+    assert isinstance(build_adapter(VALID[kind], clients), EXPECTED[kind])
+
+
+def test_s8_scripted_and_mailbox_turns_never_create_clients():
+    clients = AdapterClients(
+        bedrock_runtime_factory=refusing_factory, lambda_factory=refusing_factory
+    )
+    request = TurnRequest("c", "", {}, "message", "hello")
+    assert build_adapter(VALID["scripted"], clients).run_turn(request).final_text == "hi"
+    assert build_adapter(VALID["mailbox"], clients).run_turn(request).handoff is not None
+
+
+def test_s8_clients_are_created_once_on_first_use():
+    made: list[FakeBedrock] = []
+
+    def factory() -> FakeBedrock:
+        made.append(FakeBedrock())
+        return made[-1]
+
+    clients = AdapterClients(bedrock_runtime_factory=factory, lambda_factory=refusing_factory)
+    adapter = build_adapter(VALID["bedrock"], clients)
+    assert made == []
+    request = TurnRequest("c", "", {}, "message", "hello")
+    assert adapter.run_turn(request).final_text == "hello"
+    assert adapter.run_turn(request).final_text == "hello"
+    assert len(made) == 1 and made[0].calls == 2
+
+
+def test_s8_unknown_type_lists_the_known_types():
+    problems = validate_adapter_settings({"type": "openai"})
+    assert problems == [
+        "adapter type 'openai' is unknown; known types: bedrock, lambda, mailbox, scripted"
+    ]
+    with pytest.raises(AdapterError, match="known types: bedrock, lambda, mailbox, scripted"):
+        build_adapter({"type": "openai"}, AdapterClients())
+    assert "known types" in validate_adapter_settings({})[0]
+    assert validate_adapter_settings("scripted") == ["adapter must be a mapping with a 'type'"]
+
+
+def test_s8_every_problem_is_reported_at_once():
+    problems = validate_adapter_settings({"type": "bedrock", "max_turns": 0, "modle_id": "x"})
+    assert len(problems) == 3
+    with pytest.raises(AdapterError, match=r"^invalid adapter settings: "):
+        build_adapter({"type": "bedrock"}, AdapterClients())
