@@ -1,0 +1,199 @@
+"""F4–F8 rules of structured functions, each through a real Step Functions execution."""
+
+from __future__ import annotations
+
+import copy
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from agentworks.crews.runner import StepRunner
+from tests.integration.crew_support import CONTRACTS, wait_for
+
+TERMINAL = {"succeeded", "failed", "interrupted", "cancelled"}
+
+
+def _crew(api, stack, **changes):
+    definition = copy.deepcopy(CONTRACTS)
+    definition.update(changes)
+    reply = api("POST", "/v1/crews", stack.admin_token, definition)
+    assert reply.status == 201, reply.body
+    return reply.body
+
+
+def _call(api, token, function, args, **extra):
+    return api("POST", "/v1/calls", token,
+               {"target": "crew:contracts", "function": function, "args": args, **extra})
+
+
+def test_f4_submission_id_recovers_the_call_and_conflicts_on_other_args(api, stack, agents):
+    _crew(api, stack)
+    caller = agents.connection("caller")["token"]
+    first = _call(api, caller, "summarize", {"text": "a"}, submission_id="job-1")
+    again = _call(api, caller, "summarize", {"text": "a"}, submission_id="job-1")
+    assert first.status == 202 and again.status == 200 and again.body["replayed"] is True
+    assert again.body["call_id"] == first.body["call_id"]
+    clash = _call(api, caller, "summarize", {"text": "b"}, submission_id="job-1")
+    assert clash.status == 409 and clash.body["error"]["field"] == "submission_id"
+    wait_for(api, caller, first.body["call_id"], TERMINAL)
+    executions = stack_executions(stack)
+    assert len(executions) == 1  # the retry started nothing
+
+
+def stack_executions(stack):
+    import boto3
+
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    return sfn.list_executions(
+        stateMachineArn=stack.settings.function_call_state_machine_arn)["executions"]
+
+
+def test_f5_four_concurrent_calls_three_run_one_busy(api, stack, agents):
+    _crew(api, stack)
+    caller = agents.connection("caller")["token"]
+
+    def call(i):
+        return _call(api, caller, "confirm", {"action": f"step {i}"})
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        replies = list(pool.map(call, range(4)))
+    accepted = [r for r in replies if r.status == 202]
+    busy = [r for r in replies if r.status == 429]
+    assert len(accepted) == 3 and len(busy) == 1
+    assert busy[0].body["error"]["code"] == "busy"
+    assert "nothing was queued" in busy[0].body["error"]["message"]
+    assert api("GET", "/v1/crews/contracts", caller).body["running"] == 3
+    # A question pending (a quiet, long call) keeps its slot; finishing one frees one.
+    first = wait_for(api, caller, accepted[0].body["call_id"], {"input_required"})
+    assert _call(api, caller, "summarize", {"text": "x"}).status == 429
+    api("POST", f"/v1/calls/{first['call_id']}/reply", caller,
+        {"request_id": first["pending_inputs"][0]["request_id"], "answer": "no"})
+    wait_for(api, caller, first["call_id"], TERMINAL)
+    assert _call(api, caller, "summarize", {"text": "x"}).status == 202
+
+
+def test_f6_one_correction_turn_then_success(api, stack, agents):
+    adapter = copy.deepcopy(CONTRACTS["adapter"])
+    adapter["rules"][1] = {"function": "summarize", "result": {"wrong": 1},
+                           "result_on_correction": {"summary": "fixed"}}
+    _crew(api, stack, adapter=adapter)
+    caller = agents.connection("caller")["token"]
+    call_id = _call(api, caller, "summarize", {"text": "t"}).body["call_id"]
+    done = wait_for(api, caller, call_id, TERMINAL)
+    assert done["state"] == "succeeded" and done["result"] == {"summary": "fixed"}
+    assert done["turns"] == 2
+    assert any("correction" in line for line in done["progress"])
+
+
+def test_f6_invalid_result_after_the_correction_fails_with_the_errors(api, stack, agents):
+    adapter = copy.deepcopy(CONTRACTS["adapter"])
+    adapter["rules"][1] = {"function": "summarize", "result": {"wrong": 1}}
+    _crew(api, stack, adapter=adapter)
+    caller = agents.connection("caller")["token"]
+    call_id = _call(api, caller, "summarize", {"text": "t"}).body["call_id"]
+    done = wait_for(api, caller, call_id, TERMINAL)
+    assert done["state"] == "failed" and done["turns"] == 2
+    assert "summary" in done["errors"][-1]
+    assert api("GET", "/v1/crews/contracts", caller).body["running"] == 0
+
+
+def test_f6_large_result_is_a_file_read_in_pages(api, stack, agents):
+    adapter = copy.deepcopy(CONTRACTS["adapter"])
+    big = "x" * (300 * 1024)
+    adapter["rules"][1] = {"function": "summarize", "result": {"summary": big},
+                           "files": {"notes/summary.txt": "Summary of {args.text}"}}
+    _crew(api, stack, adapter=adapter)
+    caller = agents.connection("caller")["token"]
+    call_id = _call(api, caller, "summarize", {"text": "the lease"}).body["call_id"]
+    done = wait_for(api, caller, call_id, TERMINAL)
+    assert done["state"] == "succeeded", done
+    assert done["result"] is None and done["result_file"] == "result.json"
+    page = api("GET", f"/v1/calls/{call_id}/files", caller, query={"path": "result.json"}).body
+    assert page["pages"] == 1 and json.loads(page["content"]) == {"summary": big}
+    assert api("GET", f"/v1/calls/{call_id}/files", caller,
+               query={"path": "result.json", "page": 1}).body["content"] == ""
+    notes = api("GET", f"/v1/calls/{call_id}/files", caller,
+                query={"path": "notes/summary.txt"}).body
+    assert notes["content"] == "Summary of the lease"
+    assert done["files"] == [{"path": "notes/summary.txt", "size": len("Summary of the lease")}]
+    # Unknown paths are unavailable; a swept output answers expired (F8).
+    assert api("GET", f"/v1/calls/{call_id}/files", caller,
+               query={"path": "../secrets"}).status == 404
+    import boto3
+
+    boto3.client("s3", region_name="us-east-1").delete_object(
+        Bucket=stack.settings.outputs_bucket,
+        Key=f"calls/{done_crew_id(api, caller)}/{call_id}/notes/summary.txt")
+    gone = api("GET", f"/v1/calls/{call_id}/files", caller, query={"path": "notes/summary.txt"})
+    assert gone.status == 410 and gone.body["error"]["code"] == "expired"
+    assert api("GET", f"/v1/calls/{call_id}", caller).status == 200  # the record stays
+
+
+def done_crew_id(api, token):
+    return api("GET", "/v1/crews/contracts", token).body["crew_id"]
+
+
+def test_f8_crashed_step_runner_ends_interrupted_with_evidence(api, stack, agents, monkeypatch):
+    _crew(api, stack)
+    caller = agents.connection("caller")["token"]
+
+    def crash(*_args, **_kwargs):
+        raise RuntimeError("the worker died mid-turn")
+
+    monkeypatch.setattr(StepRunner, "_after_turn", crash)
+    call_id = _call(api, caller, "summarize", {"text": "t"}).body["call_id"]
+    done = wait_for(api, caller, call_id, TERMINAL)
+    assert done["state"] == "interrupted"
+    assert done["progress"] == ["turn 1 started"]  # saved evidence
+    assert "RuntimeError" in done["errors"][-1]
+    assert api("GET", "/v1/crews/contracts", caller).body["running"] == 0
+    # Reads never start or steer anything.
+    before = len(stack_executions(stack))
+    for _ in range(3):
+        api("GET", f"/v1/calls/{call_id}", caller)
+    assert len(stack_executions(stack)) == before
+
+
+def test_f_adapter_failure_ends_failed(api, stack, agents):
+    adapter = copy.deepcopy(CONTRACTS["adapter"])
+    adapter["rules"][1] = {"function": "summarize", "fail": "the model is unavailable"}
+    _crew(api, stack, adapter=adapter)
+    caller = agents.connection("caller")["token"]
+    call_id = _call(api, caller, "summarize", {"text": "t"}).body["call_id"]
+    done = wait_for(api, caller, call_id, TERMINAL)
+    assert done["state"] == "failed" and "unavailable" in done["errors"][-1]
+
+
+@pytest.mark.parametrize("who", ["other-account", "out-of-bounds", "other-caller", "no-access"])
+def test_a4_strangers_cannot_list_call_read_or_reply(api, stack, agents, who):
+    _crew(api, stack, access=[])
+    caller = agents.connection("caller")["token"]
+    call_id = _call(api, caller, "confirm", {"action": "x"}).body["call_id"]
+    waiting = wait_for(api, caller, call_id, {"input_required"})
+    if who == "other-account":
+        token = stack.services.identity.bootstrap("intruder").token
+    elif who == "out-of-bounds":
+        token = api("POST", "/v1/connections", stack.admin_token,
+                    {"name": "bounded", "target_bounds": ["crew:other"]}).body["token"]
+    elif who == "other-caller":
+        token = agents.connection("neighbour")["token"]
+    else:
+        outsider = agents.connection("outsider")
+        token = outsider["token"]
+        restricted = copy.deepcopy(CONTRACTS)
+        restricted["access"] = [agents.connection("friend")["connection_id"]]
+        assert api("PUT", "/v1/crews/contracts", stack.admin_token, restricted).status == 200
+    unknown_status = api("GET", "/v1/calls/call_01ARZ3NDEKTSV4RRFFQ69G5FAV", token)
+    status = api("GET", f"/v1/calls/{call_id}", token)
+    assert status.status == 404 and status.body == unknown_status.body
+    reply = api("POST", f"/v1/calls/{call_id}/reply", token,
+                {"request_id": waiting["pending_inputs"][0]["request_id"], "answer": "yes"})
+    assert reply.status == 404
+    assert api("GET", f"/v1/calls/{call_id}/files", token, query={"path": "x"}).status == 404
+    if who != "other-caller":
+        assert api("GET", "/v1/functions", token, query={"target": "crew:contracts"}).status == 404
+        assert _call(api, token, "summarize", {"text": "t"}).status == 404
+        assert "contracts" not in json.dumps(api("GET", "/v1/crews", token).body)
+    # The call is untouched.
+    assert api("GET", f"/v1/calls/{call_id}", caller).body["state"] == "input_required"
