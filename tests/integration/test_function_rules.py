@@ -23,8 +23,12 @@ def _crew(api, stack, **changes):
 
 
 def _call(api, token, function, args, **extra):
-    return api("POST", "/v1/calls", token,
-               {"target": "crew:contracts", "function": function, "args": args, **extra})
+    return api(
+        "POST",
+        "/v1/calls",
+        token,
+        {"target": "crew:contracts", "function": function, "args": args, **extra},
+    )
 
 
 def test_f4_submission_id_recovers_the_call_and_conflicts_on_other_args(api, stack, agents):
@@ -45,8 +49,9 @@ def stack_executions(stack):
     import boto3
 
     sfn = boto3.client("stepfunctions", region_name="us-east-1")
-    return sfn.list_executions(
-        stateMachineArn=stack.settings.function_call_state_machine_arn)["executions"]
+    return sfn.list_executions(stateMachineArn=stack.settings.function_call_state_machine_arn)[
+        "executions"
+    ]
 
 
 def test_f5_four_concurrent_calls_three_run_one_busy(api, stack, agents):
@@ -67,16 +72,23 @@ def test_f5_four_concurrent_calls_three_run_one_busy(api, stack, agents):
     # A question pending (a quiet, long call) keeps its slot; finishing one frees one.
     first = wait_for(api, caller, accepted[0].body["call_id"], {"input_required"})
     assert _call(api, caller, "summarize", {"text": "x"}).status == 429
-    api("POST", f"/v1/calls/{first['call_id']}/reply", caller,
-        {"request_id": first["pending_inputs"][0]["request_id"], "answer": "no"})
+    api(
+        "POST",
+        f"/v1/calls/{first['call_id']}/reply",
+        caller,
+        {"request_id": first["pending_inputs"][0]["request_id"], "answer": "no"},
+    )
     wait_for(api, caller, first["call_id"], TERMINAL)
     assert _call(api, caller, "summarize", {"text": "x"}).status == 202
 
 
 def test_f6_one_correction_turn_then_success(api, stack, agents):
     adapter = copy.deepcopy(CONTRACTS["adapter"])
-    adapter["rules"][1] = {"function": "summarize", "result": {"wrong": 1},
-                           "result_on_correction": {"summary": "fixed"}}
+    adapter["rules"][1] = {
+        "function": "summarize",
+        "result": {"wrong": 1},
+        "result_on_correction": {"summary": "fixed"},
+    }
     _crew(api, stack, adapter=adapter)
     caller = agents.connection("caller")["token"]
     call_id = _call(api, caller, "summarize", {"text": "t"}).body["call_id"]
@@ -101,8 +113,11 @@ def test_f6_invalid_result_after_the_correction_fails_with_the_errors(api, stack
 def test_f6_large_result_is_a_file_read_in_pages(api, stack, agents):
     adapter = copy.deepcopy(CONTRACTS["adapter"])
     big = "x" * (300 * 1024)
-    adapter["rules"][1] = {"function": "summarize", "result": {"summary": big},
-                           "files": {"notes/summary.txt": "Summary of {args.text}"}}
+    adapter["rules"][1] = {
+        "function": "summarize",
+        "result": {"summary": big},
+        "files": {"notes/summary.txt": "Summary of {args.text}"},
+    }
     _crew(api, stack, adapter=adapter)
     caller = agents.connection("caller")["token"]
     call_id = _call(api, caller, "summarize", {"text": "the lease"}).body["call_id"]
@@ -111,20 +126,27 @@ def test_f6_large_result_is_a_file_read_in_pages(api, stack, agents):
     assert done["result"] is None and done["result_file"] == "result.json"
     page = api("GET", f"/v1/calls/{call_id}/files", caller, query={"path": "result.json"}).body
     assert page["pages"] == 1 and json.loads(page["content"]) == {"summary": big}
-    assert api("GET", f"/v1/calls/{call_id}/files", caller,
-               query={"path": "result.json", "page": 1}).body["content"] == ""
-    notes = api("GET", f"/v1/calls/{call_id}/files", caller,
-                query={"path": "notes/summary.txt"}).body
+    assert (
+        api(
+            "GET", f"/v1/calls/{call_id}/files", caller, query={"path": "result.json", "page": 1}
+        ).body["content"]
+        == ""
+    )
+    notes = api(
+        "GET", f"/v1/calls/{call_id}/files", caller, query={"path": "notes/summary.txt"}
+    ).body
     assert notes["content"] == "Summary of the lease"
     assert done["files"] == [{"path": "notes/summary.txt", "size": len("Summary of the lease")}]
     # Unknown paths are unavailable; a swept output answers expired (F8).
-    assert api("GET", f"/v1/calls/{call_id}/files", caller,
-               query={"path": "../secrets"}).status == 404
+    assert (
+        api("GET", f"/v1/calls/{call_id}/files", caller, query={"path": "../secrets"}).status == 404
+    )
     import boto3
 
     boto3.client("s3", region_name="us-east-1").delete_object(
         Bucket=stack.settings.outputs_bucket,
-        Key=f"calls/{done_crew_id(api, caller)}/{call_id}/notes/summary.txt")
+        Key=f"calls/{done_crew_id(api, caller)}/{call_id}/notes/summary.txt",
+    )
     gone = api("GET", f"/v1/calls/{call_id}/files", caller, query={"path": "notes/summary.txt"})
     assert gone.status == 410 and gone.body["error"]["code"] == "expired"
     assert api("GET", f"/v1/calls/{call_id}", caller).status == 200  # the record stays
@@ -174,8 +196,12 @@ def test_a4_strangers_cannot_list_call_read_or_reply(api, stack, agents, who):
     if who == "other-account":
         token = stack.services.identity.bootstrap("intruder").token
     elif who == "out-of-bounds":
-        token = api("POST", "/v1/connections", stack.admin_token,
-                    {"name": "bounded", "target_bounds": ["crew:other"]}).body["token"]
+        token = api(
+            "POST",
+            "/v1/connections",
+            stack.admin_token,
+            {"name": "bounded", "target_bounds": ["crew:other"]},
+        ).body["token"]
     elif who == "other-caller":
         token = agents.connection("neighbour")["token"]
     else:
@@ -187,8 +213,12 @@ def test_a4_strangers_cannot_list_call_read_or_reply(api, stack, agents, who):
     unknown_status = api("GET", "/v1/calls/call_01ARZ3NDEKTSV4RRFFQ69G5FAV", token)
     status = api("GET", f"/v1/calls/{call_id}", token)
     assert status.status == 404 and status.body == unknown_status.body
-    reply = api("POST", f"/v1/calls/{call_id}/reply", token,
-                {"request_id": waiting["pending_inputs"][0]["request_id"], "answer": "yes"})
+    reply = api(
+        "POST",
+        f"/v1/calls/{call_id}/reply",
+        token,
+        {"request_id": waiting["pending_inputs"][0]["request_id"], "answer": "yes"},
+    )
     assert reply.status == 404
     assert api("GET", f"/v1/calls/{call_id}/files", token, query={"path": "x"}).status == 404
     if who != "other-caller":
