@@ -32,6 +32,7 @@ TARGETS: dict[str, Target] = {
     "import_ratio_api": Target(2.5, "x"),
     "import_ratio_authorizer": Target(2.5, "x"),
     "import_ratio_tick": Target(2.5, "x"),
+    "function_call_state_transitions": Target(8),
 }
 
 # Printed in this order; anything else measured goes to results.json only.
@@ -69,6 +70,10 @@ SHOWN = (
     "cost_per_million_usd",
     "cost_sqs_per_million",
     "cost_ratio_vs_sqs",
+    "function_call_state_transitions",
+    "function_call_ddb_requests",
+    "function_call_sfn_requests",
+    "function_call_latency_s",
     "import_ms_boto3",
     "import_ratio_api",
     "import_ratio_authorizer",

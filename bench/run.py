@@ -23,7 +23,7 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 
 from moto import mock_aws
 
-from bench import cold_start, prices, report, request_costs, throughput, wake
+from bench import cold_start, functions, prices, report, request_costs, throughput, wake
 from bench.meter import Tally
 from bench.stack import FakeClock, open_stack
 
@@ -129,6 +129,8 @@ def main() -> int:
         results.update(wake.measure())
         _progress("throughput: handlers vs raw boto3 on same-sized tables")
         results.update(throughput.measure())
+    _progress("function calls on Step Functions (one-turn scripted call)")
+    results.update(functions.measure())
     _progress("cold-start imports (fresh interpreters)")
     results.update(import_figures(cold_start.measure(IMPORT_ROUNDS)))
     details.update(
@@ -136,6 +138,9 @@ def main() -> int:
             "cost_per_million_usd": "1M sends + 100k page reads, authorizer on every request",
             "cost_sqs_per_million": "send + receive + delete, unbatched",
             "import_ratio_vs_boto3": "worst of api, authorizer, tick",
+            "function_call_state_transitions": "StateEntered events of one single-turn call",
+            "function_call_ddb_requests": "admission + execution; authorizer and polls excluded",
+            "function_call_latency_s": f"median of {functions.CALLS}, accept to terminal status",
             "import_ms_boto3": f"median of {IMPORT_ROUNDS} fresh interpreters",
             "wake_latency_s": f"median of 5, send {wake.SEND_AFTER_S} s into the wait",
             "wake_latency_max_s": "worst, sends swept across one poll interval",
