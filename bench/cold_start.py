@@ -38,6 +38,11 @@ def _environment() -> dict[str, str]:
         POWERTOOLS_SERVICE_NAME="agentworks",
         POWERTOOLS_METRICS_NAMESPACE="AgentWorks",
         POWERTOOLS_LOG_LEVEL="INFO",
+        # What the Lambda runtime sets: the X-Ray SDK then uses Lambda's sampling decision
+        # instead of building a centralized-sampling client at import (as it does off Lambda).
+        LAMBDA_TASK_ROOT=str(Path(__file__).resolve().parents[1]),
+        AWS_LAMBDA_FUNCTION_NAME="agentworks-bench",
+        AWS_EXECUTION_ENV="AWS_Lambda_python3.12",
     )
     return env
 

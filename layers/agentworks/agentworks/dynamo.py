@@ -4,13 +4,27 @@ transaction-cancellation reasons. Stores own their keys; this module owns no sch
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.exceptions import ClientError
+if TYPE_CHECKING:
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+    from botocore.exceptions import ClientError
 
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
+
+@cache
+def _serializer() -> TypeSerializer:
+    # boto3 loads on first use, not at import: handlers' cold start stays small.
+    from boto3.dynamodb.types import TypeSerializer
+
+    return TypeSerializer()
+
+
+@cache
+def _deserializer() -> TypeDeserializer:
+    from boto3.dynamodb.types import TypeDeserializer
+
+    return TypeDeserializer()
 
 
 def _plain(value: Any) -> Any:
@@ -27,17 +41,17 @@ def _plain(value: Any) -> Any:
 
 def to_item(data: dict[str, Any]) -> dict[str, Any]:
     """Python values → AttributeValue map. None values are left out."""
-    return {k: _serializer.serialize(v) for k, v in data.items() if v is not None}
+    return {k: _serializer().serialize(v) for k, v in data.items() if v is not None}
 
 
 def to_value(value: Any) -> dict[str, Any]:
-    return dict(_serializer.serialize(value))
+    return dict(_serializer().serialize(value))
 
 
 def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
     if not item:
         return None
-    return {k: _plain(_deserializer.deserialize(v)) for k, v in item.items()}
+    return {k: _plain(_deserializer().deserialize(v)) for k, v in item.items()}
 
 
 def error_code(error: ClientError) -> str:
