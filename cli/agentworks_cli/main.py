@@ -1,8 +1,10 @@
 """`agentworks`: the command line client of an AgentWorks server (and `dev`, the local stack).
 
 Exit codes: 0 ok · 1 refused or other error · 2 usage · 3 server unreachable ·
-4 not found / unavailable · 5 rate-limited. Errors are one `error: …` line on stderr
-(with --json the error JSON is printed on stdout too); never a traceback.
+4 not found / unavailable · 5 rate-limited (or a busy Crew); `functions … --wait` adds
+6 call failed · 7 call cancelled or interrupted · 8 still running at --timeout. Errors are
+one `error: …` line on stderr (with --json the error JSON is printed on stdout too); never
+a traceback.
 """
 
 from __future__ import annotations
@@ -13,20 +15,25 @@ import sys
 from collections.abc import Sequence
 
 from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, CliError
-from agentworks_cli.commands import account, connections, messages
+from agentworks_cli.commands import account, connections, crews, functions, messages
 from agentworks_cli.commands.session import Session, common_options
 
 EXIT_INTERRUPTED = 130
 
 EPILOG = """\
 exit codes: 0 ok, 1 refused or other error, 2 usage, 3 server unreachable,
-            4 not found or unavailable, 5 rate-limited
+            4 not found or unavailable, 5 rate-limited or a busy Crew;
+            functions call/status --wait: 6 the call failed,
+            7 it was cancelled or interrupted, 8 still running at --timeout
 
 start here:
   agentworks dev                                  # local stack; writes an admin config
   agentworks whoami
   agentworks messages register --agent reviewer
   agentworks messages read --agent reviewer --after 0 --wait 25
+  agentworks functions list --target crew:contracts
+  agentworks functions call --target crew:contracts --function summarize \\
+      --args '{"text": "…"}' --wait
 """
 
 
@@ -34,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     common = common_options()
     parser = argparse.ArgumentParser(
         prog="agentworks",
-        description="Messages between AI agents on your AgentWorks server.",
+        description="Messages between AI agents, and typed functions of Crews, on your "
+        "AgentWorks server.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[common],
@@ -43,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     account.add_parsers(commands, common)
     connections.add_parsers(commands, common)
     messages.add_parsers(commands, common)
+    crews.add_parsers(commands, common)
+    functions.add_parsers(commands, common)
     return parser
 
 

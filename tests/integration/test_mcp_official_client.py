@@ -97,7 +97,7 @@ def test_official_client_registers_sends_and_reads(stack: Any, mode: str) -> Non
     async def scenario() -> None:
         async with client_for(stack, worker_token, mode, seen) as worker:
             tools = await worker.list_tools()
-            assert [t.name for t in tools.tools] == ["messages"]
+            assert [t.name for t in tools.tools] == ["messages", "crews", "functions"]
             await worker.call_tool("messages", {"action": "register", "agent_name": "worker"})
         async with client_for(stack, reviewer_token, mode) as reviewer:
             await reviewer.call_tool("messages", {"action": "register", "agent_name": "reviewer"})

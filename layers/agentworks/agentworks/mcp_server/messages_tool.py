@@ -8,19 +8,18 @@ as behind the HTTP API; this module only maps arguments and results.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from agentworks import limits
-from agentworks.errors import AgentWorksError, InvalidInput
 from agentworks.identity.models import Principal
-from agentworks.mcp_server.principal import current_principal
-from agentworks.mcp_server.results import build_model, error_result, ok_result
+from agentworks.mcp_server.actions import ActionSpec, run_action
+from agentworks.mcp_server.actions import text as text_argument
+from agentworks.mcp_server.results import build_model
 from agentworks.mcp_server.tooling import DomainTool
 from agentworks.messaging.models import (
     AckResult,
@@ -31,7 +30,7 @@ from agentworks.messaging.models import (
     SendMessage,
     SendReceipt,
 )
-from agentworks.observability import count, count_refusal
+from agentworks.observability import count
 
 if TYPE_CHECKING:
     from agentworks.runtime import Services
@@ -109,18 +108,9 @@ class MessagesCall:
     provider: str | None = None
     allowed_connection_ids: list[str] | None = None
 
-    def given(self) -> set[str]:
-        """Arguments with a value; clients that fill unused fields send null, "" or []."""
-        return {
-            f.name
-            for f in fields(self)
-            if f.name != "action" and getattr(self, f.name) not in (None, "", [])
-        }
-
     def text(self, name: str) -> str | None:
         """A string argument, blank meaning absent."""
-        value = getattr(self, name)
-        return value if value not in (None, "") else None
+        return text_argument(self, name)
 
 
 # ---------------------------------------------------------------- actions
@@ -224,18 +214,7 @@ def _read_text(page: ReadPage) -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class ActionSpec:
-    run: Callable[[Principal, MessagesCall], BaseModel]
-    accepts: frozenset[str] = frozenset()
-    required: tuple[str, ...] = ()
-    # Text content of a success; None = the structured JSON itself.
-    text: Callable[[Any], str] | None = None
-    # Refusal metrics use the HTTP API's operation names.
-    operation: str = "Request"
-
-
-ACTIONS: dict[str, ActionSpec] = {
+ACTIONS: dict[str, ActionSpec[MessagesCall]] = {
     "send": ActionSpec(
         _send,
         frozenset({"message", "target", "inbox_id", "agent_name", "submission_id"}),
@@ -262,32 +241,11 @@ ACTIONS: dict[str, ActionSpec] = {
 assert set(ACTIONS) == set(get_args(Action)), "every action needs a row in ACTIONS"
 
 
-def _check_arguments(call: MessagesCall, spec: ActionSpec) -> None:
-    given = call.given()
-    stray = sorted(given - spec.accepts)
-    if stray:
-        takes = ", ".join(sorted(spec.accepts)) or "no other arguments"
-        raise InvalidInput(
-            f"action={call.action} does not take {', '.join(stray)}; it takes: {takes}.",
-            field=stray[0],
-        )
-    missing = [name for name in spec.required if name not in given]
-    if missing:
-        raise InvalidInput(f"action={call.action} needs {' and '.join(missing)}.", field=missing[0])
-
-
 def run_messages(call: MessagesCall) -> CallToolResult:
     """Runs one action as the request's principal; domain errors become error results."""
-    spec = ACTIONS[call.action]
-    try:
-        principal = current_principal()
-        _check_arguments(call, spec)
-        result = spec.run(principal, call)
-    except AgentWorksError as error:
-        count_refusal(spec.operation, error.code)
-        return error_result(error)
-    structured = result.model_dump(mode="json")
-    return ok_result(structured, spec.text(result) if spec.text else None)
+    result = run_action(call, ACTIONS[call.action])
+    assert isinstance(result, CallToolResult)  # no messages action asks the user
+    return result
 
 
 # ---------------------------------------------------------------- the tool itself

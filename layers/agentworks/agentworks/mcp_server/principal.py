@@ -28,6 +28,11 @@ def acting_as(principal: Principal) -> Iterator[Principal]:
         _current.reset(token)
 
 
+def acting_principal() -> Principal | None:
+    """The principal of this request, or None outside one."""
+    return _current.get()
+
+
 def current_principal() -> Principal:
     principal = _current.get()
     if principal is None:

@@ -1,0 +1,221 @@
+"""`agentworks crews create|update|get|list|delete` (F1; create, update and delete: admin).
+
+A Crew file is YAML or JSON. PyYAML comes with the local extras, not with the runtime,
+so it is imported only when a YAML file is read; YAML's bare on/off (booleans) are fine
+for `messaging`: the server reads them as "on"/"off".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.commands.formatting import one_line, shell, table, when
+from agentworks_cli.commands.session import Session
+
+INSTRUCTIONS_SHOWN_CHARS = 200
+JSON_SUFFIXES = (".json",)
+
+
+def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    group = commands.add_parser(
+        "crews",
+        parents=[common],
+        help="define, show and delete Crews (agents with typed functions)",
+        description="Crews are agents that expose typed functions; call them with "
+        "`agentworks functions`. Defining one takes the admin scope.",
+    )
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    create = actions.add_parser(
+        "create", parents=[common], help="create a Crew from its file (YAML or JSON; admin)"
+    )
+    _file_argument(create)
+    create.set_defaults(handler=run_create)
+
+    update = actions.add_parser(
+        "update",
+        parents=[common],
+        help="replace a Crew's definition with its file (same name; admin)",
+    )
+    _file_argument(update)
+    update.set_defaults(handler=run_update)
+
+    get = actions.add_parser("get", parents=[common], help="show a Crew's definition")
+    get.add_argument("name", metavar="NAME", help="e.g. contracts")
+    get.set_defaults(handler=run_get)
+
+    listing = actions.add_parser("list", parents=[common], help="the Crews you may use")
+    listing.set_defaults(handler=run_list)
+
+    delete = actions.add_parser(
+        "delete", parents=[common], help="delete a Crew (admin); past call records remain"
+    )
+    delete.add_argument("name", metavar="NAME")
+    delete.set_defaults(handler=run_delete)
+
+
+def _file_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--file",
+        "-f",
+        required=True,
+        metavar="PATH",
+        help="the Crew file: .yaml/.yml or .json ('-' reads stdin)",
+    )
+
+
+# ---- the Crew file ----
+
+
+def read_crew_file(path_text: str) -> dict[str, Any]:
+    """The Crew file's content as an object; CliError (usage) saying what is wrong."""
+    if path_text == "-":
+        raw, where = sys.stdin.read(), "stdin"
+    else:
+        path = Path(path_text).expanduser()
+        where = str(path)
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CliError(f"no Crew file at {where}", EXIT_USAGE) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"cannot read the Crew file {where}: {exc}", EXIT_USAGE) from None
+    if where.lower().endswith(JSON_SUFFIXES):
+        data = _parse_json(raw, where)
+    else:
+        data = _parse_yaml(raw, where)
+    if not isinstance(data, dict):
+        raise CliError(
+            f"the Crew file {where} must hold one mapping (name, adapter, functions, …)",
+            EXIT_USAGE,
+        )
+    return data
+
+
+def _parse_json(raw: str, where: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise CliError(f"the Crew file {where} is not valid JSON: {exc}", EXIT_USAGE) from None
+
+
+def _parse_yaml(raw: str, where: str) -> Any:
+    try:
+        import yaml
+    except ModuleNotFoundError:
+        # JSON is YAML too: a JSON file under another name still works without PyYAML.
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise CliError(
+                f"reading the YAML Crew file {where} needs PyYAML, which is not installed; "
+                "install it (pip install pyyaml, or the local extras: pip install -e "
+                "'.[local]') or write the Crew file as JSON (crew.json)",
+                EXIT_USAGE,
+            ) from None
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        detail = one_line(str(exc))
+        raise CliError(f"the Crew file {where} is not valid YAML: {detail}", EXIT_USAGE) from None
+
+
+# ---- commands ----
+
+
+def run_create(session: Session) -> int:
+    definition = read_crew_file(session.args.file)
+    crew = session.call("POST", "/v1/crews", body=definition)
+    return _show_crew(session, crew, "created")
+
+
+def run_update(session: Session) -> int:
+    definition = read_crew_file(session.args.file)
+    name = definition.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise CliError("the Crew file needs a name (the Crew to update)", EXIT_USAGE)
+    crew = session.call("PUT", f"/v1/crews/{quote(name.strip(), safe='')}", body=definition)
+    return _show_crew(session, crew, "updated")
+
+
+def run_get(session: Session) -> int:
+    crew = session.call("GET", f"/v1/crews/{quote(session.args.name, safe='')}")
+    return _show_crew(session, crew, None)
+
+
+def run_list(session: Session) -> int:
+    listed = session.call("GET", "/v1/crews")
+    if session.json:
+        session.print_json(listed)
+        return EXIT_OK
+    crews = listed.get("crews") or []
+    if not crews:
+        session.out("no Crews you may use; an admin creates one with:")
+        session.out("  " + shell(session.command("crews", "create", "--file", "crew.yaml")))
+        return EXIT_OK
+    rows = [
+        (
+            c.get("target"),
+            c.get("version"),
+            (c.get("adapter") or {}).get("type", "-"),
+            c.get("messaging"),
+            c.get("running"),
+            ", ".join(f.get("name", "") for f in c.get("functions") or []) or "-",
+        )
+        for c in crews
+    ]
+    for line in table(("TARGET", "VERSION", "ADAPTER", "MESSAGING", "RUNNING", "FUNCTIONS"), rows):
+        session.out(line)
+    return EXIT_OK
+
+
+def run_delete(session: Session) -> int:
+    name = session.args.name
+    deleted = session.call("DELETE", f"/v1/crews/{quote(name, safe='')}")
+    if session.json:
+        session.print_json(deleted)
+        return EXIT_OK
+    session.out(f"deleted {one_line(deleted.get('target', 'crew:' + name))}")
+    return EXIT_OK
+
+
+def _show_crew(session: Session, crew: dict[str, Any], verb: str | None) -> int:
+    if session.json:
+        session.print_json(crew)
+        return EXIT_OK
+    target = one_line(crew.get("target"))
+    head = f"{verb} {target}" if verb else target
+    session.out(f"{head} (version {crew.get('version')}, {one_line(crew.get('crew_id'))})")
+    session.out(f"adapter:   {one_line((crew.get('adapter') or {}).get('type', '-'))}")
+    session.out(f"messaging: {one_line(crew.get('messaging'))}")
+    access = crew.get("access") or []
+    session.out(f"access:    {', '.join(map(one_line, access)) if access else 'the account'}")
+    session.out(f"running:   {crew.get('running', 0)} call(s)")
+    session.out(f"updated:   {when(_seconds(crew.get('updated_at')))}")
+    instructions = one_line(crew.get("instructions") or "")
+    if instructions:
+        if len(instructions) > INSTRUCTIONS_SHOWN_CHARS:
+            instructions = instructions[: INSTRUCTIONS_SHOWN_CHARS - 1] + "…"
+        session.out(f"instructions: {instructions}")
+    functions = crew.get("functions") or []
+    session.out("")
+    if not functions:
+        session.out("no functions")
+        return EXIT_OK
+    rows = [(f.get("name"), f.get("description") or "-") for f in functions]
+    for line in table(("FUNCTION", "DESCRIPTION"), rows):
+        session.out(line)
+    session.out("")
+    session.out("schemas: " + shell(session.command("functions", "list", "--target", str(target))))
+    return EXIT_OK
+
+
+def _seconds(milliseconds: object) -> object:
+    """Crew times are epoch milliseconds; `when` reads epoch seconds."""
+    return milliseconds / 1000 if isinstance(milliseconds, int | float) else milliseconds

@@ -1,0 +1,502 @@
+"""`agentworks functions list|call|status|read|reply` (F2–F8).
+
+`call --wait` and `status --wait` poll the call until it ends and exit by its outcome:
+0 succeeded · 6 failed · 7 cancelled or interrupted · 8 still running when --timeout ran
+out (the call goes on); Ctrl-C stops the waiting (130), not the call. A question the call
+asks is printed on stderr with the exact `functions reply` command that answers it; with
+a terminal on stdin and stderr (and no --json) the answer can be typed right there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import sys
+import time
+from typing import Any
+from urllib.parse import quote
+
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.commands.formatting import clean, indent, one_line, shell, table, when
+from agentworks_cli.commands.session import Session
+
+EXIT_CALL_FAILED = 6
+EXIT_CALL_STOPPED = 7  # cancelled or interrupted
+EXIT_WAIT_TIMEOUT = 8
+EXIT_STOPPED_WAITING = 130  # Ctrl-C, as for every command
+OUTCOME_EXIT = {
+    "succeeded": EXIT_OK,
+    "failed": EXIT_CALL_FAILED,
+    "cancelled": EXIT_CALL_STOPPED,
+    "interrupted": EXIT_CALL_STOPPED,
+}
+# Between two polls of a waiting call: quick enough to feel live, light on the API.
+POLL_SECONDS = 0.75
+
+WAIT_HELP = "wait for the outcome, polling; exit 0 succeeded, 6 failed, 7 cancelled/interrupted"
+EPILOG = """\
+exit codes of --wait: 0 succeeded, 6 failed, 7 cancelled or interrupted,
+                      8 still running after --timeout (the call goes on)
+"""
+
+
+def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    group = commands.add_parser(
+        "functions",
+        parents=[common],
+        help="discover and call a Crew's typed functions",
+        description="Typed functions of Crews: discover them, call one, follow the call "
+        "to its outcome, answer its questions and read its files.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    listing = actions.add_parser(
+        "list", parents=[common], help="a Crew's functions and their input/output schemas"
+    )
+    listing.add_argument("--target", required=True, metavar="crew:NAME")
+    listing.set_defaults(handler=run_list)
+
+    call = actions.add_parser(
+        "call",
+        parents=[common],
+        help="call a function: checked args, a call_id at once, the outcome later",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    call.add_argument("--target", required=True, metavar="crew:NAME")
+    call.add_argument("--function", required=True, metavar="NAME")
+    call.add_argument(
+        "--args",
+        default="{}",
+        metavar="JSON",
+        help="the arguments, a JSON object ('-' reads stdin, @PATH reads a file; default {})",
+    )
+    call.add_argument(
+        "--submission-id",
+        metavar="ID",
+        help="retry key: calling again with the same id and args returns the original call",
+    )
+    _wait_arguments(call)
+    call.set_defaults(handler=run_call)
+
+    status = actions.add_parser(
+        "status",
+        parents=[common],
+        help="a call's state, progress, questions and outcome",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    status.add_argument("--call-id", required=True, metavar="ID")
+    _wait_arguments(status)
+    status.set_defaults(handler=run_status)
+
+    read = actions.add_parser(
+        "read",
+        parents=[common],
+        help="a call's file, one page (≤ 2 MiB) at a time, to stdout",
+    )
+    read.add_argument("--call-id", required=True, metavar="ID")
+    read.add_argument(
+        "--file", required=True, metavar="PATH", help="a path the call's status lists"
+    )
+    read.add_argument("--page", type=int, default=0, metavar="N", help="0, 1, … (default 0)")
+    read.set_defaults(handler=run_read)
+
+    reply = actions.add_parser(
+        "reply", parents=[common], help="answer the question a call is waiting on"
+    )
+    reply.add_argument("--call-id", required=True, metavar="ID")
+    reply.add_argument(
+        "--request-id", required=True, metavar="ID", help="the question's request_id"
+    )
+    reply.add_argument(
+        "--answer", required=True, metavar="TEXT", help="your answer ('-' reads stdin)"
+    )
+    reply.set_defaults(handler=run_reply)
+
+
+def _wait_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wait", action="store_true", help=WAIT_HELP)
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="with --wait: give up waiting after S seconds (exit 8; default: no limit)",
+    )
+
+
+# ---- commands ----
+
+
+def run_list(session: Session) -> int:
+    listed = session.call("GET", "/v1/functions", query={"target": session.args.target})
+    if session.json:
+        session.print_json(listed)
+        return EXIT_OK
+    target = str(listed.get("target") or session.args.target)
+    session.out(f"{one_line(target)} (version {listed.get('version')})")
+    functions = listed.get("functions") or []
+    if not functions:
+        session.out("no functions")
+        return EXIT_OK
+    for spec in functions:
+        session.out("")
+        name = str(spec.get("name") or "")
+        session.out(f"{one_line(name)}: {one_line(spec.get('description') or '-')}")
+        session.out(f"  input:  {_compact(spec.get('input_schema'))}")
+        if spec.get("output_schema") is not None:
+            session.out(f"  output: {_compact(spec['output_schema'])}")
+        example = json.dumps(_example_args(spec.get("input_schema")), ensure_ascii=False)
+        words = ["functions", "call", "--target", target, "--function", name, "--args", example]
+        session.out("  call:   " + shell(session.command(*words, "--wait")))
+    return EXIT_OK
+
+
+def run_call(session: Session) -> int:
+    args = session.args
+    _check_timeout(args)
+    body: dict[str, Any] = {
+        "target": args.target,
+        "function": args.function,
+        "args": parse_args_json(args.args),
+    }
+    if args.submission_id is not None:
+        body["submission_id"] = args.submission_id
+    accepted = session.call("POST", "/v1/calls", body=body)
+    if args.wait:
+        if accepted.get("replayed"):
+            _note("replayed: this submission id already started this call; nothing new started")
+        return _wait_and_show(session, accepted, args.timeout)
+    if session.json:
+        session.print_json(accepted)
+        return EXIT_OK
+    call_id = str(accepted.get("call_id") or "")
+    session.out(
+        f"accepted call {one_line(call_id)} ({one_line(accepted.get('target'))} "
+        f"{one_line(accepted.get('function'))}), state: {one_line(accepted.get('state'))}"
+    )
+    if accepted.get("replayed"):
+        session.out("replayed: this submission id already started this call; nothing new started")
+    session.out("status: " + shell(session.command("functions", "status", "--call-id", call_id)))
+    session.out(
+        "wait:   " + shell(session.command("functions", "status", "--call-id", call_id, "--wait"))
+    )
+    return EXIT_OK
+
+
+def run_status(session: Session) -> int:
+    args = session.args
+    _check_timeout(args)
+    status = session.call("GET", f"/v1/calls/{quote(args.call_id, safe='')}")
+    if args.wait:
+        return _wait_and_show(session, status, args.timeout)
+    if session.json:
+        session.print_json(status)
+    else:
+        show_status(session, status)
+    return EXIT_OK
+
+
+def run_read(session: Session) -> int:
+    args = session.args
+    if args.page < 0:
+        raise CliError("--page must be 0 or more", EXIT_USAGE)
+    page = session.call(
+        "GET",
+        f"/v1/calls/{quote(args.call_id, safe='')}/files",
+        query={"path": args.file, "page": args.page},
+    )
+    if session.json:
+        session.print_json(page)
+        return EXIT_OK
+    content = str(page.get("content") or "")
+    number, pages = int(page.get("page") or 0), int(page.get("pages") or 1)
+    if page.get("encoding") == "base64":
+        data = base64.b64decode(content)
+        if sys.stdout.isatty():
+            raise CliError(
+                f"{args.file} is binary ({page.get('size')} bytes); redirect stdout to a file "
+                "(… > out.bin) or use --json",
+                EXIT_USAGE,
+            )
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(content)
+        if sys.stdout.isatty() and content and not content.endswith("\n"):
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+    # stdout holds the file's bytes only (redirectable); the page facts go to stderr.
+    _note(
+        f"{one_line(page.get('path'))}: page {number} of pages 0–{pages - 1}, "
+        f"{page.get('size')} bytes in all"
+    )
+    if number + 1 < pages:
+        words = ["functions", "read", "--call-id", args.call_id, "--file", args.file]
+        _note("next page: " + shell(session.command(*words, "--page", str(number + 1))))
+    return EXIT_OK
+
+
+def run_reply(session: Session) -> int:
+    args = session.args
+    answer = sys.stdin.read().rstrip("\n") if args.answer == "-" else args.answer
+    status = session.call(
+        "POST",
+        f"/v1/calls/{quote(args.call_id, safe='')}/reply",
+        body={"request_id": args.request_id, "answer": answer},
+    )
+    if session.json:
+        session.print_json(status)
+        return EXIT_OK
+    session.out(
+        f"answered {one_line(args.request_id)}; call {one_line(status.get('call_id'))} is "
+        f"{one_line(status.get('state'))}"
+    )
+    wait = ["functions", "status", "--call-id", str(status.get("call_id") or args.call_id)]
+    session.out("wait: " + shell(session.command(*wait, "--wait")))
+    return EXIT_OK
+
+
+# ---- waiting ----
+
+
+def _wait_and_show(session: Session, status: dict[str, Any], timeout: float) -> int:
+    try:
+        final = Waiter(session).until_terminal(status, timeout)
+    except KeyboardInterrupt:
+        # Ctrl-C stops the waiting, not the call: say how to pick it up again.
+        call_id = str(status.get("call_id") or "")
+        wait = shell(session.command("functions", "status", "--call-id", call_id, "--wait"))
+        raise CliError(
+            f"stopped waiting; call {call_id} goes on: {wait}", EXIT_STOPPED_WAITING
+        ) from None
+    if session.json:
+        session.print_json(final)
+    else:
+        show_status(session, final)
+    state = str(final.get("state"))
+    code = OUTCOME_EXIT.get(state, EXIT_OK)
+    if code != EXIT_OK:
+        errors = "; ".join(one_line(e) for e in final.get("errors") or [])
+        detail = f": {errors}" if errors else ""
+        _error_line(f"call {one_line(final.get('call_id'))} {state}{detail}")
+    return code
+
+
+class Waiter:
+    """Polls one call to a terminal state, reporting on stderr as it goes."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.live = stderr_is_terminal()  # state and progress lines only for a person
+        self.can_ask = self.live and stdin_is_terminal() and not session.json
+        self.state: str | None = None
+        self.progress_shown = 0
+        self.questions_shown: set[str] = set()
+
+    def until_terminal(self, status: dict[str, Any], timeout: float) -> dict[str, Any]:
+        call_id = str(status.get("call_id") or "")
+        deadline = time.monotonic() + timeout if timeout > 0 else None
+        while True:
+            status = self.report(status)
+            if status.get("terminal"):
+                return status
+            if deadline is not None and time.monotonic() >= deadline:
+                wait = shell(self.session.command("functions", "status", "--call-id", call_id))
+                raise CliError(
+                    f"call {call_id} is still {status.get('state')} after {timeout:g} s; it "
+                    f"goes on: {wait} --wait",
+                    EXIT_WAIT_TIMEOUT,
+                    {"error": {"code": "wait_timeout", "message": "still running",
+                               "call": status}},
+                )  # fmt: skip
+            time.sleep(POLL_SECONDS)
+            status = self.session.call("GET", f"/v1/calls/{quote(call_id, safe='')}")
+
+    def report(self, status: dict[str, Any]) -> dict[str, Any]:
+        """Prints what is new; returns the status to go on with (after an answer, its reply)."""
+        # Progress first: it happened before the call reached the state it is in now.
+        progress = status.get("progress") or []
+        if self.live:
+            for line in progress[self.progress_shown :]:
+                _note(f"… {one_line(line)}")
+        self.progress_shown = len(progress)
+        state = str(status.get("state"))
+        if self.live and state != self.state:
+            _note(f"… {status.get('call_id')}: {state}")
+        self.state = state
+        for pending in status.get("pending_inputs") or []:
+            request_id = str(pending.get("request_id"))
+            if request_id in self.questions_shown:
+                continue
+            self.questions_shown.add(request_id)
+            answered = self.ask(status, pending)
+            if answered is not None:
+                return self.report(answered)
+        return status
+
+    def ask(self, status: dict[str, Any], pending: dict[str, Any]) -> dict[str, Any] | None:
+        """Shows a question (always: a script must not hang silently); a person may answer."""
+        call_id, request_id = str(status.get("call_id")), str(pending.get("request_id"))
+        command = reply_command(self.session, call_id, request_id)
+        _note(f"question from {one_line(status.get('target'))} (request_id {request_id}):")
+        for line in indent(pending.get("question", ""), "  | "):
+            _note(line)
+        _note("answer with: " + command)
+        if not self.can_ask:
+            return None
+        print("your answer (empty: answer later): ", end="", file=sys.stderr, flush=True)
+        answer = sys.stdin.readline().strip()
+        if not answer:
+            return None
+        try:
+            answered = self.session.call(
+                "POST",
+                f"/v1/calls/{quote(call_id, safe='')}/reply",
+                body={"request_id": request_id, "answer": answer},
+            )
+        except CliError as error:  # answered elsewhere or the call ended: keep following it
+            _note(f"the answer was not taken: {error.message}")
+            return None
+        return dict(answered)
+
+
+def reply_command(session: Session, call_id: str, request_id: str) -> str:
+    words = ["functions", "reply", "--call-id", call_id, "--request-id", request_id]
+    return shell(session.command(*words, "--answer", "your answer"))
+
+
+# ---- human output ----
+
+
+def show_status(session: Session, status: dict[str, Any]) -> None:
+    call_id = str(status.get("call_id") or "")
+    state = one_line(status.get("state"))
+    session.out(f"call:     {one_line(call_id)}")
+    session.out(f"function: {one_line(status.get('target'))} {one_line(status.get('function'))}")
+    session.out(f"state:    {state}" + (" (final)" if status.get("terminal") else ""))
+    session.out(f"turns:    {status.get('turns', 0)}")
+    session.out(f"created:  {when(status.get('created_at'))}")
+    session.out(f"updated:  {when(status.get('updated_at'))}")
+    progress = status.get("progress") or []
+    if progress:
+        session.out("progress:")
+        for line in progress:
+            session.out(f"  - {one_line(line)}")
+    for pending in status.get("pending_inputs") or []:
+        request_id = str(pending.get("request_id"))
+        session.out(f"question (request_id {one_line(request_id)}):")
+        for line in indent(pending.get("question", ""), "  | "):
+            session.out(line)
+        session.out("  answer: " + reply_command(session, call_id, request_id))
+    errors = status.get("errors") or []
+    if errors:
+        session.out("errors:")
+        for line in errors:
+            session.out(f"  - {one_line(line)}")
+    if status.get("final_text"):
+        session.out("final text:")
+        for line in indent(status["final_text"], "  | "):
+            session.out(line)
+    if status.get("result") is not None:
+        session.out("result:")
+        rendered = json.dumps(status["result"], indent=2, ensure_ascii=False)
+        for line in indent(rendered, "  "):
+            session.out(line)
+    read = ["functions", "read", "--call-id", call_id, "--file"]
+    if status.get("result_file"):
+        path = str(status["result_file"])
+        session.out(f"result file: {clean(path)}: " + shell(session.command(*read, path)))
+    files = status.get("files") or []
+    if files:
+        session.out("files:")
+        rows = [
+            (f.get("path"), f"{f.get('size')} bytes", shell(session.command(*read, f["path"])))
+            for f in files
+        ]
+        for line in table(("PATH", "SIZE", "READ"), rows):
+            session.out("  " + line)
+    if not status.get("terminal"):
+        wait = ["functions", "status", "--call-id", call_id, "--wait"]
+        session.out("wait: " + shell(session.command(*wait)))
+
+
+# ---- helpers ----
+
+
+def parse_args_json(value: str) -> dict[str, Any]:
+    """--args: a JSON object given inline, on stdin ('-') or in a file (@PATH)."""
+    where = "--args"
+    raw = value
+    if value == "-":
+        raw, where = sys.stdin.read(), "--args from stdin"
+    elif value.startswith("@"):
+        where = f"--args file {value[1:]}"
+        try:
+            with open(value[1:], encoding="utf-8") as handle:
+                raw = handle.read()
+        except OSError as exc:
+            raise CliError(f"cannot read {where}: {exc.strerror or exc}", EXIT_USAGE) from None
+    try:
+        parsed = json.loads(raw)
+    except ValueError as exc:
+        raise CliError(
+            f'{where} is not valid JSON ({exc}); e.g. --args \'{{"text": "…"}}\'', EXIT_USAGE
+        ) from None
+    if not isinstance(parsed, dict):
+        raise CliError(f'{where} must be a JSON object, e.g. {{"text": "…"}}', EXIT_USAGE)
+    return parsed
+
+
+def _check_timeout(args: argparse.Namespace) -> None:
+    if args.timeout < 0:
+        raise CliError("--timeout must be 0 (no limit) or more seconds", EXIT_USAGE)
+    if args.timeout and not args.wait:
+        raise CliError("--timeout goes with --wait", EXIT_USAGE)
+
+
+def _compact(schema: Any) -> str:
+    return clean(json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+
+
+_PLACEHOLDERS: dict[str, Any] = {
+    "string": "…",
+    "integer": 0,
+    "number": 0,
+    "boolean": False,
+    "array": [],
+    "object": {},
+}
+
+
+def _example_args(schema: Any) -> dict[str, Any]:
+    """A skeleton of the required arguments, for a copy-paste call."""
+    if not isinstance(schema, dict):
+        return {}
+    properties = schema.get("properties") or {}
+    example: dict[str, Any] = {}
+    for name in schema.get("required") or []:
+        kind = (properties.get(name) or {}).get("type")
+        example[str(name)] = _PLACEHOLDERS.get(kind if isinstance(kind, str) else "", "…")
+    return example
+
+
+def stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
+def _note(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _error_line(message: str) -> None:
+    print(f"error: {' '.join(message.split())}", file=sys.stderr, flush=True)

@@ -1,0 +1,214 @@
+"""The `crews` MCP tool: define, inspect and delete Crews (F1).
+
+Same shape as `messages`: one `action` argument, each action a row of `ACTIONS`. The
+rules (admin scope, checked definitions, visibility) live in `CrewService`, exactly as
+behind `/v1/crews`; this module only maps arguments and results.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from agentworks.crews.models import CrewDefinition
+from agentworks.crews.service import crew_view
+from agentworks.errors import InvalidInput
+from agentworks.identity.models import Principal
+from agentworks.mcp_server.actions import ActionSpec, run_action
+from agentworks.mcp_server.actions import text as text_argument
+from agentworks.mcp_server.results import to_json_text
+from agentworks.mcp_server.tooling import DomainTool
+
+if TYPE_CHECKING:
+    from agentworks.runtime import Services
+
+Action = Literal["create", "update", "get", "list", "delete"]
+
+TOOL_NAME = "crews"
+TOOL_TITLE = "AgentWorks Crews"
+
+DESCRIPTION = """\
+Crews of this AgentWorks account: named agents that expose typed functions (call them
+with the `functions` tool). Pick an `action`:
+
+- list: the Crews this connection may use (name, target crew:NAME, version, functions).
+- get: one Crew's current definition, by `name`.
+- create (admin): `definition` = the Crew file's content as an object, e.g.
+  {"name": "contracts", "instructions": "Answer questions about contract clauses.",
+   "messaging": "on", "adapter": {"type": "scripted", "rules": [...]},
+   "functions": [{"name": "summarize", "description": "Summarize a text",
+     "input_schema": {"type": "object", "properties": {"text": {"type": "string"}},
+                      "required": ["text"]},
+     "output_schema": {"type": "object", "properties": {"summary": {"type": "string"}}}}]}
+  adapter.type is scripted, bedrock, lambda or mailbox; messaging is off, review or on;
+  `access` (optional) lists the connection ids that may use it (empty = the account).
+- update (admin): the whole new `definition` (same name; a Crew can't be renamed). Its
+  version goes up; calls already running keep the version they started with.
+- delete (admin): remove the Crew by `name`; records of past calls remain.
+
+list and get only read; create, update and delete change the account (admin scope).
+Errors come back as is_error results with {"error": {"code", "message"}}; `unavailable`
+means unknown or not yours (the two look the same); `invalid_request` says what in the
+definition is wrong.
+"""
+
+
+class CrewView(CrewDefinition):
+    """A Crew as `GET /v1/crews/{name}` returns it: its definition plus bookkeeping."""
+
+    crew_id: str
+    target: str = Field(description="What callers pass as target: crew:NAME")
+    version: int
+    running: int = Field(description="Calls running now (at most 3 at a time)")
+    created_at: int = Field(description="Epoch milliseconds")
+    updated_at: int = Field(description="Epoch milliseconds")
+
+
+class CrewList(BaseModel):
+    crews: list[CrewView]
+
+
+class CrewDeleted(BaseModel):
+    target: str
+    deleted: bool
+
+
+class CrewsOutput(RootModel[CrewView | CrewList | CrewDeleted]):
+    """One JSON object per action (the same bodies the HTTP API returns)."""
+
+    # MCP wants an object at the root of an output schema; every arm is one.
+    model_config = ConfigDict(json_schema_extra={"type": "object"})
+
+
+@dataclass(frozen=True)
+class CrewsCall:
+    """The tool's arguments, after the SDK checked their types against the input schema."""
+
+    action: Action
+    name: str | None = None
+    definition: dict[str, Any] | None = None
+
+
+def services() -> Services:
+    # Imported on first use: the stores pull in boto3, which tools/list never needs.
+    from agentworks.runtime import services as process_services
+
+    return process_services()
+
+
+def _create(principal: Principal, call: CrewsCall) -> dict[str, Any]:
+    return crew_view(services().crews.definitions.create(principal, call.definition))
+
+
+def _update(principal: Principal, call: CrewsCall) -> dict[str, Any]:
+    definition = call.definition or {}
+    name = text_argument(call, "name") or definition.get("name")
+    if not isinstance(name, str) or not name:
+        raise InvalidInput("action=update needs the definition's name.", field="definition")
+    return crew_view(services().crews.definitions.update(principal, name.lower(), definition))
+
+
+def _get(principal: Principal, call: CrewsCall) -> dict[str, Any]:
+    return crew_view(services().crews.definitions.get(principal, str(call.name)))
+
+
+def _list(principal: Principal, call: CrewsCall) -> dict[str, Any]:
+    return {"crews": [crew_view(c) for c in services().crews.definitions.list(principal)]}
+
+
+def _delete(principal: Principal, call: CrewsCall) -> dict[str, Any]:
+    services().crews.definitions.delete(principal, str(call.name))
+    return {"target": f"crew:{str(call.name).lower()}", "deleted": True}
+
+
+def _crew_text(view: dict[str, Any]) -> str:
+    names = ", ".join(f["name"] for f in view["functions"]) or "none"
+    return (
+        f"{view['target']} version {view['version']} (functions: {names}). Callers discover "
+        f"its functions with: functions action=list target={view['target']}\n\n"
+        + to_json_text(view)
+    )
+
+
+def _list_text(listed: dict[str, Any]) -> str:
+    crews = listed["crews"]
+    if not crews:
+        return "No Crews this connection may use.\n\n" + to_json_text(listed)
+    lines = [f"{len(crews)} Crew{'s' if len(crews) != 1 else ''}:"]
+    for view in crews:
+        names = ", ".join(f["name"] for f in view["functions"]) or "no functions"
+        lines.append(f"- {view['target']} v{view['version']}: {names}")
+    return "\n".join(lines) + "\n\n" + json.dumps(listed, ensure_ascii=False)
+
+
+ACTIONS: dict[str, ActionSpec[CrewsCall]] = {
+    "create": ActionSpec(
+        _create, frozenset({"definition"}), required=("definition",), text=_crew_text
+    ),
+    "update": ActionSpec(
+        _update, frozenset({"definition", "name"}), required=("definition",), text=_crew_text
+    ),
+    "get": ActionSpec(_get, frozenset({"name"}), required=("name",), text=_crew_text),
+    "list": ActionSpec(_list, text=_list_text),
+    "delete": ActionSpec(_delete, frozenset({"name"}), required=("name",)),
+}
+assert set(ACTIONS) == set(get_args(Action)), "every action needs a row in ACTIONS"
+
+
+def run_crews(call: CrewsCall) -> CallToolResult:
+    result = run_action(call, ACTIONS[call.action])
+    assert isinstance(result, CallToolResult)  # no crews action asks the user
+    return result
+
+
+# ---------------------------------------------------------------- the tool itself
+
+
+def crews(
+    action: Annotated[
+        Action,
+        Field(
+            description="What to do: list, get, create, update or delete (see the tool "
+            "description)."
+        ),
+    ],
+    name: Annotated[
+        str | None,
+        Field(
+            description="get/delete: the Crew's name (contracts, not crew:contracts). "
+            "update: optional, defaults to the definition's name.",
+            json_schema_extra={"maxLength": 64},
+        ),
+    ] = None,
+    definition: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="create/update: the Crew file's content as an object: name, "
+            "instructions, messaging (off|review|on), adapter {type, …}, access "
+            "[connection ids], functions [{name, description, input_schema, output_schema}]."
+        ),
+    ] = None,
+) -> Annotated[CallToolResult, CrewsOutput]:
+    return run_crews(CrewsCall(action=action, name=name, definition=definition))
+
+
+def build_tool() -> Tool:
+    return DomainTool.from_function(
+        crews,
+        name=TOOL_NAME,
+        title=TOOL_TITLE,
+        description=DESCRIPTION,
+        annotations=ToolAnnotations(
+            title=TOOL_TITLE,
+            read_only_hint=False,
+            destructive_hint=True,  # delete and update replace what was there
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+        structured_output=True,
+    )
