@@ -5,12 +5,15 @@ botocore event hooks on the code's own client see every call: `provide-client-pa
 Write units come from the items as stored: a second, unhooked "oracle" client reads each
 written item just before and just after the write, so UpdateItem is priced at the larger
 of the two and GSI entries can be compared. Reads are priced from the full stored items
-(a projection does not make a read cheaper). Oracle reads are never counted.
+(a projection does not make a read cheaper) and, for a Query or Scan with a
+FilterExpression, from every item it *examined* (DynamoDB bills those, returned or not):
+the oracle repeats the request without the filter. Oracle reads are never counted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -225,9 +228,36 @@ class Meter:
         if operation in ("Query", "Scan"):
             table = params["TableName"]
             items = parsed.get("Items", [])
+            if "FilterExpression" in params:
+                items = self._examined(operation, params, int(parsed.get("ScannedCount", 0)))
             if "IndexName" in params:
                 sizes = [capacity.item_size(i) for i in items]  # index entries are what is read
             else:
                 sizes = [capacity.item_size(self._full(table, i)) for i in items]
             return capacity.query_read_units(sizes, bool(params.get("ConsistentRead")))
         return 0.0  # control-plane calls (DescribeTable, ...) are not billed per unit
+
+    def _examined(
+        self, operation: str, params: dict[str, Any], scanned: int
+    ) -> list[dict[str, Any]]:
+        """The items a filtered Query/Scan read: the same request without its filter (and
+        projection), so with the same key condition, Limit and start key."""
+        dropped = ("FilterExpression", "ProjectionExpression", "Select")
+        bare = {k: v for k, v in params.items() if k not in dropped}
+        used = _placeholders(str(bare.get("KeyConditionExpression", "")))
+        for field_name in ("ExpressionAttributeValues", "ExpressionAttributeNames"):
+            kept = {k: v for k, v in bare.get(field_name, {}).items() if k in used}
+            if kept:
+                bare[field_name] = kept
+            else:
+                bare.pop(field_name, None)
+        call = self._oracle.query if operation == "Query" else self._oracle.scan
+        items = list(call(**bare).get("Items", []))
+        if len(items) != scanned:
+            raise RuntimeError(f"{operation} re-read {len(items)} items; it examined {scanned}")
+        return items
+
+
+def _placeholders(expression: str) -> set[str]:
+    """The :value and #name placeholders an expression uses."""
+    return set(re.findall(r"[:#][A-Za-z0-9_]+", expression))

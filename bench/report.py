@@ -44,6 +44,8 @@ SHOWN = (
     "send_with_submission_write_units",
     "send_busy_write_units",
     "send_named_without_agent_name_ddb_requests",
+    "send_new_hour_ddb_requests",
+    "send_new_hour_write_units",
     "first_contact_ddb_requests",
     "first_contact_write_units",
     "first_contact_gsi_write_units",

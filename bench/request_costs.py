@@ -107,8 +107,14 @@ def measure(stack: Stack) -> RequestCosts:
         "send_external_with_submission",
         _send(stack, cast.ext, True, inbox_id=ext_inbox, submission_id=str(uuid.uuid4())),
     )
-    # A named side that leaves agent_name out makes the service look the name up itself.
+    # A named side that leaves agent_name out: the consent comes with the principal anyway.
     keep("send_named_without_agent_name", _send(stack, cast.bob, True, inbox_id=bob_alice_inbox))
+    # The first send of a new hour also moves the conversation in the idle indexes.
+    stack.clock.advance(3600 - stack.clock.now() % 3600 - SEND_SPACING_S + 1.234)
+    keep(
+        "send_new_hour",
+        _send(stack, cast.bob, True, inbox_id=bob_alice_inbox, agent_name="bob"),
+    )
 
     # Fill both sides of the ext<->bob conversation past one page.
     for _ in range(PAGE):

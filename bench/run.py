@@ -74,8 +74,8 @@ def capacity_figures(costs: request_costs.RequestCosts) -> tuple[dict[str, float
     results["idle_wait_requests"] = results["idle_wait_ddb_requests"]
     details["idle_wait_requests"] = details["idle_wait_ddb_requests"] + " (wait_seconds=25)"
     details["read_seen_refresh_ddb_requests"] += " (at most once a minute per name)"
-    details["idle_wait_read_units"] = "reader on side b: only META sorts after its range"
-    details["idle_wait_initiator_read_units"] = "reader on side a: each poll also reads side b"
+    details["idle_wait_read_units"] = "reader on side b: one head read (META + newest) a poll"
+    details["idle_wait_initiator_read_units"] = "reader on side a, unread messages on side b"
     details["send_busy_write_units"] += " (rate window ~full)"
     for handler, seconds in costs.durations.items():
         results[f"handler_ms_{handler}"] = seconds * 1000
@@ -151,7 +151,13 @@ def main() -> int:
     print()
     print(report.table(results, details))
     print("\nWrite units by item (transactional writes count double):")
-    for name in ("send_named", "send_named_with_submission", "first_contact", "register"):
+    for name in (
+        "send_named",
+        "send_named_with_submission",
+        "send_new_hour",
+        "first_contact",
+        "register",
+    ):
         print(f"  {name}: {costs.paths[name].describe_writes()}")
     missed = report.misses(results)
     slow_imports = [h for h in ("api", "authorizer", "tick", "mcp") if _import_missed(h, results)]

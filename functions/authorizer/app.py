@@ -1,4 +1,8 @@
-"""HTTP API Lambda authorizer (simple responses): bearer token → principal context (A3)."""
+"""HTTP API Lambda authorizer (simple responses): bearer token → principal context (A3).
+
+Its one read of the connection also carries the names the connection may act as
+(`acting_as`, M5), so handlers authorize a named side without reading a registration.
+"""
 
 from __future__ import annotations
 

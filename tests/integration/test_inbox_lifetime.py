@@ -32,11 +32,9 @@ def _seed_conversations(stack: Any, account_id: str, count: int, hours_ago: int)
             conversation=ulid,
             account_id=account_id,
             parties={"a": Party("external"), "b": Party("agent", "agt_x", "ghost")},
-            version=1,
             created_at=active,
             last_activity=active,
             activity_hour=active // 3_600_000,
-            seq={"a": 0, "b": 0},
         )
         item = conversation_to_item(conv) | live_attributes(account_id, conv.activity_hour, ulid)
         requests.append({"PutRequest": {"Item": to_item(item)}})
@@ -143,7 +141,6 @@ def _seed_retired(stack: Any, count: int) -> list[str]:
             conversation=ulid,
             account_id="acct_OTHER",
             parties={"a": Party("external"), "b": Party("agent", "agt_x", "ghost")},
-            version=1,
             created_at=now_ms,
             last_activity=now_ms - 8 * DAY * 1000,
             activity_hour=0,

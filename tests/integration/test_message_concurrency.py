@@ -9,10 +9,14 @@ from agentworks.messaging import keys
 
 
 def _messages_in(stack, conversation: str) -> list[dict]:
+    """Every message item of a conversation (both sides), in chain order."""
     result = stack.client.query(
         TableName=stack.settings.messages_table,
-        KeyConditionExpression="pk = :pk AND begins_with(sk, :in)",
-        ExpressionAttributeValues=to_item({":pk": f"CONV#{conversation}", ":in": "IN#"}),
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :m)",
+        ExpressionAttributeValues=to_item(
+            {":pk": f"CONV#{conversation}", ":m": keys.MESSAGE_PREFIX}
+        ),
+        ConsistentRead=True,
     )
     return [from_item(i) for i in result["Items"]]
 
@@ -69,13 +73,16 @@ def test_m11_sixty_concurrent_sends_exactly_forty_accepted(api, agents, stack):
     accepted = [r for r in replies if r.status == 201]
     refused = [r for r in replies if r.status == 429]
     assert len(accepted) == 39 and len(refused) == 21  # + the first message = 40 in the hour
-    assert len(_messages_in(stack, first["inbox_id"][4:-1])) == 40
-    meta = from_item(
-        stack.client.get_item(
-            TableName=stack.settings.messages_table,
-            Key=to_item(keys.conversation(first["inbox_id"][4:-1])),
-        )["Item"]
-    )
-    assert len(meta["rate"]) == 40
-    # Sequence numbers are gapless per side: every accepted send got its own slot.
-    assert meta["seq_a"] + meta["seq_b"] == 40
+    messages = _messages_in(stack, first["inbox_id"][4:-1])
+    assert len(messages) == 40
+    # The chain is gapless: every accepted send got its own seq, in commit order ...
+    assert [keys.message_seq(m["sk"]) for m in messages] == list(range(1, 41))
+    # ... and carried the rate window forward: the newest holds all 40 accepted sends.
+    assert len(messages[-1]["rate"]) == 40
+    assert [len(m["rate"]) for m in messages] == list(range(1, 41))
+    # Per-side counts add up: each message counts itself on its receiving side.
+    newest = messages[-1]
+    assert newest["n_a"] + newest["n_b"] == 40
+    assert newest["n_a"] == sum(m["to_side"] == "a" for m in messages)
+    # Every accepted receipt names a distinct stored message.
+    assert len({r.body["message_id"] for r in accepted}) == 39

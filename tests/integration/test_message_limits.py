@@ -73,40 +73,35 @@ def test_m2_submission_retry_answers_even_when_rate_limited(api, agents, stack):
 
 
 def _seed_history(stack: Any, inbox_id: str, count: int) -> None:
-    """Fills the side of `inbox_id` with `count` delivered messages, as 1,000 sends would."""
+    """Appends `count` messages delivered to the side of `inbox_id` to the conversation's
+    chain, as `count` sends spread over many hours would leave them (each carries the
+    chain's state: seq, per-side counts, the rate window of the last accepted send)."""
     from agentworks.ids import parse_inbox_id
+    from agentworks.messaging.conversation_store import ConversationStore, message_to_item
+    from agentworks.messaging.models import StoredMessage
 
     ref = parse_inbox_id(inbox_id)
     table = stack.settings.messages_table
     now_ms = int(stack.clock.now() * 1000)
-    client = stack.client
-    existing = client.get_item(TableName=table, Key=to_item(keys.conversation(ref.conversation)))
-    start = int(existing["Item"][f"seq_{ref.side}"]["N"]) + 1
-    items = [
-        {
-            "PutRequest": {
-                "Item": to_item(
-                    {
-                        **keys.message(ref.conversation, ref.side, seq),
-                        "sender": "agent:worker",
-                        "body": f"seeded {seq}",
-                        "created_at": now_ms,
-                        "receipt": "stored",
-                        keys.TTL_ATTRIBUTE: now_ms // 1000 + 86400 * 7,
-                    }
-                )
-            }
-        }
-        for seq in range(start, start + count)
-    ]
+    head = ConversationStore(stack.client, table).head(ref.conversation, now_ms)
+    assert head.latest is not None
+    counts = dict(head.latest.counts)
+    items = []
+    for seq in range(head.last_seq + 1, head.last_seq + 1 + count):
+        counts[ref.side] += 1
+        message = StoredMessage(
+            conversation=ref.conversation,
+            side=ref.side,
+            seq=seq,
+            sender="agent:worker",
+            body=f"seeded {seq}",
+            created_at=now_ms,
+            window=head.window(),  # no new slot used: the seeded sends are hours old
+            counts=dict(counts),  # type: ignore[arg-type]
+        )
+        items.append({"PutRequest": {"Item": to_item(message_to_item(message))}})
     for i in range(0, len(items), 25):
-        client.batch_write_item(RequestItems={table: items[i : i + 25]})
-    client.update_item(
-        TableName=table,
-        Key=to_item(keys.conversation(ref.conversation)),
-        UpdateExpression=f"SET seq_{ref.side} = :seq",
-        ExpressionAttributeValues=to_item({":seq": start + count - 1}),
-    )
+        stack.client.batch_write_item(RequestItems={table: items[i : i + 25]})
 
 
 def test_m11_inbox_history_1001st_message_evicts_oldest_delivered(api, agents, stack):

@@ -63,7 +63,7 @@ def build_services(
     adapter_clients: AdapterClients | None = None,
 ) -> Services:
     identity = IdentityService(ConnectionStore(client, settings.identity_table), clock)
-    agents = AgentStore(client, settings.messages_table)
+    agents = AgentStore(client, settings.messages_table, settings.identity_table)
     lifecycle = InboxLifecycle(LifecycleStore(client, settings.messages_table), clock)
     return Services(
         identity=identity,

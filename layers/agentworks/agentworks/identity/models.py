@@ -30,6 +30,49 @@ DEFAULT_SCOPES: tuple[str, ...] = tuple(s for s in ALL_SCOPES if s != ADMIN)
 
 
 @dataclass(frozen=True)
+class Consent:
+    """M5: this connection is on the allow-list of a registered name (one identity of it).
+
+    Kept on the connection item, in the same transaction that changes the name's
+    allow-list, so the authorizer's single read carries it to every request."""
+
+    agent_id: str
+    display_name: str
+    seen_at: int | None = None  # ms; when a read as this name last refreshed presence
+
+    @classmethod
+    def from_map(cls, data: dict[str, Any], name: str) -> Consent:
+        seen = data.get("seen")
+        return cls(
+            agent_id=str(data["id"]),
+            display_name=str(data.get("display") or name),
+            seen_at=int(seen) if seen is not None else None,
+        )
+
+
+def _consents_to_json(consents: dict[str, Consent]) -> str:
+    """Compact JSON for the authorizer context (HTTP API passes only flat strings)."""
+    compact: dict[str, dict[str, Any]] = {}
+    for name, consent in sorted(consents.items()):
+        entry: dict[str, Any] = {"id": consent.agent_id}
+        if consent.display_name and consent.display_name != name:
+            entry["display"] = consent.display_name
+        if consent.seen_at is not None:
+            entry["seen"] = consent.seen_at
+        compact[name] = entry
+    return json.dumps(compact, separators=(",", ":")) if compact else ""
+
+
+def _consents_from_json(text: str) -> dict[str, Consent]:
+    if not text:
+        return {}
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("acting_as must be a JSON object")
+    return {str(name): Consent.from_map(entry, str(name)) for name, entry in data.items()}
+
+
+@dataclass(frozen=True)
 class Principal:
     """Who a request acts as: resolved by the authorizer, trusted by the handlers."""
 
@@ -38,6 +81,13 @@ class Principal:
     scopes: frozenset[str]
     # None = unbounded; otherwise the only targets (e.g. "crew:contracts") it may touch.
     target_bounds: tuple[str, ...] | None = None
+    # The names (canonical) whose allow-list holds this connection, as of this request.
+    consents: dict[str, Consent] = field(default_factory=dict, hash=False)
+
+    @property
+    def acting_as(self) -> dict[str, str]:
+        """name → agent_id of every name this connection may act as (M5)."""
+        return {name: c.agent_id for name, c in self.consents.items()}
 
     def require(self, scope: str) -> None:
         if scope not in self.scopes:
@@ -59,6 +109,7 @@ class Principal:
             "target_bounds": json.dumps(list(self.target_bounds))
             if self.target_bounds is not None
             else "",
+            "acting_as": _consents_to_json(self.consents),
         }
 
     @classmethod
@@ -69,6 +120,7 @@ class Principal:
             connection_id=str(context["connection_id"]),
             scopes=frozenset(str(context.get("scopes", "")).split()),
             target_bounds=tuple(json.loads(bounds)) if bounds else None,
+            consents=_consents_from_json(str(context.get("acting_as") or "")),
         )
 
 
@@ -84,6 +136,7 @@ class Connection:
     expires_at: int | None = None
     revoked_at: int | None = None
     created_by: str | None = None
+    consents: dict[str, Consent] = field(default_factory=dict, hash=False)
 
     def is_live(self, now: float) -> bool:
         if self.revoked_at is not None:
@@ -96,6 +149,7 @@ class Connection:
             connection_id=self.connection_id,
             scopes=frozenset(self.scopes),
             target_bounds=self.target_bounds,
+            consents=dict(self.consents),
         )
 
     def public(self, now: float) -> dict[str, Any]:

@@ -1,4 +1,9 @@
-"""Data access for agent registrations and their counters (M4, M5)."""
+"""Data access for agent registrations and their counters (M4, M5).
+
+A registration's allow-list is mirrored on the allowed connection items (identity table,
+`acting_as`) in the same transaction as every change to it, so the authorizer's one read
+of the connection says which names it may act as.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,15 @@ from agentworks.dynamo import (
     is_conditional_failure,
     to_item,
 )
+from agentworks.identity.connection_store import (
+    ConnectionStore,
+    connection_from_item,
+    connection_key,
+    grant_consent_item,
+    revoke_consent_item,
+    seen_consent_item,
+)
+from agentworks.identity.models import Connection, Consent
 from agentworks.messaging import keys
 from agentworks.messaging.models import Registration
 
@@ -25,10 +39,22 @@ class RegistrationExists(Exception):
     pass
 
 
+class RegistrationChanged(Exception):
+    """Someone changed (or removed) the registration since it was read: read again."""
+
+
 class RegistrationLimit(Exception):
     def __init__(self, scope: str) -> None:
         super().__init__(scope)
         self.scope = scope  # "account" or "server"
+
+
+class ConnectionMissing(Exception):
+    """An allow-listed connection has no item to hold the consent."""
+
+    def __init__(self, connection_id: str) -> None:
+        super().__init__(connection_id)
+        self.connection_id = connection_id
 
 
 def registration_to_item(reg: Registration) -> dict[str, Any]:
@@ -45,6 +71,7 @@ def registration_to_item(reg: Registration) -> dict[str, Any]:
         "purpose": reg.purpose,
         "provider": reg.provider,
         "last_seen_at": reg.last_seen_at,
+        "acl_version": reg.acl_version,
     }
 
 
@@ -61,13 +88,19 @@ def registration_from_item(data: dict[str, Any]) -> Registration:
         purpose=data.get("purpose"),
         provider=data.get("provider"),
         last_seen_at=data.get("last_seen_at"),
+        acl_version=int(data.get("acl_version", 0)),
     )
 
 
+def consent_of(reg: Registration) -> Consent:
+    return Consent(agent_id=reg.agent_id, display_name=reg.display_name)
+
+
 class AgentStore:
-    def __init__(self, client: DynamoDBClient, table: str) -> None:
+    def __init__(self, client: DynamoDBClient, table: str, identity_table: str) -> None:
         self._db = client
         self._table = table
+        self._identity_table = identity_table
 
     def get(self, account_id: str, name: str) -> Registration | None:
         response = self._db.get_item(
@@ -76,7 +109,19 @@ class AgentStore:
         data = from_item(response.get("Item"))
         return registration_from_item(data) if data else None
 
+    def connection(self, account_id: str, connection_id: str) -> Connection | None:
+        """The connection as stored now (for re-checking authority after a read, M8)."""
+        response = self._db.get_item(
+            TableName=self._identity_table,
+            Key=to_item(connection_key(account_id, connection_id)),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        return connection_from_item(data) if data else None
+
     def list_all(self, account_id: str) -> list[Registration]:
+        """The account's names, each with `last_seen_at` = the latest read as it through any
+        of its allowed connections (kept on the connection items, see `touch`)."""
         pk, prefix = keys.agent_prefix(account_id)
         kwargs: dict[str, Any] = {
             "TableName": self._table,
@@ -88,11 +133,27 @@ class AgentStore:
             page = self._db.query(**kwargs)
             result.extend(registration_from_item(from_item(i) or {}) for i in page["Items"])
             if "LastEvaluatedKey" not in page:
-                return result
+                break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        if not result:
+            return result
+        seen: dict[tuple[str, str], int] = {}
+        for connection in ConnectionStore(self._db, self._identity_table).list_connections(
+            account_id
+        ):
+            for name, consent in connection.consents.items():
+                if consent.seen_at is not None:
+                    key = (name, consent.agent_id)
+                    seen[key] = max(seen.get(key, 0), consent.seen_at)
+        for reg in result:
+            latest = seen.get((reg.name, reg.agent_id))
+            if latest is not None:
+                reg.last_seen_at = max(reg.last_seen_at or 0, latest)
+        return result
 
     def create(self, reg: Registration) -> None:
-        """Puts a new name and counts it against both limits, atomically."""
+        """Puts a new name, counts it against both limits and grants it to the allowed
+        connections, atomically."""
         count = "SET agents = if_not_exists(agents, :zero) + :one"
         items: list[dict[str, Any]] = [
             {
@@ -125,20 +186,20 @@ class AgentStore:
                 }
             },
         ]
-        try:
-            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
-                raise
-            reasons = cancellation_reasons(error)
-            failed = [is_conditional_failure(r) for r in reasons] + [False] * 3
-            if failed[0]:
-                raise RegistrationExists() from None
-            if failed[1]:
-                raise RegistrationLimit("account") from None
-            if failed[2]:
-                raise RegistrationLimit("server") from None
-            raise
+        granted = list(reg.allowed_connection_ids)
+        items += self._grants(reg, granted)
+        failed = self._transact(items)
+        if failed is None:
+            return
+        if failed < 0:
+            raise RegistrationChanged()
+        if failed == 0:
+            raise RegistrationExists()
+        if failed == 1:
+            raise RegistrationLimit("account")
+        if failed == 2:
+            raise RegistrationLimit("server")
+        raise ConnectionMissing(granted[failed - 3])
 
     def update_settings(
         self,
@@ -147,26 +208,54 @@ class AgentStore:
         provider: str | None,
         allowed_connection_ids: list[str],
     ) -> None:
-        """Re-registration: same identity, new purpose/provider/allow-list."""
-        values: dict[str, Any] = {":allowed": allowed_connection_ids, ":id": reg.agent_id}
-        sets, removes = ["allowed_connection_ids = :allowed"], []
+        """Re-registration: same identity, new purpose/provider/allow-list. Connections
+        that joined the list are granted the name and those that left lose it, in the same
+        transaction, under the allow-list version that was read."""
+        values: dict[str, Any] = {
+            ":allowed": allowed_connection_ids,
+            ":id": reg.agent_id,
+            ":next": reg.acl_version + 1,
+        }
+        sets = ["allowed_connection_ids = :allowed", "acl_version = :next"]
+        removes = []
         for attribute, value in (("purpose", purpose), ("provider", provider)):
             if value is None:
                 removes.append(attribute)
             else:
                 sets.append(f"{attribute} = :{attribute}")
                 values[f":{attribute}"] = value
+        values[":seen"] = reg.acl_version
+        condition = "agent_id = :id AND acl_version = :seen"
+        if not reg.acl_version:  # written before allow-list versions existed
+            condition = (
+                "agent_id = :id AND (attribute_not_exists(acl_version) OR acl_version = :seen)"
+            )
         expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
-        self._db.update_item(
-            TableName=self._table,
-            Key=to_item(keys.agent(reg.account_id, reg.name)),
-            UpdateExpression=expression,
-            ConditionExpression="agent_id = :id",
-            ExpressionAttributeValues=to_item(values),
-        )
+        added = [c for c in allowed_connection_ids if c not in reg.allowed_connection_ids]
+        removed = [c for c in reg.allowed_connection_ids if c not in allowed_connection_ids]
+        items: list[dict[str, Any]] = [
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": to_item(keys.agent(reg.account_id, reg.name)),
+                    "UpdateExpression": expression,
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeValues": to_item(values),
+                }
+            },
+            *self._grants(reg, added),
+            *self._revokes(reg, removed),
+        ]
+        failed = self._transact(items)
+        if failed is None:
+            return
+        if failed <= 0:
+            raise RegistrationChanged()
+        raise ConnectionMissing([*added, *removed][failed - 1])
 
     def delete(self, reg: Registration) -> bool:
-        """Removes the name (only this identity of it) and releases its counts."""
+        """Removes the name (only this identity of it), releases its counts and takes it
+        from the allowed connections."""
         release = "SET agents = agents - :one"
         items: list[dict[str, Any]] = [
             {
@@ -193,21 +282,51 @@ class AgentStore:
                     "ExpressionAttributeValues": to_item({":one": 1}),
                 }
             },
+            *self._revokes(reg, reg.allowed_connection_ids),
         ]
+        return self._transact(items) is None
+
+    def touch(
+        self, account_id: str, name: str, consent: Consent, connection_id: str, now_ms: int
+    ) -> None:
+        """Marks the name as seen (online) through this connection — called at most once a
+        minute per name and connection: the connection item holds when, and the authorizer
+        reads it on every request, so the next refresh needs no read."""
+        try:
+            self._db.update_item(
+                **seen_consent_item(
+                    self._identity_table, account_id, connection_id, name, consent.agent_id, now_ms
+                )["Update"]
+            )
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+
+    # ---- helpers ----
+
+    def _grants(self, reg: Registration, connection_ids: list[str]) -> list[dict[str, Any]]:
+        consent = consent_of(reg)
+        return [
+            grant_consent_item(self._identity_table, reg.account_id, c, reg.name, consent)
+            for c in connection_ids
+        ]
+
+    def _revokes(self, reg: Registration, connection_ids: list[str]) -> list[dict[str, Any]]:
+        return [
+            revoke_consent_item(self._identity_table, reg.account_id, c, reg.name)
+            for c in connection_ids
+        ]
+
+    def _transact(self, items: list[dict[str, Any]]) -> int | None:
+        """Runs the transaction; None when it committed, else the index of the first item
+        whose condition failed (-1 when none did, e.g. a conflicting transaction)."""
         try:
             self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
         except ClientError as error:
-            if error_code(error) == "TransactionCanceledException":
-                return False
-            raise
-        return True
-
-    def touch(self, reg: Registration, now_ms: int) -> None:
-        """Marks the name as seen (online) — called at most once a minute per name."""
-        self._db.update_item(
-            TableName=self._table,
-            Key=to_item(keys.agent(reg.account_id, reg.name)),
-            UpdateExpression="SET last_seen_at = :now",
-            ConditionExpression="agent_id = :id",
-            ExpressionAttributeValues=to_item({":now": now_ms, ":id": reg.agent_id}),
-        )
+            if error_code(error) != "TransactionCanceledException":
+                raise
+            for index, reason in enumerate(cancellation_reasons(error)):
+                if is_conditional_failure(reason):
+                    return index
+            return -1
+        return None

@@ -1,9 +1,13 @@
 """Data access for conversations, their messages, mailboxes and submission bindings.
 
-Every send is one TransactWriteItems: the conversation item moves forward under its
-version (sequence numbers, rate window, counts) and the message is put beside it, so
-a send is never half written and sequence numbers commit in order — a reader that has
-seen message N has seen every message before it.
+A conversation's messages form one chain: `M#<seq>`, gapless, both directions. Each
+message carries the conversation's state as of itself (the sliding rate window and the
+per-side delivery counts), so a send is one strongly consistent Query (META + the newest
+message) and one conditional PutItem of the next message (`attribute_not_exists`). The
+put only succeeds if nobody wrote that seq first, and seq N is written only after seq N-1
+was read, so sequence numbers commit in order: a reader that has seen message N has seen
+every message before it. A first contact stays one transaction (conversation, message 1,
+mailbox entry, counters).
 """
 
 from __future__ import annotations
@@ -21,13 +25,14 @@ from agentworks.dynamo import (
     is_conditional_failure,
     to_item,
 )
-from agentworks.ids import MessageRef, Side
+from agentworks.ids import Side
 from agentworks.messaging import keys
-from agentworks.messaging.agent_store import registration_from_item
+from agentworks.messaging.cursors import InboxPosition
 from agentworks.messaging.lifecycle_store import admission_items, idle_key, live_attributes
 from agentworks.messaging.models import (
     PENDING_RECEIPT,
     Conversation,
+    Head,
     MailboxEntry,
     Party,
     Registration,
@@ -38,15 +43,12 @@ from agentworks.messaging.models import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+# A page read examines at most this many items per Query (DynamoDB also stops at 1 MB).
+_MAX_EXAMINED = 1_000
+
 
 class WriteConflict(Exception):
-    """Someone else moved the conversation (or mailbox) first: read again and retry."""
-
-
-class BindingExists(Exception):
-    def __init__(self, binding: SubmissionBinding) -> None:
-        super().__init__(binding.message_id)
-        self.binding = binding
+    """Someone else wrote first (the next message, or the mailbox): read again and retry."""
 
 
 class CapReached(Exception):
@@ -62,12 +64,9 @@ class EvictionBlocked(Exception):
     """The oldest message is still being delivered, so the inbox is full (M11)."""
 
 
-@dataclass(frozen=True)
-class Submission:
-    account_id: str
-    sender: str
-    submission_id: str
-    binding: SubmissionBinding
+class ConversationExists(Exception):
+    """A first contact's conversation id is taken (an earlier attempt of this very send
+    committed): retrying cannot help."""
 
 
 def _ttl(ms: int, seconds: int) -> int:
@@ -84,25 +83,22 @@ def _party_from_map(data: dict[str, Any]) -> Party:
     )
 
 
+def conversation_ttl(last_activity_ms: int) -> int:
+    """META outlives the idle period by the expired-lookup period (M11)."""
+    return _ttl(last_activity_ms, limits.INBOX_IDLE_SECONDS + limits.EXPIRED_LOOKUP_SECONDS)
+
+
 def conversation_to_item(conv: Conversation) -> dict[str, Any]:
     return {
         **keys.conversation(conv.conversation),
         "account_id": conv.account_id,
         "party_a": _party_to_map(conv.parties["a"]),
         "party_b": _party_to_map(conv.parties["b"]),
-        "version": conv.version,
-        "seq_a": conv.seq["a"],
-        "seq_b": conv.seq["b"],
-        "oldest_a": conv.oldest["a"],
-        "oldest_b": conv.oldest["b"],
-        "rate": conv.rate,
         "created_at": conv.created_at,
         "last_activity": conv.last_activity,
         "activity_hour": conv.activity_hour,
         "evicted_at": conv.evicted_at,
-        keys.TTL_ATTRIBUTE: _ttl(
-            conv.last_activity, limits.INBOX_IDLE_SECONDS + limits.EXPIRED_LOOKUP_SECONDS
-        ),
+        keys.TTL_ATTRIBUTE: conversation_ttl(conv.last_activity),
     }
 
 
@@ -111,62 +107,73 @@ def conversation_from_item(data: dict[str, Any]) -> Conversation:
         conversation=data["pk"].removeprefix("CONV#"),
         account_id=data["account_id"],
         parties={"a": _party_from_map(data["party_a"]), "b": _party_from_map(data["party_b"])},
-        version=int(data["version"]),
         created_at=int(data["created_at"]),
         last_activity=int(data["last_activity"]),
         activity_hour=int(data.get("activity_hour", 0)),
-        seq={"a": int(data["seq_a"]), "b": int(data["seq_b"])},
-        oldest={"a": int(data["oldest_a"]), "b": int(data["oldest_b"])},
-        rate=[int(t) for t in data.get("rate", [])],
         evicted_at=data.get("evicted_at"),
     )
 
 
-def _message_item(msg: StoredMessage, submission_id: str | None) -> dict[str, Any]:
+def message_to_item(msg: StoredMessage) -> dict[str, Any]:
     return {
-        **keys.message(msg.conversation, msg.side, msg.seq),
+        **keys.message(msg.conversation, msg.seq),
+        "to_side": msg.side,
         "sender": msg.sender,
         "body": msg.body,
         "created_at": msg.created_at,
         "receipt": msg.receipt,
-        "submission_id": submission_id,
+        "rate": msg.window,
+        "n_a": msg.counts["a"],
+        "n_b": msg.counts["b"],
+        "submission_id": msg.submission_id,
         keys.TTL_ATTRIBUTE: _ttl(msg.created_at, limits.MESSAGE_RETENTION_SECONDS),
     }
 
 
-def _message_from_item(data: dict[str, Any]) -> StoredMessage:
-    _, side, seq = data["sk"].split("#")
+def message_from_item(data: dict[str, Any]) -> StoredMessage:
+    ttl = data.get(keys.TTL_ATTRIBUTE)
     return StoredMessage(
         conversation=data["pk"].removeprefix("CONV#"),
-        side=cast(Side, side),
-        seq=int(seq),
+        side=cast(Side, data["to_side"]),
+        seq=keys.message_seq(data["sk"]),
         sender=data.get("sender", ""),
         body=data.get("body", ""),
         created_at=int(data["created_at"]),
         receipt=data.get("receipt", "stored"),
+        window=[int(t) for t in data.get("rate", [])],
+        counts={"a": int(data.get("n_a", 0)), "b": int(data.get("n_b", 0))},
+        submission_id=data.get("submission_id"),
+        expires_ttl=int(ttl) if ttl is not None else None,
     )
 
 
-def _binding_item(sub: Submission) -> dict[str, Any]:
-    b = sub.binding
+def _binding_item(b: SubmissionBinding) -> dict[str, Any]:
     return {
-        **keys.submission(sub.account_id, sub.sender, sub.submission_id),
+        **keys.submission(b.account_id, b.sender, b.submission_id),
         "content_hash": b.content_hash,
         "inbox_id": b.inbox_id,
         "conversation_id": b.conversation_id,
         "message_id": b.message_id,
         "created_at": b.created_at,
-        keys.TTL_ATTRIBUTE: _ttl(b.created_at, limits.SUBMISSION_BINDING_SECONDS),
+        "claim": b.claim,
+        "claimed_at": b.claimed_at,
+        keys.TTL_ATTRIBUTE: _ttl(b.claimed_at, limits.SUBMISSION_BINDING_SECONDS),
     }
 
 
 def _binding_from_item(data: dict[str, Any]) -> SubmissionBinding:
+    created = data.get("created_at")
     return SubmissionBinding(
         content_hash=data["content_hash"],
         inbox_id=data["inbox_id"],
         conversation_id=data["conversation_id"],
-        message_id=data["message_id"],
-        created_at=int(data["created_at"]),
+        message_id=data.get("message_id"),
+        created_at=int(created) if created is not None else None,
+        claim=str(data.get("claim", "")),
+        claimed_at=int(data.get("claimed_at", created or 0)),
+        sender=data["pk"].split("#", 2)[2],
+        submission_id=data["sk"].removeprefix("S#"),
+        account_id=data["pk"].split("#", 2)[1],
     )
 
 
@@ -178,6 +185,29 @@ def _live(data: dict[str, Any] | None, now_ms: int) -> dict[str, Any] | None:
     return None if ttl is not None and int(ttl) <= now_ms // 1000 else data
 
 
+def _conditional_failure(error: ClientError) -> bool:
+    return error_code(error) == "ConditionalCheckFailedException"
+
+
+@dataclass(frozen=True)
+class PageResult:
+    messages: list[StoredMessage]
+    position: InboxPosition  # where the next read of this inbox starts
+
+
+def _examine_budget(total_after: int, mine_after: int | None, wanted: int) -> int:
+    """How many items one Query should examine to find `wanted` messages of this side
+    among `total_after` newer ones of which `mine_after` are this side's: all of them when
+    that is needed anyway, else the expected stretch (messages interleave) plus a margin."""
+    if mine_after is None:
+        budget = 2 * wanted
+    elif mine_after <= wanted:
+        budget = total_after
+    else:
+        budget = -(-total_after * wanted // mine_after) + 2
+    return max(1, min(budget, _MAX_EXAMINED))
+
+
 class ConversationStore:
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self._db = client
@@ -185,86 +215,191 @@ class ConversationStore:
 
     # ---- reads ----
 
-    def load(
-        self,
-        now_ms: int,
-        conversation: str | None = None,
-        registrations: tuple[tuple[str, str], ...] = (),
-    ) -> tuple[Conversation | None, dict[str, Registration]]:
-        """One consistent BatchGetItem: a conversation and the named registrations
-        ((account, name) pairs) that authorize acting in it."""
-        wanted = [keys.agent(account, name) for account, name in registrations]
-        if conversation is not None:
-            wanted.append(keys.conversation(conversation))
-        response = self._db.batch_get_item(
-            RequestItems={
-                self._table: {"Keys": [to_item(k) for k in wanted], "ConsistentRead": True}
-            }
-        )
-        conv: Conversation | None = None
-        regs: dict[str, Registration] = {}
-        for raw in response.get("Responses", {}).get(self._table, []):
-            data = _live(from_item(raw), now_ms)
-            if data is None:
-                continue
-            if data["sk"] == "META":
-                conv = conversation_from_item(data)
-            else:
-                reg = registration_from_item(data)
-                regs[reg.name] = reg
-        # Small batches are answered whole; a throttled remainder is fetched singly.
-        unprocessed: dict[str, Any] = dict(response.get("UnprocessedKeys") or {})
-        for key in unprocessed.get(self._table, {}).get("Keys", []):
-            item = self._db.get_item(TableName=self._table, Key=key, ConsistentRead=True)
-            data = _live(from_item(item.get("Item")), now_ms)
-            if data is None:
-                continue
-            if data["sk"] == "META":
-                conv = conversation_from_item(data)
-            else:
-                reg = registration_from_item(data)
-                regs[reg.name] = reg
-        return conv, regs
-
-    def inbox_page(
-        self, conversation: str, side: Side, after_seq: int, limit: int, now_ms: int
-    ) -> list[StoredMessage]:
+    def head(self, conversation: str, now_ms: int) -> Head:
+        """META and the newest message in one strongly consistent Query: `M#…` sorts
+        before `META`, so reading backwards from the top returns META, then message N."""
         response = self._db.query(
             TableName=self._table,
-            KeyConditionExpression="pk = :pk AND sk > :after",
-            ExpressionAttributeValues=to_item(
-                {
-                    ":pk": keys.conversation(conversation)["pk"],
-                    ":after": keys.message(conversation, side, after_seq)["sk"],
-                }
-            ),
-            Limit=limit,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=to_item({":pk": keys.conversation(conversation)["pk"]}),
+            ScanIndexForward=False,
+            Limit=2,
             ConsistentRead=True,
         )
-        page: list[StoredMessage] = []
-        prefix = keys.inbox_prefix(side)
+        conv: Conversation | None = None
+        latest: StoredMessage | None = None
         for raw in response.get("Items", []):
             data = from_item(raw) or {}
-            if not data["sk"].startswith(prefix):
-                break  # past this side's range
-            if _live(data, now_ms) is not None:
-                page.append(_message_from_item(data))
-        return page
+            if data["sk"] == "META":
+                meta = _live(data, now_ms)
+                conv = conversation_from_item(meta) if meta else None
+            elif keys.is_message(data["sk"]) and latest is None:
+                # Kept even past its TTL: the chain continues from its seq and window.
+                latest = message_from_item(data)
+        return Head(conv, latest)
+
+    def get_conversation(self, conversation: str, now_ms: int) -> Conversation | None:
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item(keys.conversation(conversation)),
+            ConsistentRead=True,
+        )
+        data = _live(from_item(response.get("Item")), now_ms)
+        return conversation_from_item(data) if data else None
+
+    def inbox_page(
+        self,
+        conversation: str,
+        side: Side,
+        after: InboxPosition,
+        page_size: int,
+        head: Head,
+        now_ms: int,
+    ) -> PageResult:
+        """Up to `page_size` messages delivered to `side` after `after`, oldest first.
+
+        The newest message's per-side count says how many are waiting, so an inbox with
+        nothing new costs no Query at all, and the Query examines about as many items as
+        it needs (the other side's messages sit between this side's). It filters on
+        `to_side` and stops below META. The next position is the last item *examined*,
+        so the other side's messages are not examined again."""
+        latest = head.latest
+        if latest is None or latest.seq <= after.seq:
+            return PageResult([], after)
+        mine_after = None if after.count is None else latest.counts[side] - after.count
+        if mine_after is not None and mine_after <= 0:
+            return PageResult([], after)
+        total_after = latest.seq - after.seq
+        found: list[StoredMessage] = []
+        position = after
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
+            "FilterExpression": "to_side = :side",
+            "ExpressionAttributeValues": to_item(
+                {
+                    ":pk": keys.conversation(conversation)["pk"],
+                    ":first": keys.message_sk(after.seq + 1),
+                    ":last": keys.message_sk(keys.LAST_SEQ),
+                    ":side": side,
+                }
+            ),
+            "ConsistentRead": True,
+        }
+        mine_seen = 0  # this side's messages examined, expired ones included
+        while True:
+            waiting = None if mine_after is None else mine_after - mine_seen
+            remaining = max(1, total_after - (position.seq - after.seq))
+            query["Limit"] = _examine_budget(remaining, waiting, page_size - len(found))
+            response = self._db.query(**query)
+            for raw in response.get("Items", []):
+                msg = message_from_item(from_item(raw) or {})
+                mine_seen += 1
+                # Expired-but-present messages are passed over, never shown.
+                if msg.is_live(now_ms):
+                    found.append(msg)
+                position = InboxPosition(msg.seq, msg.counts[side])
+            last_key = response.get("LastEvaluatedKey")
+            if not last_key:
+                # Examined to the end: everything up to the newest message of the head.
+                if position.seq < latest.seq:
+                    position = InboxPosition(latest.seq, latest.counts[side])
+                break
+            # Only the other side's messages lie between the last one kept and this key.
+            examined = keys.message_seq((from_item(last_key) or {})["sk"])
+            position = InboxPosition(max(position.seq, examined), position.count)
+            if (
+                len(found) >= page_size
+                or position.seq >= latest.seq
+                or (mine_after is not None and mine_seen >= mine_after)
+            ):
+                break  # a full page, or all the head announced for this side
+            query["ExclusiveStartKey"] = last_key
+        if len(found) > page_size:
+            found = found[:page_size]
+            position = InboxPosition(found[-1].seq, found[-1].counts[side])
+        return PageResult(found, position)
 
     def sent_records(self, conversation: str, peer: Side, limit: int) -> list[StoredMessage]:
         """The newest messages delivered to `peer` — what the other side sent — no bodies."""
-        response = self._db.query(
-            TableName=self._table,
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-            ExpressionAttributeValues=to_item(
-                {":pk": keys.conversation(conversation)["pk"], ":prefix": keys.inbox_prefix(peer)}
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "FilterExpression": "to_side = :side",
+            "ExpressionAttributeValues": to_item(
+                {
+                    ":pk": keys.conversation(conversation)["pk"],
+                    ":prefix": keys.MESSAGE_PREFIX,
+                    ":side": peer,
+                }
             ),
-            ProjectionExpression="pk, sk, created_at, receipt, sender",
-            ScanIndexForward=False,
-            Limit=limit,
-            ConsistentRead=True,
-        )
-        return [_message_from_item(from_item(i) or {}) for i in response.get("Items", [])]
+            "ProjectionExpression": "pk, sk, to_side, created_at, receipt, sender, n_a, n_b",
+            "ScanIndexForward": False,
+            "Limit": 2 * limit,
+            "ConsistentRead": True,
+        }
+        records: list[StoredMessage] = []
+        while len(records) < limit:
+            response = self._db.query(**query)
+            records += [message_from_item(from_item(i) or {}) for i in response["Items"]]
+            if "LastEvaluatedKey" not in response:
+                break
+            query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        return records[:limit]
+
+    def oldest_live(self, conversation: str, now_ms: int) -> StoredMessage | None:
+        """The oldest message still retained (evictions and TTL remove from the front)."""
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": to_item(
+                {":pk": keys.conversation(conversation)["pk"], ":prefix": keys.MESSAGE_PREFIX}
+            ),
+            "ProjectionExpression": "pk, sk, to_side, created_at, n_a, n_b, expires_ttl",
+            "Limit": 10,
+            "ConsistentRead": True,
+        }
+        while True:
+            response = self._db.query(**query)
+            for raw in response["Items"]:
+                msg = message_from_item(from_item(raw) or {})
+                if msg.is_live(now_ms):
+                    return msg
+            if "LastEvaluatedKey" not in response:
+                return None
+            query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def find_submission(
+        self, conversation: str, sender: str, submission_id: str, since_ms: int
+    ) -> StoredMessage | None:
+        """The message of a conversation stored under `submission_id` by `sender` since
+        `since_ms`, if any — only needed to recover a send that stopped between storing its
+        message and naming it on its binding (rare: reads up to the whole history)."""
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "FilterExpression": (
+                "submission_id = :sid AND sender = :sender AND created_at >= :since"
+            ),
+            "ExpressionAttributeValues": to_item(
+                {
+                    ":pk": keys.conversation(conversation)["pk"],
+                    ":prefix": keys.MESSAGE_PREFIX,
+                    ":sid": submission_id,
+                    ":sender": sender,
+                    ":since": since_ms,
+                }
+            ),
+            "ScanIndexForward": False,
+            "ConsistentRead": True,
+        }
+        while True:
+            response = self._db.query(**query)
+            for raw in response["Items"]:
+                return message_from_item(from_item(raw) or {})
+            if "LastEvaluatedKey" not in response:
+                return None
+            query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     def mailbox_page(
         self, agent_id: str, after_seq: int, limit: int, now_ms: int
@@ -300,26 +435,18 @@ class ConversationStore:
             )
         return entries
 
-    def get_binding(
-        self, account_id: str, sender: str, submission_id: str, now_ms: int
-    ) -> SubmissionBinding | None:
+    def get_receipt(self, conversation: str, side: Side, seq: int, now_ms: int) -> str | None:
+        """The receipt of message `seq` if it was delivered to `side` (else None)."""
         response = self._db.get_item(
             TableName=self._table,
-            Key=to_item(keys.submission(account_id, sender, submission_id)),
+            Key=to_item(keys.message(conversation, seq)),
+            ProjectionExpression="receipt, to_side, expires_ttl",
             ConsistentRead=True,
         )
         data = _live(from_item(response.get("Item")), now_ms)
-        return _binding_from_item(data) if data else None
-
-    def get_receipt(self, ref: MessageRef, now_ms: int) -> str | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item(keys.message(ref.conversation, ref.side, ref.seq)),
-            ProjectionExpression="receipt, expires_ttl",
-            ConsistentRead=True,
-        )
-        data = _live(from_item(response.get("Item")), now_ms)
-        return str(data["receipt"]) if data else None
+        if not data or data.get("to_side") != side:
+            return None
+        return str(data["receipt"])
 
     # ---- writes ----
 
@@ -329,17 +456,13 @@ class ConversationStore:
         message: StoredMessage,
         mailbox: MailboxEntry,
         target: Registration,
-        submission: Submission | None,
     ) -> None:
         """First contact: new conversation, its first message, and the target's mailbox
         entry, with the target's mailbox sequence moved under its own condition."""
         live = live_attributes(conv.account_id, conv.activity_hour, conv.conversation)
         items: list[dict[str, Any]] = [
             self._put(conversation_to_item(conv) | live, "attribute_not_exists(pk)"),
-            self._put(
-                _message_item(message, submission.submission_id if submission else None),
-                "attribute_not_exists(pk)",
-            ),
+            self._put(message_to_item(message), "attribute_not_exists(pk)"),
             self._put(
                 {
                     **keys.mailbox(mailbox.agent_id, mailbox.seq),
@@ -371,102 +494,186 @@ class ConversationStore:
             *admission_items(self._table, conv.account_id),
         ]
         try:
-            self._transact(items, submission)
-        except _ItemFailed as failed:
-            if failed.index == 4:
+            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+        except ClientError as error:
+            if error_code(error) != "TransactionCanceledException":
+                raise
+            reasons = cancellation_reasons(error)
+            failed = [i for i, r in enumerate(reasons) if is_conditional_failure(r)]
+            if 4 in failed:
                 raise CapReached("account") from None
-            if failed.index == 5:
+            if 5 in failed:
                 raise CapReached("store") from None
-            raise
-
-    def append(
-        self,
-        conv: Conversation,
-        expected_version: int,
-        message: StoredMessage,
-        evict: MessageRef | None,
-        submission: Submission | None,
-        move_activity_hour: bool,
-    ) -> None:
-        """A message into an existing conversation; `conv` is its state after the send."""
-        side = message.side
-        values: dict[str, Any] = {
-            ":v": expected_version,
-            ":next": conv.version,
-            ":seq": conv.seq[side],
-            ":oldest": conv.oldest[side],
-            ":rate": conv.rate,
-            ":now": conv.last_activity,
-            ":ttl": _ttl(
-                conv.last_activity, limits.INBOX_IDLE_SECONDS + limits.EXPIRED_LOOKUP_SECONDS
-            ),
-        }
-        sets = [
-            "version = :next",
-            f"seq_{side} = :seq",
-            f"oldest_{side} = :oldest",
-            "rate = :rate",
-            "last_activity = :now",
-            f"{keys.TTL_ATTRIBUTE} = :ttl",
-        ]
-        if move_activity_hour:
-            # Moves the conversation in the idle indexes; rare (once an hour at most).
-            sets.append("activity_hour = :hour, idle_key = :idle")
-            values[":hour"] = conv.activity_hour
-            values[":idle"] = idle_key(conv.activity_hour, conv.conversation)
-        items: list[dict[str, Any]] = [
-            {
-                "Update": {
-                    "TableName": self._table,
-                    "Key": to_item(keys.conversation(conv.conversation)),
-                    "UpdateExpression": "SET " + ", ".join(sets),
-                    "ConditionExpression": "version = :v",
-                    "ExpressionAttributeValues": to_item(values),
-                }
-            },
-            self._put(
-                _message_item(message, submission.submission_id if submission else None),
-                "attribute_not_exists(pk)",
-            ),
-        ]
-        if evict is not None:
-            items.append(
-                {
-                    "Delete": {
-                        "TableName": self._table,
-                        "Key": to_item(keys.message(evict.conversation, evict.side, evict.seq)),
-                        "ConditionExpression": "attribute_not_exists(pk) OR receipt <> :pending",
-                        "ExpressionAttributeValues": to_item({":pending": PENDING_RECEIPT}),
-                    }
-                }
-            )
-        try:
-            self._transact(items, submission)
-        except _ItemFailed as failed:
-            if evict is not None and failed.index == 2:
-                raise EvictionBlocked() from None
+            if 0 in failed:
+                raise ConversationExists() from None
             raise WriteConflict() from None
 
+    def append(self, message: StoredMessage) -> None:
+        """Puts the next message of the chain; `WriteConflict` when that seq is taken."""
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=to_item(message_to_item(message)),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                raise WriteConflict() from None
+            raise
+
+    def evict(self, conversation: str, seq: int) -> None:
+        """Deletes message `seq` to keep the history bound (M11), unless it is still being
+        delivered (`admitted`, not yet processed): then `EvictionBlocked`."""
+        try:
+            self._db.delete_item(
+                TableName=self._table,
+                Key=to_item(keys.message(conversation, seq)),
+                ConditionExpression="attribute_not_exists(pk) OR receipt <> :pending",
+                ExpressionAttributeValues=to_item({":pending": PENDING_RECEIPT}),
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                raise EvictionBlocked() from None
+            raise
+
+    def move_activity(self, conversation: str, hour: int, now_ms: int) -> bool:
+        """Moves a live conversation to a later activity hour in the idle indexes (and its
+        META expiry): at most once an hour per conversation. False when it was retired or
+        someone already moved it at least as far."""
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=to_item(keys.conversation(conversation)),
+                UpdateExpression=(
+                    "SET activity_hour = :hour, idle_key = :idle, last_activity = :now, "
+                    f"{keys.TTL_ATTRIBUTE} = :ttl"
+                ),
+                ConditionExpression="attribute_exists(idle_store) AND activity_hour < :hour",
+                ExpressionAttributeValues=to_item(
+                    {
+                        ":hour": hour,
+                        ":idle": idle_key(hour, conversation),
+                        ":now": now_ms,
+                        ":ttl": conversation_ttl(now_ms),
+                    }
+                ),
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
     def set_receipt(
-        self, ref: MessageRef, receipt: str, allowed_from: list[str], now_ms: int
+        self,
+        conversation: str,
+        side: Side,
+        seq: int,
+        receipt: str,
+        allowed_from: list[str],
+        now_ms: int,
     ) -> bool:
-        """Moves a receipt forward; False when the message is gone or already further."""
+        """Moves a receipt forward; False when the message is gone, was not delivered to
+        `side`, or is already further."""
         names = {f":from{i}": state for i, state in enumerate(allowed_from)}
         try:
             self._db.update_item(
                 TableName=self._table,
-                Key=to_item(keys.message(ref.conversation, ref.side, ref.seq)),
+                Key=to_item(keys.message(conversation, seq)),
                 UpdateExpression="SET receipt = :receipt, receipt_at = :now",
-                ConditionExpression="attribute_exists(pk) AND receipt IN ("
+                ConditionExpression="attribute_exists(pk) AND to_side = :side AND receipt IN ("
                 + ", ".join(names)
                 + ")",
-                ExpressionAttributeValues=to_item({":receipt": receipt, ":now": now_ms, **names}),
+                ExpressionAttributeValues=to_item(
+                    {":receipt": receipt, ":now": now_ms, ":side": side, **names}
+                ),
             )
         except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
+            if _conditional_failure(error):
                 return False
             raise
         return True
+
+    # ---- submission bindings (M2) ----
+
+    def claim_binding(self, binding: SubmissionBinding) -> tuple[bool, SubmissionBinding | None]:
+        """Puts a pending binding. (True, None): this send now holds the submission id;
+        (False, existing): another send holds it (pending or done); (False, None): it was
+        given back meanwhile — claim again."""
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=to_item(_binding_item(binding)),
+                ConditionExpression="attribute_not_exists(pk)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if not _conditional_failure(error):
+                raise
+            returned = cast(dict[str, Any], error.response).get("Item")
+            existing = from_item(returned)
+            if existing is not None:
+                return False, _binding_from_item(existing)
+            found = self.get_binding(
+                binding.account_id, binding.sender, binding.submission_id, binding.claimed_at
+            )
+            return False, found
+        return True, None
+
+    def get_binding(
+        self, account_id: str, sender: str, submission_id: str, now_ms: int
+    ) -> SubmissionBinding | None:
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item(keys.submission(account_id, sender, submission_id)),
+            ConsistentRead=True,
+        )
+        data = _live(from_item(response.get("Item")), now_ms)
+        return _binding_from_item(data) if data else None
+
+    def take_over(self, stale: SubmissionBinding, binding: SubmissionBinding) -> bool:
+        """Replaces a pending binding whose send stopped (claimed long ago) with ours."""
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=to_item(_binding_item(binding)),
+                ConditionExpression="claim = :claim AND attribute_not_exists(message_id)",
+                ExpressionAttributeValues=to_item({":claim": stale.claim}),
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def complete_binding(
+        self, binding: SubmissionBinding, message_id: str, created_at: int
+    ) -> None:
+        """Names the stored message on the binding this send holds."""
+        self._db.update_item(
+            TableName=self._table,
+            Key=to_item(keys.submission(binding.account_id, binding.sender, binding.submission_id)),
+            UpdateExpression="SET message_id = :mid, created_at = :at",
+            ConditionExpression="claim = :claim",
+            ExpressionAttributeValues=to_item(
+                {":mid": message_id, ":at": created_at, ":claim": binding.claim}
+            ),
+        )
+
+    def release_binding(self, binding: SubmissionBinding) -> None:
+        """Gives a submission id back when its send stored nothing (refused or failed)."""
+        try:
+            self._db.delete_item(
+                TableName=self._table,
+                Key=to_item(
+                    keys.submission(binding.account_id, binding.sender, binding.submission_id)
+                ),
+                ConditionExpression="claim = :claim AND attribute_not_exists(message_id)",
+                ExpressionAttributeValues=to_item({":claim": binding.claim}),
+            )
+        except ClientError as error:
+            if not _conditional_failure(error):
+                raise
 
     # ---- helpers ----
 
@@ -478,31 +685,3 @@ class ConversationStore:
                 "ConditionExpression": condition,
             }
         }
-
-    def _transact(self, items: list[dict[str, Any]], submission: Submission | None) -> None:
-        if submission is not None:
-            binding_put = self._put(_binding_item(submission), "attribute_not_exists(pk)")
-            binding_put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-            items = [*items, binding_put]
-        try:
-            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
-                raise
-            reasons = cancellation_reasons(error)
-            if submission is not None and len(reasons) == len(items):
-                last = reasons[-1]
-                if is_conditional_failure(last) and last.get("Item"):
-                    existing = from_item(last["Item"])
-                    if existing is not None:
-                        raise BindingExists(_binding_from_item(existing)) from None
-            for index, reason in enumerate(reasons):
-                if is_conditional_failure(reason):
-                    raise _ItemFailed(index) from None
-            raise WriteConflict() from None
-
-
-class _ItemFailed(WriteConflict):
-    def __init__(self, index: int) -> None:
-        super().__init__(index)
-        self.index = index

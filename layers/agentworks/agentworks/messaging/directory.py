@@ -9,8 +9,13 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.errors import Conflict, InvalidInput, LimitReached, Unavailable
 from agentworks.identity.models import MESSAGES_READ, MESSAGES_SEND, Principal
 from agentworks.ids import new_id
-from agentworks.messaging.access import may_act_as
-from agentworks.messaging.agent_store import AgentStore, RegistrationExists, RegistrationLimit
+from agentworks.messaging.agent_store import (
+    AgentStore,
+    ConnectionMissing,
+    RegistrationChanged,
+    RegistrationExists,
+    RegistrationLimit,
+)
 from agentworks.messaging.models import AgentView, RegisterAgent, Registration, iso
 from agentworks.messaging.names import normalize_agent_name
 
@@ -51,12 +56,16 @@ class AgentDirectory:
         chosen = list(dict.fromkeys([principal.connection_id, *(c.strip() for c in requested)]))
         for connection_id in chosen[1:]:
             if not self._live_connection(principal.account_id, connection_id):
-                raise InvalidInput(
-                    f"allowed_connection_ids: {connection_id} is not a live connection of this "
-                    "account. List them with: agentworks connections list",
-                    field="allowed_connection_ids",
-                )
+                raise self._not_live(connection_id)
         return chosen
+
+    @staticmethod
+    def _not_live(connection_id: str) -> InvalidInput:
+        return InvalidInput(
+            f"allowed_connection_ids: {connection_id} is not a live connection of this "
+            "account. List them with: agentworks connections list",
+            field="allowed_connection_ids",
+        )
 
     def register(self, principal: Principal, request: RegisterAgent) -> AgentView:
         principal.require(MESSAGES_SEND)
@@ -77,7 +86,12 @@ class AgentDirectory:
                 keep = existing.allowed_connection_ids if allowed is None else allowed
                 purpose = existing.purpose if request.purpose is None else request.purpose
                 provider = existing.provider if request.provider is None else request.provider
-                self._agents.update_settings(existing, purpose, provider, keep)
+                try:
+                    self._agents.update_settings(existing, purpose, provider, keep)
+                except RegistrationChanged:
+                    continue  # changed or removed a moment ago: read it again
+                except ConnectionMissing as missing:
+                    raise self._not_live(missing.connection_id) from None
                 existing.purpose, existing.provider = purpose, provider
                 existing.allowed_connection_ids = keep
                 return agent_view(existing, self._now_ms())
@@ -94,8 +108,10 @@ class AgentDirectory:
             )
             try:
                 self._agents.create(reg)
-            except RegistrationExists:
+            except (RegistrationExists, RegistrationChanged):
                 continue  # registered a moment ago by someone else: treat as re-register
+            except ConnectionMissing as missing:
+                raise self._not_live(missing.connection_id) from None
             except RegistrationLimit as limit:
                 bound = (
                     limits.REGISTRATIONS_PER_ACCOUNT
@@ -112,7 +128,10 @@ class AgentDirectory:
     def unregister(self, principal: Principal, agent_name: str) -> None:
         principal.require(MESSAGES_SEND)
         name = normalize_agent_name(agent_name)
-        reg = may_act_as(principal, self._agents.get(principal.account_id, name))
+        reg = self._agents.get(principal.account_id, name)
+        # M5: only a connection on the name's current allow-list may remove it.
+        if reg is None or principal.connection_id not in reg.allowed_connection_ids:
+            raise Unavailable()
         if not self._agents.delete(reg):
             raise Unavailable()
 

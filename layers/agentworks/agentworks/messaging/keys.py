@@ -3,18 +3,21 @@
 ACCOUNT#<account>        AGENT#<name>        a registered name
 ACCOUNT#<account>        COUNTERS            registrations held by the account
 SERVER                   COUNTERS            registrations held by the whole store
-CONV#<conversation>      META                parties, sequence numbers, rate window
-CONV#<conversation>      IN#<side>#<seq>     a message delivered to one side
+CONV#<conversation>      META                parties, created/activity hour, lifecycle keys
+CONV#<conversation>      M#<seq>             message <seq> of the conversation (either side)
 MBX#<agent_id>           <seq>               a first contact, copied to the name's mailbox
 SUB#<account>#<sender>   S#<submission_id>   a submission-id binding (M2)
+
+`M#…` sorts before `META` ('#' < 'E'), so a descending Query of a conversation returns
+META first and then its newest message: one request reads the whole send-time state.
 """
 
 from __future__ import annotations
 
-from agentworks.ids import Side
-
 SEQ_DIGITS = 10
 TTL_ATTRIBUTE = "expires_ttl"
+MESSAGE_PREFIX = "M#"
+LAST_SEQ = 10**SEQ_DIGITS - 1
 
 
 def seq_key(seq: int) -> str:
@@ -41,12 +44,20 @@ def conversation(conversation_ulid: str) -> dict[str, str]:
     return {"pk": f"CONV#{conversation_ulid}", "sk": "META"}
 
 
-def message(conversation_ulid: str, side: Side, seq: int) -> dict[str, str]:
-    return {"pk": f"CONV#{conversation_ulid}", "sk": f"IN#{side}#{seq_key(seq)}"}
+def message(conversation_ulid: str, seq: int) -> dict[str, str]:
+    return {"pk": f"CONV#{conversation_ulid}", "sk": message_sk(seq)}
 
 
-def inbox_prefix(side: Side) -> str:
-    return f"IN#{side}#"
+def message_sk(seq: int) -> str:
+    return f"{MESSAGE_PREFIX}{seq_key(seq)}"
+
+
+def message_seq(sk: str) -> int:
+    return int(sk.removeprefix(MESSAGE_PREFIX))
+
+
+def is_message(sk: str) -> bool:
+    return sk.startswith(MESSAGE_PREFIX)
 
 
 def mailbox(agent_id: str, seq: int) -> dict[str, str]:

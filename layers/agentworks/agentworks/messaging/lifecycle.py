@@ -51,10 +51,17 @@ class InboxLifecycle:
         """The tick's retention pass: retire idle conversations, bound retired metadata."""
         now_ms = int(self._clock.now() * 1000)
         cutoff_hour = (now_ms - limits.INBOX_IDLE_SECONDS * 1000) // 3_600_000
+        cutoff_ms = now_ms - limits.INBOX_IDLE_SECONDS * 1000
         retired = 0
         while True:
             idle = self._store.oldest_live(None, idle_key(cutoff_hour, ""), _SWEEP_BATCH)
             for conversation, owner in idle:
+                # The index moves once an hour with the first send of the hour; the newest
+                # message is the exact last activity (and repairs a lost hourly move).
+                newest = self._store.newest_activity(conversation)
+                if newest is not None and newest > cutoff_ms:
+                    self._store.move_activity(conversation, newest)
+                    continue
                 retired += int(self._store.retire(conversation, owner, now_ms))
             if len(idle) < _SWEEP_BATCH:
                 break

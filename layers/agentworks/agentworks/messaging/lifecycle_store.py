@@ -91,6 +91,40 @@ class LifecycleStore:
             found.append((data["pk"].removeprefix("CONV#"), data["idle_account"]))
         return found
 
+    def newest_activity(self, conversation: str) -> int | None:
+        """created_at of the conversation's newest message (its exact last activity)."""
+        response = self._db.query(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=to_item(
+                {":pk": keys.conversation(conversation)["pk"], ":prefix": keys.MESSAGE_PREFIX}
+            ),
+            ProjectionExpression="created_at",
+            ScanIndexForward=False,
+            Limit=1,
+            ConsistentRead=True,
+        )
+        items = response.get("Items", [])
+        return int((from_item(items[0]) or {})["created_at"]) if items else None
+
+    def move_activity(self, conversation: str, activity_ms: int) -> None:
+        """Repairs a conversation whose hourly activity update was lost (the send that
+        should have moved it stopped after storing its message)."""
+        hour = activity_ms // 3_600_000
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=to_item(keys.conversation(conversation)),
+                UpdateExpression="SET activity_hour = :hour, idle_key = :idle, last_activity = :at",
+                ConditionExpression="attribute_exists(idle_store) AND activity_hour < :hour",
+                ExpressionAttributeValues=to_item(
+                    {":hour": hour, ":idle": idle_key(hour, conversation), ":at": activity_ms}
+                ),
+            )
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+
     def retire(self, conversation: str, account_id: str, now_ms: int) -> bool:
         """Ends a live conversation: readable as `expired` for 7 more days, counts released.
         False when it was already retired."""

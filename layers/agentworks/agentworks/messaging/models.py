@@ -149,20 +149,19 @@ class Party:
 
 @dataclass
 class Conversation:
+    """The META item: who the two sides are and where the conversation is in its lifetime.
+
+    Sequence, rate window and counts live on the newest message instead (see
+    `StoredMessage`), so a send writes one item. `last_activity` here moves at most once
+    an hour (with `activity_hour`); the newest message's `created_at` is the exact one."""
+
     conversation: str
     account_id: str
     parties: dict[Side, Party]
-    version: int
     created_at: int  # ms
     last_activity: int  # ms
     activity_hour: int
-    seq: dict[Side, int] = field(default_factory=lambda: {"a": 0, "b": 0})
-    oldest: dict[Side, int] = field(default_factory=lambda: {"a": 1, "b": 1})
-    rate: list[int] = field(default_factory=list)
     evicted_at: int | None = None
-
-    def retained(self, side: Side) -> int:
-        return max(0, self.seq[side] - self.oldest[side] + 1)
 
     def is_expired(self, now_ms: int) -> bool:
         idle_ms = limits.INBOX_IDLE_SECONDS * 1000
@@ -171,6 +170,12 @@ class Conversation:
 
 @dataclass
 class StoredMessage:
+    """Message `seq` of a conversation, delivered to `side`.
+
+    It also carries the conversation's state as of itself: `window` (accepted timestamps
+    of the sliding hour, itself included) and `counts` (messages delivered to each side
+    with seq ≤ this one, evicted ones included)."""
+
     conversation: str
     side: Side  # receiving side
     seq: int
@@ -178,6 +183,38 @@ class StoredMessage:
     body: str
     created_at: int
     receipt: str = "stored"
+    window: list[int] = field(default_factory=list)
+    counts: dict[Side, int] = field(default_factory=lambda: {"a": 0, "b": 0})
+    submission_id: str | None = None
+    expires_ttl: int | None = None
+
+    def is_live(self, now_ms: int) -> bool:
+        """False once its TTL passed, even before DynamoDB deletes it."""
+        return self.expires_ttl is None or self.expires_ttl > now_ms // 1000
+
+
+@dataclass
+class Head:
+    """One strongly consistent read of a conversation: META and its newest message."""
+
+    conversation: Conversation | None
+    latest: StoredMessage | None
+
+    @property
+    def last_seq(self) -> int:
+        return self.latest.seq if self.latest else 0
+
+    def count(self, side: Side) -> int:
+        return self.latest.counts[side] if self.latest else 0
+
+    def window(self) -> list[int]:
+        return list(self.latest.window) if self.latest else []
+
+    @property
+    def last_activity(self) -> int:
+        assert self.conversation is not None
+        newest = self.latest.created_at if self.latest else 0
+        return max(self.conversation.last_activity, newest)
 
 
 @dataclass
@@ -193,6 +230,9 @@ class Registration:
     purpose: str | None = None
     provider: str | None = None
     last_seen_at: int | None = None
+    # Moves with every allow-list change, so two racing changes can't both apply theirs
+    # to the connection items (see agent_store.update_settings).
+    acl_version: int = 0
 
 
 @dataclass
@@ -209,8 +249,20 @@ class MailboxEntry:
 
 @dataclass
 class SubmissionBinding:
+    """M2: a submission id claimed by one send. `pending` until its message is stored;
+    then it names the message (and `created_at` is the message's)."""
+
     content_hash: str
     inbox_id: str
     conversation_id: str
-    message_id: str
-    created_at: int
+    message_id: str | None
+    created_at: int | None
+    claim: str  # random token of the send that holds (or held) the claim
+    claimed_at: int  # ms
+    sender: str = ""
+    submission_id: str = ""
+    account_id: str = ""
+
+    @property
+    def done(self) -> bool:
+        return self.message_id is not None

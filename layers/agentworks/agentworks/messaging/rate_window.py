@@ -1,6 +1,7 @@
 """M11 rate limit as a pure sliding window: at most N accepted messages in any hour of a
-conversation, both directions together. The window (accepted timestamps) lives on the
-conversation item and is written back under its version condition."""
+conversation, both directions together. The window (accepted timestamps) travels along
+the message chain: each message carries the window as of itself, and the next message
+can only be put after that one was read, so racing senders can't both use a slot."""
 
 from __future__ import annotations
 

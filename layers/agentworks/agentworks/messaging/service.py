@@ -1,6 +1,12 @@
 """Direct-message rules: send, read, ack and state (M1–M3, M6–M8, M11, M12).
 
 Domain logic only: keys, conditions and pagination live in the stores.
+
+A send into an inbox reads the conversation's head (META + newest message, one Query),
+decides (authority from the principal's consents, expiry, rate window, history bound)
+and appends the next message of the chain with one conditional put; a racing writer that
+lost re-reads and retries. A `submission_id` is claimed before anything is stored, so at
+most one send stores a message for it (M2).
 """
 
 from __future__ import annotations
@@ -10,22 +16,32 @@ import hashlib
 import json
 import random
 import time
-from dataclasses import replace
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
+
+from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.errors import Conflict, Expired, InboxFull, InvalidInput, RateLimited, Unavailable
-from agentworks.identity.models import MESSAGES_READ, MESSAGES_SEND, Principal
-from agentworks.ids import InboxRef, MessageRef, new_ulid, parse_inbox_id, parse_message_id
+from agentworks.identity.models import MESSAGES_READ, MESSAGES_SEND, Consent, Principal
+from agentworks.ids import (
+    InboxRef,
+    MessageRef,
+    Side,
+    new_ulid,
+    parse_inbox_id,
+    parse_message_id,
+)
 from agentworks.messaging import delivery_text, rate_window
-from agentworks.messaging.access import check_party_identity, may_act_as, party_of
+from agentworks.messaging.access import check_party_identity, consent_for, party_of
 from agentworks.messaging.conversation_store import (
-    BindingExists,
     CapReached,
+    ConversationExists,
     ConversationStore,
     EvictionBlocked,
-    Submission,
     WriteConflict,
 )
 from agentworks.messaging.models import (
@@ -33,12 +49,12 @@ from agentworks.messaging.models import (
     AckResult,
     Conversation,
     DeliveryRecord,
+    Head,
     InboxState,
     MailboxEntry,
     MessageView,
     Party,
     ReadPage,
-    Registration,
     SendMessage,
     SendReceipt,
     StoredMessage,
@@ -52,9 +68,20 @@ if TYPE_CHECKING:
     from agentworks.messaging.cursors import Cursors
     from agentworks.messaging.lifecycle import InboxLifecycle
 
-# Optimistic writes retry on a moved conversation; 60 racing senders settle well within this.
+# Optimistic writes retry when another send took the next seq; 60 racing senders settle
+# well within this.
 _MAX_WRITE_ATTEMPTS = 100
 _SEEN_REFRESH_MS = 60_000
+_HOUR_MS = 3_600_000
+# A retry that finds its submission_id held by a send in progress waits for it (real
+# time: the other send runs now) ...
+_CLAIM_WAIT_S = 3.0
+_CLAIM_POLL_S = 0.05
+# ... and a claim this old belongs to a send that stopped: it may be taken over.
+_STALE_CLAIM_MS = 30_000
+# Recovery looks for the stopped send's message from a little before its claim (clocks
+# of two functions may differ).
+_CLOCK_SKEW_MS = 60_000
 
 
 def check_body(body: str) -> str:
@@ -85,6 +112,30 @@ def check_page(limit: int | None, wait_seconds: float | None) -> tuple[int, floa
 def _content_hash(destination: str, sender: str, body: str) -> str:
     payload = json.dumps([destination, sender, body], ensure_ascii=False).encode()
     return hashlib.sha256(payload).hexdigest()
+
+
+def _is_expired(head: Head, now_ms: int) -> bool:
+    """Idle 7 days since the newest message (exact, from the head), or retired."""
+    conv = head.conversation
+    assert conv is not None
+    return replace(conv, last_activity=head.last_activity).is_expired(now_ms)
+
+
+@dataclass(frozen=True)
+class _Stored:
+    receipt: SendReceipt
+    created_at: int  # ms
+
+
+@dataclass(frozen=True)
+class _Submission:
+    """What a send with a submission_id is: who sends what where (M2)."""
+
+    account_id: str
+    sender: str  # the sending party's address: the binding's namespace
+    submission_id: str
+    digest: str
+    inbox: InboxRef  # the sender's inbox (a planned one for a first contact)
 
 
 class MessagingService:
@@ -119,37 +170,292 @@ class MessagingService:
                 field="target",
             )
         sender_name = normalize_agent_name(request.agent_name) if request.agent_name else None
-        target_name = parse_agent_target(request.target) if request.target else None
-        inbox = parse_inbox_id(request.inbox_id) if request.inbox_id else None
-        destination = f"agent:{target_name}" if target_name else str(request.inbox_id)
-        sender_key = f"agent:{sender_name}" if sender_name else "external"
-        digest = _content_hash(destination, sender_key, body)
+        if request.inbox_id is not None:
+            inbox = parse_inbox_id(request.inbox_id)
+            return self._send_into(principal, inbox, sender_name, body, request.submission_id)
+        assert request.target is not None
+        target_name = parse_agent_target(request.target)
+        return self._first_contact(principal, target_name, sender_name, body, request.submission_id)
 
+    def _send_into(
+        self,
+        principal: Principal,
+        inbox: InboxRef,
+        sender_name: str | None,
+        body: str,
+        submission_id: str | None,
+    ) -> SendReceipt:
+        head, party, _ = self._open(principal, inbox, sender_name)
+        self._refuse_expired(head, "This inbox expired after 7 idle days.")
+        submission = None
+        if submission_id is not None:
+            digest = _content_hash(inbox.inbox_id, party.address, body)
+            submission = _Submission(
+                principal.account_id, party.address, submission_id, digest, inbox
+            )
+
+        def append(stored_submission_id: str | None) -> _Stored:
+            return self._append(
+                principal, inbox, sender_name, party, body, head, stored_submission_id
+            )
+
+        return self._once(submission, append)
+
+    def _append(
+        self,
+        principal: Principal,
+        inbox: InboxRef,
+        sender_name: str | None,
+        party: Party,
+        body: str,
+        head: Head | None,
+        submission_id: str | None,
+    ) -> _Stored:
+        """The chained append: next seq after the head's newest message, its window and
+        counts carried forward; retried from a fresh head when another send took the seq."""
+        to = inbox.peer.side
         for _attempt in range(_MAX_WRITE_ATTEMPTS):
-            try:
-                if inbox is not None:
-                    return self._send_into(principal, inbox, sender_name, body, request, digest)
-                assert target_name is not None
-                return self._first_contact(
-                    principal, target_name, sender_name, body, request, digest
+            if head is None:
+                head, _, _ = self._open(principal, inbox, sender_name)
+            self._refuse_expired(head, "This inbox expired after 7 idle days.")
+            conv = head.conversation
+            assert conv is not None
+            now = self._now_ms()
+            decision = rate_window.admit(head.window(), now)
+            if not decision.allowed:
+                raise RateLimited(
+                    f"This conversation accepted {limits.RATE_LIMIT_MESSAGES} messages in the "
+                    f"last hour; retry after {decision.retry_after} s.",
+                    retry_after=decision.retry_after,
                 )
+            seq = head.last_seq + 1
+            if seq > limits.INBOX_HISTORY_MAX:
+                # History is at most 1,000 per conversation (so per inbox too). The delete
+                # and the put are separate: a send that loses the race after deleting has
+                # trimmed one message early, which "at most" allows.
+                try:
+                    self._conversations.evict(conv.conversation, seq - limits.INBOX_HISTORY_MAX)
+                except EvictionBlocked:
+                    raise InboxFull(
+                        f"The conversation holds {limits.INBOX_HISTORY_MAX:,} messages and its "
+                        "oldest is still being delivered (admitted, not processed). Retry once "
+                        "the receiver acknowledges it as processed.",
+                    ) from None
+            counts: dict[Side, int] = {"a": head.count("a"), "b": head.count("b")}
+            counts[to] += 1
+            message = StoredMessage(
+                conversation=conv.conversation,
+                side=to,
+                seq=seq,
+                sender=party.address,
+                body=body,
+                created_at=now,
+                window=decision.window,
+                counts=counts,
+                submission_id=submission_id,
+            )
+            try:
+                self._conversations.append(message)
             except WriteConflict:
-                # Someone moved the conversation first; jitter so racers spread out.
+                # Another send took this seq first; jitter so racers spread out.
                 time.sleep(random.uniform(0, 0.01))
-            except BindingExists as existing:
-                return self._replay(existing.binding, digest)
-            except CapReached as full:
-                # M11: admission past a cap retires the least recently active conversation.
-                self._lifecycle.make_room(principal.account_id, full.scope)
+                head = None
+                continue
+            hour = now // _HOUR_MS
+            if hour > conv.activity_hour:
+                # Rare (once an hour): moves the conversation in the idle indexes. Best
+                # effort — the next send of the hour repeats it if this one is lost.
+                with contextlib.suppress(ClientError):
+                    self._conversations.move_activity(conv.conversation, hour, now)
+            delivered = MessageRef(conv.conversation, to, seq)
+            receipt = SendReceipt(
+                inbox_id=inbox.inbox_id,
+                conversation_id=inbox.conversation_id,
+                message_id=delivered.message_id,
+                receipt="stored",
+                created_at=iso(now) or "",
+            )
+            return _Stored(receipt, now)
         raise Conflict("The conversation is too busy right now; retry with the same submission_id.")
 
-    def _replay(self, binding: SubmissionBinding, digest: str) -> SendReceipt:
-        if binding.content_hash != digest:
-            raise Conflict(
-                "submission_id was already used for a different message; use a new "
-                "submission_id for new content.",
-                field="submission_id",
+    def _first_contact(
+        self,
+        principal: Principal,
+        target_name: str,
+        sender_name: str | None,
+        body: str,
+        submission_id: str | None,
+    ) -> SendReceipt:
+        if not principal.may_target(f"agent:{target_name}"):
+            raise Unavailable()
+        sender = Party("external")
+        if sender_name:
+            consent = consent_for(principal, sender_name, self._fresh_consents)
+            sender = Party("agent", consent.agent_id, sender_name)
+        ulid = new_ulid(self._clock)  # planned before any claim, so a retry can find it
+        mine = InboxRef(ulid, "a")
+        delivered = MessageRef(ulid, "b", 1)
+        submission = None
+        if submission_id is not None:
+            digest = _content_hash(f"agent:{target_name}", sender.address, body)
+            submission = _Submission(
+                principal.account_id, sender.address, submission_id, digest, mine
             )
+
+        def create(stored_submission_id: str | None) -> _Stored:
+            for _attempt in range(_MAX_WRITE_ATTEMPTS):
+                now = self._now_ms()
+                target = self._agents.get(principal.account_id, target_name)
+                if target is None:
+                    raise Unavailable()
+                conv = Conversation(
+                    conversation=ulid,
+                    account_id=principal.account_id,
+                    parties={"a": sender, "b": Party("agent", target.agent_id, target.name)},
+                    created_at=now,
+                    last_activity=now,
+                    activity_hour=now // _HOUR_MS,
+                )
+                message = StoredMessage(
+                    ulid,
+                    "b",
+                    1,
+                    sender.address,
+                    body,
+                    now,
+                    window=[now],
+                    counts={"a": 0, "b": 1},
+                    submission_id=stored_submission_id,
+                )
+                mailbox = MailboxEntry(
+                    agent_id=target.agent_id,
+                    seq=target.mailbox_seq + 1,
+                    message_id=delivered.message_id,
+                    conversation_id=mine.conversation_id,
+                    reply_inbox_id=delivered.inbox.inbox_id,
+                    sender=sender.address,
+                    body=body,
+                    created_at=now,
+                )
+                try:
+                    self._conversations.create(conv, message, mailbox, target)
+                except WriteConflict:
+                    time.sleep(random.uniform(0, 0.01))  # the target's mailbox moved
+                    continue
+                except CapReached as full:
+                    # M11: admission past a cap retires the least recently active one.
+                    self._lifecycle.make_room(principal.account_id, full.scope)
+                    continue
+                except ConversationExists:
+                    raise Conflict(
+                        "This send may already have been stored; retry with the same "
+                        "submission_id to find out, or read the target's conversations.",
+                    ) from None
+                receipt = SendReceipt(
+                    inbox_id=mine.inbox_id,
+                    conversation_id=mine.conversation_id,
+                    message_id=delivered.message_id,
+                    receipt="stored",
+                    created_at=iso(now) or "",
+                )
+                return _Stored(receipt, now)
+            raise Conflict("The name's mailbox is too busy right now; retry.")
+
+        return self._once(submission, create)
+
+    # ---- submission ids (M2) ----
+
+    def _once(
+        self, submission: _Submission | None, send: Callable[[str | None], _Stored]
+    ) -> SendReceipt:
+        """Runs `send` at most once per submission id: the id is claimed first (a pending
+        binding), given back if nothing was stored, and names the message once it is."""
+        if submission is None:
+            return send(None).receipt
+        claimed = self._claim(submission)
+        if isinstance(claimed, SendReceipt):
+            return claimed
+        try:
+            stored = send(submission.submission_id)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._conversations.release_binding(claimed)
+            raise
+        # Best effort: if this is lost, a retry recovers the message from the conversation.
+        with contextlib.suppress(ClientError):
+            self._conversations.complete_binding(
+                claimed, stored.receipt.message_id, stored.created_at
+            )
+        return stored.receipt
+
+    def _claim(self, submission: _Submission) -> SubmissionBinding | SendReceipt:
+        """Claims the submission id for this send, or answers as the send that holds it
+        did: its receipt (replayed), a conflict on other content, or — while it is still
+        running — waits a little for it."""
+        give_up = time.monotonic() + _CLAIM_WAIT_S
+        while True:
+            now = self._now_ms()
+            mine = SubmissionBinding(
+                content_hash=submission.digest,
+                inbox_id=submission.inbox.inbox_id,
+                conversation_id=submission.inbox.conversation_id,
+                message_id=None,
+                created_at=None,
+                claim=uuid.uuid4().hex,
+                claimed_at=now,
+                sender=submission.sender,
+                submission_id=submission.submission_id,
+                account_id=submission.account_id,
+            )
+            held, existing = self._conversations.claim_binding(mine)
+            if held:
+                return mine
+            while existing is not None:
+                if existing.content_hash != submission.digest:
+                    raise Conflict(
+                        "submission_id was already used for a different message; use a new "
+                        "submission_id for new content.",
+                        field="submission_id",
+                    )
+                if existing.done:
+                    return self._replay(existing)
+                if now - existing.claimed_at >= _STALE_CLAIM_MS:
+                    if self._conversations.take_over(existing, mine):
+                        return self._recover(existing, mine) or mine
+                elif time.monotonic() >= give_up:
+                    raise Conflict(
+                        "A send with this submission_id is still in progress; retry in a few "
+                        "seconds with the same submission_id.",
+                        field="submission_id",
+                    )
+                else:
+                    time.sleep(_CLAIM_POLL_S)
+                now = self._now_ms()
+                existing = self._conversations.get_binding(
+                    submission.account_id, submission.sender, submission.submission_id, now
+                )
+            if time.monotonic() >= give_up:
+                raise Conflict(
+                    "This submission_id is being retried concurrently; retry in a few seconds.",
+                    field="submission_id",
+                )
+            # Given back meanwhile (its send stored nothing): claim it again.
+
+    def _recover(self, stale: SubmissionBinding, mine: SubmissionBinding) -> SendReceipt | None:
+        """A send that stopped after storing its message but before naming it on the
+        binding: find that message, so taking over never stores the content twice."""
+        conversation = parse_inbox_id(stale.inbox_id).conversation
+        found = self._conversations.find_submission(
+            conversation, stale.sender, stale.submission_id, stale.claimed_at - _CLOCK_SKEW_MS
+        )
+        if found is None:
+            return None
+        message_id = MessageRef(conversation, found.side, found.seq).message_id
+        self._conversations.complete_binding(mine, message_id, found.created_at)
+        return self._replay(replace(mine, message_id=message_id, created_at=found.created_at))
+
+    def _replay(self, binding: SubmissionBinding) -> SendReceipt:
+        assert binding.message_id is not None
         return SendReceipt(
             inbox_id=binding.inbox_id,
             conversation_id=binding.conversation_id,
@@ -159,180 +465,38 @@ class MessagingService:
             replayed=True,
         )
 
-    def _submission(
-        self,
-        principal: Principal,
-        sender_key: str,
-        request: SendMessage,
-        binding: SubmissionBinding,
-    ) -> Submission | None:
-        if request.submission_id is None:
-            return None
-        return Submission(principal.account_id, sender_key, request.submission_id, binding)
+    # ---- authority ----
 
-    def _first_contact(
-        self,
-        principal: Principal,
-        target_name: str,
-        sender_name: str | None,
-        body: str,
-        request: SendMessage,
-        digest: str,
-    ) -> SendReceipt:
-        if not principal.may_target(f"agent:{target_name}"):
+    def _open(
+        self, principal: Principal, inbox: InboxRef, agent_name: str | None
+    ) -> tuple[Head, Party, Consent | None]:
+        """Reads the conversation's head and checks the caller holds `inbox`'s side (as
+        `agent_name`, when given): one Query, no registration read."""
+        head = self._conversations.head(inbox.conversation, self._now_ms())
+        party = party_of(principal, head.conversation, inbox.side)
+        consent = check_party_identity(principal, party, agent_name, self._fresh_consents)
+        return head, party, consent
+
+    def _fresh_consents(self, principal: Principal) -> dict[str, Consent]:
+        """Only when the principal's own consents refuse (never on an allowed request)."""
+        connection = self._agents.connection(principal.account_id, principal.connection_id)
+        if connection is None or not connection.is_live(self._clock.now()):
+            return {}
+        return connection.consents
+
+    def _refuse_expired(self, head: Head, what: str) -> None:
+        if _is_expired(head, self._now_ms()):
+            raise Expired(f"{what} Start a new conversation with target=agent:NAME.")
+
+    def _recheck(self, principal: Principal, party: Party) -> None:
+        """Authority as stored now (the principal's is as of the authorizer's read)."""
+        connection = self._agents.connection(principal.account_id, principal.connection_id)
+        if connection is None or not connection.is_live(self._clock.now()):
             raise Unavailable()
-        now = self._now_ms()
-        wanted = [(principal.account_id, target_name)]
-        if sender_name and sender_name != target_name:
-            wanted.append((principal.account_id, sender_name))
-        _, regs = self._conversations.load(now, registrations=tuple(wanted))
-        target = regs.get(target_name)
-        if target is None:
-            raise Unavailable()
-        sender = Party("external")
-        if sender_name:
-            reg = may_act_as(principal, regs.get(sender_name))
-            sender = Party("agent", reg.agent_id, reg.name)
-
-        ulid = new_ulid(self._clock)
-        conv = Conversation(
-            conversation=ulid,
-            account_id=principal.account_id,
-            parties={"a": sender, "b": Party("agent", target.agent_id, target.name)},
-            version=1,
-            created_at=now,
-            last_activity=now,
-            activity_hour=now // 3_600_000,
-            seq={"a": 0, "b": 1},
-            rate=[now],
-        )
-        delivered = MessageRef(ulid, "b", 1)
-        mine = InboxRef(ulid, "a")
-        message = StoredMessage(ulid, "b", 1, sender.address, body, now)
-        mailbox = MailboxEntry(
-            agent_id=target.agent_id,
-            seq=target.mailbox_seq + 1,
-            message_id=delivered.message_id,
-            conversation_id=mine.conversation_id,
-            reply_inbox_id=delivered.inbox.inbox_id,
-            sender=sender.address,
-            body=body,
-            created_at=now,
-        )
-        binding = SubmissionBinding(
-            digest, mine.inbox_id, mine.conversation_id, delivered.message_id, now
-        )
-        self._conversations.create(
-            conv,
-            message,
-            mailbox,
-            target,
-            self._submission(principal, sender.address, request, binding),
-        )
-        return SendReceipt(
-            inbox_id=mine.inbox_id,
-            conversation_id=mine.conversation_id,
-            message_id=delivered.message_id,
-            receipt="stored",
-            created_at=iso(now) or "",
-        )
-
-    def _send_into(
-        self,
-        principal: Principal,
-        inbox: InboxRef,
-        sender_name: str | None,
-        body: str,
-        request: SendMessage,
-        digest: str,
-    ) -> SendReceipt:
-        now = self._now_ms()
-        conv, party, _ = self._authorized(principal, inbox, sender_name, now)
-        sender_key = party.address
-        if conv.is_expired(now):
-            raise Expired(
-                "This inbox expired after 7 idle days. Start a new conversation with "
-                "target=agent:NAME.",
-            )
-        decision = rate_window.admit(conv.rate, now)
-        if not decision.allowed:
-            if request.submission_id:
-                binding = self._conversations.get_binding(
-                    principal.account_id, sender_key, request.submission_id, now
-                )
-                if binding is not None:
-                    return self._replay(binding, digest)
-            raise RateLimited(
-                f"This conversation accepted {limits.RATE_LIMIT_MESSAGES} messages in the last "
-                f"hour; retry after {decision.retry_after} s.",
-                retry_after=decision.retry_after,
-            )
-
-        to = inbox.peer.side
-        seq = conv.seq[to] + 1
-        oldest = conv.oldest[to]
-        evict = None
-        if conv.retained(to) >= limits.INBOX_HISTORY_MAX:
-            evict = MessageRef(conv.conversation, to, oldest)
-            oldest += 1
-        hour = now // 3_600_000
-        after = replace(
-            conv,
-            version=conv.version + 1,
-            seq={**conv.seq, to: seq},
-            oldest={**conv.oldest, to: oldest},
-            rate=decision.window,
-            last_activity=now,
-            activity_hour=hour,
-        )
-        delivered = MessageRef(conv.conversation, to, seq)
-        binding = SubmissionBinding(
-            digest, inbox.inbox_id, inbox.conversation_id, delivered.message_id, now
-        )
-        try:
-            self._conversations.append(
-                after,
-                conv.version,
-                StoredMessage(conv.conversation, to, seq, sender_key, body, now),
-                evict,
-                self._submission(principal, sender_key, request, binding),
-                move_activity_hour=hour != conv.activity_hour,
-            )
-        except EvictionBlocked:
-            raise InboxFull(
-                f"The receiving inbox holds {limits.INBOX_HISTORY_MAX:,} messages and its oldest "
-                "is still being delivered (admitted, not processed). Retry once the receiver "
-                "acknowledges it as processed.",
-            ) from None
-        return SendReceipt(
-            inbox_id=inbox.inbox_id,
-            conversation_id=inbox.conversation_id,
-            message_id=delivered.message_id,
-            receipt="stored",
-            created_at=iso(now) or "",
-        )
-
-    def _authorized(
-        self, principal: Principal, inbox: InboxRef, agent_name: str | None, now: int
-    ) -> tuple[Conversation, Party, Registration | None]:
-        """Loads the conversation (and the acting name, when given) in one request and
-        checks the caller holds `inbox`'s side."""
-        wanted = ((principal.account_id, agent_name),) if agent_name else ()
-        conv, regs = self._conversations.load(now, inbox.conversation, wanted)
-        party = party_of(principal, conv, inbox.side)
-        assert conv is not None
-        reg: Registration | None = None
         if party.kind == "agent":
-            assert party.agent_name is not None
-            if agent_name is not None and agent_name != party.agent_name:
+            consent = connection.consents.get(party.agent_name or "")
+            if consent is None or consent.agent_id != party.agent_id:
                 raise Unavailable()
-            reg = regs.get(party.agent_name) or self._agents.get(
-                principal.account_id, party.agent_name
-            )
-        elif agent_name is not None:
-            raise Unavailable()
-        check_party_identity(principal, party, reg)
-        return conv, party, reg
 
     # ---------------------------------------------------------------- read (M3, M6)
 
@@ -369,29 +533,27 @@ class MessagingService:
         wait: float,
         page_size: int,
     ) -> ReadPage:
-        after_seq = self._cursors.open_inbox(after, inbox.inbox_id)
-        now = self._now_ms()
-        conv, party, reg = self._authorized(principal, inbox, agent_name, now)
-        if conv.is_expired(now):
-            raise Expired(
-                "This inbox expired after 7 idle days; its messages are gone. Start a new "
-                "conversation with target=agent:NAME."
-            )
+        position = self._cursors.open_inbox_position(after, inbox.inbox_id)
+        head, party, consent = self._open(principal, inbox, agent_name)
+        self._refuse_expired(head, "This inbox expired after 7 idle days; its messages are gone.")
         deadline = self._clock.now() + wait
         while True:
-            found = self._conversations.inbox_page(
-                inbox.conversation, inbox.side, after_seq, page_size, self._now_ms()
+            page = self._conversations.inbox_page(
+                inbox.conversation, inbox.side, position, page_size, head, self._now_ms()
             )
-            if found or self._clock.now() + self._poll_interval > deadline:
+            if page.messages or self._clock.now() + self._poll_interval > deadline:
                 break
             self._clock.sleep(self._poll_interval)
-        if reg is not None:
-            self._mark_seen(reg)
-        views = [self._view(inbox, m) for m in found]
+            # Waiting costs one head read per poll: its counts say whether this side got
+            # anything, whatever the other side sends meanwhile.
+            head = self._conversations.head(inbox.conversation, self._now_ms())
+        if consent is not None and party.agent_name is not None:
+            self._mark_seen(principal, party.agent_name, consent)
+        views = [self._view(inbox, m) for m in page.messages]
         return ReadPage(
             kind="inbox",
             messages=views,
-            next_cursor=self._cursors.inbox(inbox.inbox_id, found[-1].seq if found else after_seq),
+            next_cursor=self._cursors.inbox_at(inbox.inbox_id, page.position),
             inbox_id=inbox.inbox_id,
             agent_name=party.agent_name,
         )
@@ -414,17 +576,17 @@ class MessagingService:
     def _read_mailbox(
         self, principal: Principal, name: str, after: str | None, wait: float, page_size: int
     ) -> ReadPage:
-        reg = may_act_as(principal, self._agents.get(principal.account_id, name))
-        after_seq = self._cursors.open_mailbox(after, reg.agent_id)
+        consent = consent_for(principal, name, self._fresh_consents)
+        after_seq = self._cursors.open_mailbox(after, consent.agent_id)
         deadline = self._clock.now() + wait
         while True:
             found = self._conversations.mailbox_page(
-                reg.agent_id, after_seq, page_size, self._now_ms()
+                consent.agent_id, after_seq, page_size, self._now_ms()
             )
             if found or self._clock.now() + self._poll_interval > deadline:
                 break
             self._clock.sleep(self._poll_interval)
-        self._mark_seen(reg)
+        self._mark_seen(principal, name, consent)
         views = [
             MessageView(
                 message_id=e.message_id,
@@ -443,15 +605,20 @@ class MessagingService:
         return ReadPage(
             kind="mailbox",
             messages=views,
-            next_cursor=self._cursors.mailbox(reg.agent_id, found[-1].seq if found else after_seq),
-            agent_name=reg.display_name,
+            next_cursor=self._cursors.mailbox(
+                consent.agent_id, found[-1].seq if found else after_seq
+            ),
+            agent_name=consent.display_name,
         )
 
-    def _mark_seen(self, reg: Registration) -> None:
+    def _mark_seen(self, principal: Principal, name: str, consent: Consent) -> None:
+        """Presence (online) at most once a minute per name and connection: the
+        connection remembers when it last refreshed, and the authorizer read that."""
         now = self._now_ms()
-        if reg.last_seen_at is None or now - reg.last_seen_at >= _SEEN_REFRESH_MS:
-            with contextlib.suppress(Exception):
-                self._agents.touch(reg, now)
+        if consent.seen_at is not None and now - consent.seen_at < _SEEN_REFRESH_MS:
+            return
+        with contextlib.suppress(Exception):
+            self._agents.touch(principal.account_id, name, consent, principal.connection_id, now)
 
     # ---------------------------------------------------------------- ack (M7)
 
@@ -461,11 +628,16 @@ class MessagingService:
             raise InvalidInput("delivery must be typed, admitted or processed.", field="delivery")
         ref = parse_message_id(message_id)
         now = self._now_ms()
-        self._authorized(principal, ref.inbox, None, now)
+        conv = self._conversations.get_conversation(ref.conversation, now)
+        party = party_of(principal, conv, ref.side)
+        check_party_identity(principal, party, None, self._fresh_consents)
         lower = [s for s, rank in RECEIPT_ORDER.items() if rank < RECEIPT_ORDER[delivery]]
-        if self._conversations.set_receipt(ref, delivery, lower, now):
+        # Only a message delivered to the caller's side: seq alone names either side's.
+        if self._conversations.set_receipt(
+            ref.conversation, ref.side, ref.seq, delivery, lower, now
+        ):
             return AckResult(message_id=ref.message_id, receipt=delivery)  # type: ignore[arg-type]
-        current = self._conversations.get_receipt(ref, now)
+        current = self._conversations.get_receipt(ref.conversation, ref.side, ref.seq, now)
         if current is None:
             raise Unavailable()
         if current == delivery:
@@ -485,26 +657,30 @@ class MessagingService:
         inbox = parse_inbox_id(inbox_id)
         name = normalize_agent_name(agent_name) if agent_name else None
         now = self._now_ms()
-        conv, _, _ = self._authorized(principal, inbox, name, now)
+        head, party, _ = self._open(principal, inbox, name)
+        conv = head.conversation
+        assert conv is not None
         records = self._conversations.sent_records(
             inbox.conversation, inbox.peer.side, limits.STATE_DELIVERY_RECORDS
         )
-        # Authority is checked again after the read (M8).
-        self._authorized(principal, inbox, name, self._now_ms())
-        window = rate_window.peek(conv.rate, now)
+        retained = self._retained(inbox, head, now)
+        # Authority is checked again after the read (M8), against what is stored now.
+        self._recheck(principal, party)
+        window = rate_window.peek(head.window(), now)
         idle_ms = limits.INBOX_IDLE_SECONDS * 1000
+        last_activity = head.last_activity
         return InboxState(
             inbox_id=inbox.inbox_id,
             conversation_id=inbox.conversation_id,
             peer=conv.parties[inbox.peer.side].address,
-            status="expired" if conv.is_expired(now) else "active",
-            messages_retained=conv.retained(inbox.side),
+            status="expired" if _is_expired(head, now) else "active",
+            messages_retained=retained,
             rate_used=len(window.window),
             rate_remaining=window.remaining,
             retry_after=window.retry_after,
             created_at=iso(conv.created_at) or "",
-            last_activity_at=iso(conv.last_activity) or "",
-            idle_expires_at=iso(conv.last_activity + idle_ms) or "",
+            last_activity_at=iso(last_activity) or "",
+            idle_expires_at=iso(last_activity + idle_ms) or "",
             delivery_records=[
                 DeliveryRecord(
                     message_id=MessageRef(inbox.conversation, r.side, r.seq).message_id,
@@ -514,3 +690,15 @@ class MessagingService:
                 for r in records
             ],
         )
+
+    def _retained(self, inbox: InboxRef, head: Head, now_ms: int) -> int:
+        """Messages of this inbox still held: delivered up to the newest message minus
+        those before the oldest one retained (counts are cumulative per side)."""
+        if head.latest is None:
+            return 0
+        oldest = self._conversations.oldest_live(inbox.conversation, now_ms)
+        if oldest is None:
+            return 0
+        side = inbox.side
+        before = oldest.counts[side] - (1 if oldest.side == side else 0)
+        return max(0, head.latest.counts[side] - before)

@@ -1,0 +1,489 @@
+"""The chained send path: one conversation-wide message chain read and extended without
+a transaction (M1, M3, M7, M11), submission ids claimed before the send (M2), and the
+allow-list carried by the connection the authorizer reads (M5).
+
+Races on the chain itself (60 senders, 20 retries of one submission id) are in
+test_message_concurrency.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from agentworks.dynamo import from_item, to_item
+from agentworks.identity.connection_store import connection_key
+from agentworks.ids import parse_inbox_id
+from agentworks.messaging import keys
+
+DAY = 86_400
+
+
+def _pair(api, agents) -> tuple[str, str, str, str]:
+    """worker → reviewer first contact; (worker token, reviewer token, worker's inbox on
+    side a, reviewer's inbox on side b)."""
+    worker, reviewer = agents.named("worker"), agents.named("reviewer")
+    sent = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "start"})
+    assert sent.status == 201
+    mailbox = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer"}).body
+    return worker, reviewer, sent.body["inbox_id"], mailbox["messages"][0]["reply_address"]
+
+
+def _send(api, token: str, inbox: str, message: str, **extra: Any) -> Any:
+    reply = api("POST", "/v1/messages", token, {"inbox_id": inbox, "message": message, **extra})
+    assert reply.status in (200, 201), reply.body
+    return reply
+
+
+def _read(api, token: str, inbox: str, **query: Any) -> dict:
+    reply = api("GET", "/v1/messages", token, query={"inbox_id": inbox, **query})
+    assert reply.status == 200, reply.body
+    return reply.body
+
+
+class QueryLog:
+    """The Queries the services' DynamoDB client makes: how many items each examined."""
+
+    def __init__(self) -> None:
+        self.scanned: list[int] = []
+        self.active = False
+        self._lock = threading.Lock()
+
+    def __call__(self, parsed: dict[str, Any], **_: Any) -> None:
+        if self.active:
+            with self._lock:
+                self.scanned.append(int(parsed.get("ScannedCount", 0)))
+
+
+@contextmanager
+def queries(stack: Any) -> Iterator[QueryLog]:
+    log = QueryLog()
+    stack.client.meta.events.register("after-call.dynamodb.Query", log)
+    log.active = True
+    try:
+        yield log
+    finally:
+        log.active = False
+        stack.client.meta.events.unregister("after-call.dynamodb.Query", log)
+
+
+# ---------------------------------------------------------------- the chain (M1, M3)
+
+
+def test_m1_both_directions_share_one_gapless_chain(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    _send(api, reviewer, reply_to, "r1")
+    _send(api, worker, inbox, "w1")
+    _send(api, reviewer, reply_to, "r2")
+    items = stack.client.query(
+        TableName=stack.settings.messages_table,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :m)",
+        ExpressionAttributeValues=to_item(
+            {":pk": f"CONV#{parse_inbox_id(inbox).conversation}", ":m": keys.MESSAGE_PREFIX}
+        ),
+    )["Items"]
+    chain = [from_item(i) or {} for i in items]
+    assert [(keys.message_seq(m["sk"]), m["to_side"], m["body"]) for m in chain] == [
+        (1, "b", "start"),
+        (2, "a", "r1"),
+        (3, "b", "w1"),
+        (4, "a", "r2"),
+    ]
+    # Each message carries the counts as of itself, so the newest says it all.
+    assert (chain[-1]["n_a"], chain[-1]["n_b"]) == (2, 2)
+
+
+def test_m3_inbox_page_is_full_across_thirty_messages_of_the_other_side(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    _send(api, reviewer, reply_to, "r1")
+    for i in range(30):
+        _send(api, worker, inbox, f"w{i}")
+        stack.clock.advance(60)  # 33 sends in ~30 minutes: under the hourly limit
+    _send(api, reviewer, reply_to, "r2")
+    _send(api, reviewer, reply_to, "r3")
+
+    page = _read(api, worker, inbox, limit=3)
+    assert [m["body"] for m in page["messages"]] == ["r1", "r2", "r3"]
+    # Two per page: the first page still spans the thirty, the second holds the rest.
+    first = _read(api, worker, inbox, limit=2)
+    assert [m["body"] for m in first["messages"]] == ["r1", "r2"]
+    second = _read(api, worker, inbox, limit=2, after=first["next_cursor"])
+    assert [m["body"] for m in second["messages"]] == ["r3"]
+    assert _read(api, worker, inbox, after=second["next_cursor"])["messages"] == []
+    # The reviewer's side, read the same way, holds start + the thirty, in order.
+    theirs = _read(api, reviewer, reply_to, limit=100)
+    assert [m["body"] for m in theirs["messages"]] == ["start"] + [f"w{i}" for i in range(30)]
+
+
+def test_m3_cursor_skips_the_other_sides_messages_it_examined(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    _send(api, reviewer, reply_to, "r1")
+    for i in range(10):
+        _send(api, worker, inbox, f"w{i}")
+    page = _read(api, worker, inbox)
+    assert [m["body"] for m in page["messages"]] == ["r1"]
+
+    # Nothing new for this side: the head read alone answers (its counts), no page Query.
+    with queries(stack) as log:
+        empty = _read(api, worker, inbox, after=page["next_cursor"])
+    assert empty["messages"] == [] and empty["next_cursor"] == page["next_cursor"]
+    assert len(log.scanned) == 1  # the head Query (META + newest message)
+
+    _send(api, reviewer, reply_to, "r2")
+    with queries(stack) as log:
+        later = _read(api, worker, inbox, after=page["next_cursor"])
+    assert [m["body"] for m in later["messages"]] == ["r2"]
+    # The page Query started past the ten messages examined (and skipped) last time.
+    assert log.scanned == [2, 1]
+
+
+def test_m3_long_poll_wakes_only_for_this_side(api, agents, stack):
+    worker, _, inbox, _ = _pair(api, agents)
+    tail = _read(api, worker, inbox)
+    # The worker's own messages (delivered to the reviewer) never end the worker's wait.
+    _send(api, worker, inbox, "to the reviewer")
+    start = stack.clock.now()
+    waited = _read(api, worker, inbox, after=tail["next_cursor"], wait_seconds=5)
+    assert waited["messages"] == [] and stack.clock.now() - start >= 4
+
+
+def test_m7_ack_only_for_a_message_delivered_to_the_callers_side(api, agents, stack):
+    """Sequence numbers are conversation-wide, so a message id built from the caller's own
+    inbox and the seq of a message it sent must not reach the peer's receipt."""
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    sent = _send(api, worker, inbox, "for the reviewer").body  # seq 2, delivered to b
+    forged = sent["message_id"].replace(
+        parse_inbox_id(reply_to).conversation + "b", parse_inbox_id(inbox).conversation + "a"
+    )
+    assert forged != sent["message_id"]
+    refused = api("POST", f"/v1/messages/{forged}/ack", worker, {"delivery": "processed"})
+    assert refused.status == 404
+    page = _read(api, reviewer, reply_to)
+    assert [m["receipt"] for m in page["messages"]] == ["stored", "stored"]
+
+
+# ---------------------------------------------------------------- activity and expiry (M11)
+
+
+def test_m11_idle_expiry_counts_from_the_newest_message_not_the_hourly_meta(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    stack.clock.advance(600)  # same activity hour: META is not rewritten
+    _send(api, reviewer, reply_to, "ten minutes later")
+    stack.clock.advance(7 * DAY - 600)  # 7 days after the first message only
+    assert api("GET", "/v1/messages", worker, query={"inbox_id": inbox}).status == 200
+    from tests.support.handlers import LambdaContext, load_handler
+
+    tick = load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
+    assert tick["retired_idle"] == 0
+    stack.clock.advance(600)
+    assert api("GET", "/v1/messages", worker, query={"inbox_id": inbox}).status == 410
+
+
+def test_m11_meta_moves_to_a_new_activity_hour_once(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    table = stack.settings.messages_table
+    key = to_item(keys.conversation(parse_inbox_id(inbox).conversation))
+
+    def meta() -> dict:
+        return from_item(stack.client.get_item(TableName=table, Key=key)["Item"]) or {}
+
+    first_hour = meta()["activity_hour"]
+    updates: list[str] = []
+    stack.client.meta.events.register(
+        "provide-client-params.dynamodb.UpdateItem",
+        lambda params, **_: updates.append(params["Key"]["sk"]["S"]),
+    )
+    stack.clock.advance(3600)
+    _send(api, reviewer, reply_to, "next hour")
+    _send(api, worker, inbox, "same hour")
+    assert meta()["activity_hour"] == first_hour + 1
+    assert meta()["idle_key"].startswith(f"{first_hour + 1:08d}#")
+    assert updates == ["META"]  # the first send of the hour only
+
+
+def test_m11_tick_checks_the_newest_message_before_retiring(api, agents, stack):
+    """A send that stopped after storing its message but before moving META to its hour
+    leaves META behind; the tick's sweep still retires only a conversation whose newest
+    message is 7 days old, and repairs META instead."""
+    from tests.support.handlers import LambdaContext, load_handler
+
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    table = stack.settings.messages_table
+    key = to_item(keys.conversation(parse_inbox_id(inbox).conversation))
+    before = from_item(stack.client.get_item(TableName=table, Key=key)["Item"]) or {}
+    stack.clock.advance(2 * 3600)
+    _send(api, reviewer, reply_to, "two hours later")
+    stack.client.put_item(TableName=table, Item=to_item(before))  # the lost hourly move
+    stack.clock.advance(7 * DAY - 3600)  # idle 7 days by META, not by the newest message
+    tick = load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
+    assert tick["retired_idle"] == 0
+    repaired = from_item(stack.client.get_item(TableName=table, Key=key)["Item"]) or {}
+    assert repaired["activity_hour"] == before["activity_hour"] + 2
+    assert api("GET", "/v1/messages", worker, query={"inbox_id": inbox}).status == 200
+    stack.clock.advance(2 * 3600)
+    tick = load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
+    assert tick["retired_idle"] == 1
+    assert api("GET", "/v1/messages", worker, query={"inbox_id": inbox}).status == 410
+
+
+# ---------------------------------------------------------------- submission ids (M2)
+
+
+def _pending_binding(stack: Any, account: str, sender: str, sid: str, **fields: Any) -> None:
+    from agentworks.messaging.conversation_store import _binding_item
+    from agentworks.messaging.models import SubmissionBinding
+
+    binding = SubmissionBinding(
+        content_hash=fields["digest"],
+        inbox_id=fields["inbox_id"],
+        conversation_id=fields["inbox_id"].replace("ibx_", "cnv_")[:-1],
+        message_id=None,
+        created_at=None,
+        claim="crashed-send",
+        claimed_at=int(stack.clock.now() * 1000),
+        sender=sender,
+        submission_id=sid,
+        account_id=account,
+    )
+    stack.client.put_item(
+        TableName=stack.settings.messages_table, Item=to_item(_binding_item(binding))
+    )
+
+
+def _digest(inbox: str, sender: str, body: str) -> str:
+    from agentworks.messaging.service import _content_hash
+
+    return _content_hash(inbox, sender, body)
+
+
+def test_m2_a_send_that_stopped_after_storing_is_recovered_not_repeated(
+    api, agents, stack, monkeypatch
+):
+    """The message was stored but the send stopped before naming it on its binding: once
+    the claim is stale, a retry finds that message and replays its receipt."""
+    from agentworks.messaging import service
+
+    monkeypatch.setattr(service, "_CLAIM_WAIT_S", 0.2)  # how long a retry waits for it
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    account = api("GET", "/v1/whoami", worker).body["account_id"]
+    body = {"inbox_id": inbox, "message": "exactly once", "submission_id": "crash-1"}
+    _pending_binding(
+        stack,
+        account,
+        "external",
+        "crash-1",
+        digest=_digest(inbox, "external", "exactly once"),
+        inbox_id=inbox,
+    )
+    # While the claim is fresh, a retry waits for the send in progress, then says so.
+    busy = api("POST", "/v1/messages", worker, body)
+    assert busy.status == 409 and "in progress" in busy.body["error"]["message"]
+    # What the stopped send had stored: its message, never named on the binding.
+    from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.messaging.models import StoredMessage
+
+    store = ConversationStore(stack.client, stack.settings.messages_table)
+    now_ms = int(stack.clock.now() * 1000)
+    head = store.head(parse_inbox_id(inbox).conversation, now_ms)
+    assert head.latest is not None and head.last_seq == 1
+    store.append(
+        StoredMessage(
+            conversation=parse_inbox_id(inbox).conversation,
+            side="b",
+            seq=2,
+            sender="external",  # the worker's side of _pair is the account's external one
+            body="exactly once",
+            created_at=now_ms,
+            window=[*head.window(), now_ms],
+            counts={"a": 0, "b": 2},
+            submission_id="crash-1",
+        )
+    )
+    stack.clock.advance(31)
+    retry = api("POST", "/v1/messages", worker, body)
+    assert retry.status == 200 and retry.body["replayed"] is True
+    assert retry.body["message_id"].endswith("b0000000002")
+    assert [m["body"] for m in _read(api, reviewer, reply_to)["messages"]] == [
+        "start",
+        "exactly once",
+    ]
+    # The binding now names the message: later retries replay at once.
+    assert api("POST", "/v1/messages", worker, body).body["message_id"] == retry.body["message_id"]
+
+
+def test_m2_a_stale_claim_that_stored_nothing_is_taken_over(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    account = api("GET", "/v1/whoami", worker).body["account_id"]
+    _pending_binding(
+        stack,
+        account,
+        "external",
+        "crash-2",
+        digest=_digest(inbox, "external", "hello"),
+        inbox_id=inbox,
+    )
+    stack.clock.advance(31)
+    body = {"inbox_id": inbox, "message": "hello", "submission_id": "crash-2"}
+    taken = api("POST", "/v1/messages", worker, body)
+    assert taken.status == 201 and taken.body["replayed"] is False
+    assert api("POST", "/v1/messages", worker, body).status == 200
+    assert [m["body"] for m in _read(api, reviewer, reply_to)["messages"]] == ["start", "hello"]
+
+
+def test_m2_refused_send_gives_its_submission_id_back(api, agents, stack):
+    worker, _, inbox, _ = _pair(api, agents)
+    for i in range(39):
+        _send(api, worker, inbox, f"{i}")
+    body = {"inbox_id": inbox, "message": "later", "submission_id": "after-limit"}
+    assert api("POST", "/v1/messages", worker, body).status == 429
+    stack.clock.advance(3600)
+    # Nothing was stored under the id, so the same id sends the message now.
+    again = api("POST", "/v1/messages", worker, body)
+    assert again.status == 201 and again.body["replayed"] is False
+
+
+def test_m2_same_submission_id_from_both_sides_are_separate(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    mine = _send(api, worker, inbox, "one", submission_id="shared").body
+    theirs = _send(api, reviewer, reply_to, "one", submission_id="shared").body
+    assert mine["message_id"] != theirs["message_id"]
+
+
+# ---------------------------------------------------------------- acting_as (M5)
+
+
+def _acting_as(stack: Any, token: str) -> dict[str, str]:
+    """What the authorizer passes on for this token: name → agent_id."""
+    return stack.principal(token).acting_as
+
+
+def _connection_item(stack: Any, account: str, connection_id: str) -> dict:
+    item = stack.client.get_item(
+        TableName=stack.settings.identity_table,
+        Key=to_item(connection_key(account, connection_id)),
+    )["Item"]
+    return from_item(item) or {}
+
+
+def test_m5_allow_list_change_counts_from_the_next_request(api, agents, stack):
+    owner, helper = agents.connection("owner"), agents.connection("helper")
+    registered = api("POST", "/v1/agents", owner["token"], {"agent_name": "reviewer"}).body
+    assert _acting_as(stack, owner["token"]) == {"reviewer": registered["agent_id"]}
+    assert _acting_as(stack, helper["token"]) == {}
+    worker = agents.named("worker")
+    sent = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "hi"}).body
+    reply_to = api("GET", "/v1/messages", owner["token"], query={"agent_name": "reviewer"}).body[
+        "messages"
+    ][0]["reply_address"]
+    as_helper = {"inbox_id": reply_to, "message": "from helper", "agent_name": "reviewer"}
+    assert api("POST", "/v1/messages", helper["token"], as_helper).status == 404
+
+    api(
+        "POST",
+        "/v1/agents",
+        owner["token"],
+        {"agent_name": "reviewer", "allowed_connection_ids": [helper["connection_id"]]},
+    )
+    assert _acting_as(stack, helper["token"]) == {"reviewer": registered["agent_id"]}
+    assert api("POST", "/v1/messages", helper["token"], as_helper).status == 201
+
+    # Dropped from the list: refused on the very next request, everywhere.
+    api(
+        "POST",
+        "/v1/agents",
+        owner["token"],
+        {"agent_name": "reviewer", "allowed_connection_ids": []},
+    )
+    assert _acting_as(stack, helper["token"]) == {}
+    assert api("POST", "/v1/messages", helper["token"], as_helper).status == 404
+    assert api("GET", "/v1/messages", helper["token"], query={"inbox_id": reply_to}).status == 404
+    assert (
+        api("GET", "/v1/messages", helper["token"], query={"agent_name": "reviewer"}).status == 404
+    )
+    assert api("POST", "/v1/messages", owner["token"], as_helper).status == 201
+    assert sent["inbox_id"]
+
+
+def test_m5_unregister_refuses_the_next_request_of_every_allowed_connection(api, agents, stack):
+    owner, helper = agents.connection("owner"), agents.connection("helper")
+    api(
+        "POST",
+        "/v1/agents",
+        owner["token"],
+        {"agent_name": "worker", "allowed_connection_ids": [helper["connection_id"]]},
+    )
+    agents.named("reviewer")
+    sent = api(
+        "POST",
+        "/v1/messages",
+        helper["token"],
+        {"agent_name": "worker", "target": "agent:reviewer", "message": "hi"},
+    ).body
+    assert api("DELETE", "/v1/agents/worker", owner["token"]).status == 200
+    for token in (owner["token"], helper["token"]):
+        assert _acting_as(stack, token) == {}
+        assert api("GET", "/v1/messages", token, query={"inbox_id": sent["inbox_id"]}).status == 404
+        assert (
+            api("POST", "/v1/messages", token, {"inbox_id": sent["inbox_id"], "message": "x"})
+        ).status == 404
+        assert api("GET", "/v1/messages", token, query={"agent_name": "worker"}).status == 404
+    account = api("GET", "/v1/whoami", owner["token"]).body["account_id"]
+    for connection_id in (owner["connection_id"], helper["connection_id"]):
+        assert _connection_item(stack, account, connection_id)["acting_as"] == {}
+
+
+def test_m5_racing_allow_list_changes_leave_connections_matching_the_list(api, agents, stack):
+    owner = agents.connection("owner")
+    helpers = [agents.connection(f"h{i}") for i in range(4)]
+    api("POST", "/v1/agents", owner["token"], {"agent_name": "shared"})
+    choices = [[h["connection_id"] for h in helpers[i : i + 2]] for i in range(3)]
+
+    def change(allowed: list[str]) -> int:
+        body = {"agent_name": "shared", "allowed_connection_ids": allowed}
+        return api("POST", "/v1/agents", owner["token"], body).status
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        statuses = list(pool.map(change, choices * 2))
+    assert set(statuses) <= {200, 409}
+    final = {a["agent_name"]: a for a in api("GET", "/v1/agents", owner["token"]).body["agents"]}[
+        "shared"
+    ]
+    allowed = set(final["allowed_connection_ids"])
+    for conn in [owner, *helpers]:
+        names = _acting_as(stack, conn["token"])
+        assert ("shared" in names) == (conn["connection_id"] in allowed), conn["connection_id"]
+
+
+@pytest.mark.parametrize("read", ["inbox", "mailbox"])
+def test_m4_presence_refreshes_at_most_once_a_minute(api, agents, stack, read):
+    worker, reviewer, _, reply_to = _pair(api, agents)
+    writes: list[str] = []
+    stack.client.meta.events.register(
+        "provide-client-params.dynamodb.UpdateItem",
+        lambda params, **_: writes.append(params["Key"]["sk"]["S"].split("#")[0]),
+    )
+    query = {"inbox_id": reply_to} if read == "inbox" else {"agent_name": "reviewer"}
+    stack.clock.advance(61)
+    for _ in range(3):
+        assert api("GET", "/v1/messages", reviewer, query=query).status == 200
+        stack.clock.advance(20)
+    assert writes == ["CONN"]  # one small update of the connection item, no registration write
+    stack.clock.advance(60)
+    api("GET", "/v1/messages", reviewer, query=query)
+    assert writes == ["CONN", "CONN"]
+    listed = {a["agent_name"]: a for a in api("GET", "/v1/agents", worker).body["agents"]}
+    assert listed["reviewer"]["online"] is True and listed["worker"]["online"] is False
+    assert listed["reviewer"]["last_seen_at"] == _iso(stack.clock.now())
+    stack.clock.advance(121)
+    assert api("GET", "/v1/agents", worker).body["agents"][0]["online"] is False
+
+
+def _iso(seconds: float) -> str:
+    from agentworks.messaging.models import iso
+
+    return iso(int(seconds * 1000)) or ""
