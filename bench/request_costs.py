@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.meter import Tally
-from bench.stack import FakeClock, Invocation, Stack
+from bench.stack import Invocation, Stack
+from tests.support.clock import FakeClock
 
 # "1 KB body": 1,024 ASCII characters, so the message item itself crosses 1 KB.
 BODY = ("The quick brown fox jumps over the lazy dog. " * 23)[:1024]

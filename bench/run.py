@@ -25,7 +25,8 @@ from moto import mock_aws
 
 from bench import cold_start, functions, prices, report, request_costs, throughput, wake
 from bench.meter import Tally
-from bench.stack import FakeClock, open_stack
+from bench.stack import open_stack
+from tests.support.clock import FakeClock
 
 OUT = Path(__file__).resolve().parent / "out" / "results.json"
 IMPORT_ROUNDS = 7

@@ -28,25 +28,6 @@ from tests.support.handlers import Api, Reply
 REGION = "us-east-1"
 
 
-class FakeClock:
-    """Time that moves only when told to, or when the code under test 'sleeps'.
-
-    Starts at an uneven instant: DynamoDB sizes numbers by significant digits, so round
-    timestamps would make stored items look smaller than real ones."""
-
-    def __init__(self, start: float = 1_812_345_678.901) -> None:
-        self.t = start
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += seconds
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
-
-
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
     """Powertools prints an EMF metrics blob per invocation; keep it off the report."""

@@ -21,7 +21,8 @@ from typing import Any
 
 from agentworks_cli.localstack.template import create_resources
 from bench.request_costs import BODY, SEND_SPACING_S
-from bench.stack import FakeClock, Stack, open_stack
+from bench.stack import Stack, open_stack
+from tests.support.clock import FakeClock
 
 _BATCH = 25  # BatchWriteItem's maximum
 

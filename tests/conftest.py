@@ -11,6 +11,8 @@ from typing import Any
 import boto3
 import pytest
 
+from tests.support.clock import FakeClock
+
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
@@ -18,22 +20,6 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWorks")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "agentworks")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_DEV", "false")
-
-
-class FakeClock:
-    """Time that moves only when told to (or when code 'sleeps')."""
-
-    def __init__(self, start: float = 1_800_000_000.0) -> None:
-        self.t = start
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += seconds
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
 
 
 @dataclass
@@ -51,7 +37,7 @@ class Stack:
 
 @pytest.fixture
 def clock() -> FakeClock:
-    return FakeClock()
+    return FakeClock(start=1_800_000_000.0)
 
 
 @pytest.fixture
