@@ -1,4 +1,4 @@
-"""Scheduler tick (EventBridge rate(1 minute)): retention sweeps now, wakeups later."""
+"""Scheduler tick (EventBridge rate(1 minute)): retention sweeps and due wakeups (M9, M11)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,13 @@ from agentworks.runtime import tick_services
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    report = tick_services().sweep()
+    tick = tick_services()
+    report = tick.lifecycle.sweep()
     count("InboxesRetired", report.retired_idle)
     count("RetiredForgotten", report.forgotten)
-    logger.info("tick", extra=report.as_dict())
-    return report.as_dict()
+    wakeups = tick.wakeups.fire_due()
+    count("WakeupsFired", wakeups["wakeups_fired"])
+    count("WakeupsInterrupted", wakeups["wakeups_interrupted"])
+    done = {**report.as_dict(), **wakeups}
+    logger.info("tick", extra=done)
+    return done

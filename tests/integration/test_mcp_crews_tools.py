@@ -132,7 +132,7 @@ def test_tools_list_offers_crews_and_functions_next_to_messages(
 
     crews = tools["crews"]
     assert set(crews["inputSchema"]["properties"]["action"]["enum"]) == {
-        "create", "update", "get", "list", "delete",
+        "create", "update", "get", "list", "delete", "release", "decline",
     }  # fmt: skip
     assert crews["inputSchema"]["required"] == ["action"]
     assert "object" in json.dumps(crews["inputSchema"]["properties"]["definition"])
@@ -143,12 +143,12 @@ def test_tools_list_offers_crews_and_functions_next_to_messages(
     functions = tools["functions"]
     schema = functions["inputSchema"]
     assert set(schema["properties"]["action"]["enum"]) == {
-        "list", "call", "status", "read", "reply",
+        "list", "call", "status", "read", "reply", "complete",
     }  # fmt: skip
     assert "ctx" not in schema["properties"] and "context" not in schema["properties"]
     assert {
         "target", "function", "args", "submission_id", "call_id", "path", "page",
-        "request_id", "answer",
+        "request_id", "answer", "agent_name", "final_text", "result",
     } == set(schema["properties"]) - {"action"}  # fmt: skip
     description = functions["description"]
     for lesson in ("list: ", "KEEP IT", "until `terminal` is true", "NOT", "request_id"):

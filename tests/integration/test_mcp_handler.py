@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
-ACTIONS = {"send", "read", "state", "register", "unregister", "list_agents", "ack"}
+ACTIONS = {"send", "read", "state", "register", "unregister", "list_agents", "ack", "wakeup"}
 
 
 def load_handler_module() -> ModuleType:

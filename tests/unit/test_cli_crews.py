@@ -1,6 +1,8 @@
 """`agentworks crews …` and `agentworks functions …` against a tiny in-test HTTP server with
 scripted answers: the requests sent, Crew files (YAML/JSON), human and --json output, the
---wait loop (progress, questions, outcome exit codes) and error lines (F1–F8)."""
+--wait loop (progress, questions, outcome exit codes) and error lines (F1–F8); and the
+commands of messages to Crews: `messages state --target crew:NAME`, `messages wakeup …`,
+`crews release|decline`, `functions complete` (M8–M10, §8 mailbox)."""
 
 from __future__ import annotations
 
@@ -584,3 +586,157 @@ def test_ctrl_c_while_waiting_says_the_call_goes_on(server, capsys, monkeypatch)
     line = one_error_line(err)
     assert "stopped waiting; call call_1 goes on" in line
     assert "agentworks functions status --call-id call_1 --wait" in line
+
+
+# ---------------------------------------------------------------- messages to Crews (M8–M10, §8)
+
+WAKEUP = {
+    "wakeup_id": "wku_1",
+    "inbox_id": "ibx_1a",
+    "due_at": "2027-01-15T08:02:00.000+00:00",
+    "state": "scheduled",
+    "run_id": None,
+    "run_state": None,
+    "error": None,
+    "created_at": "2027-01-15T08:00:00.000+00:00",
+}
+STATE = {
+    "target": "crew:contracts",
+    "crew_id": "crew_1",
+    "messaging": "review",
+    "scheduler_paused": True,
+    "inboxes": [
+        {
+            "inbox_id": "ibx_1b",
+            "conversation_id": "cnv_1",
+            "peer": "agent:asker",
+            "status": "active",
+            "created_at": "2027-01-15T08:00:00.000+00:00",
+            "last_activity_at": "2027-01-15T08:00:00.000+00:00",
+            "receiving_run_id": None,
+            "delivery_records": [
+                {
+                    "message_id": "msg_1b0000000001",
+                    "created_at": "2027-01-15T08:00:00.000+00:00",
+                    "receipt": "stored",
+                    "run_state": "pending_review",
+                    "run_id": None,
+                    "error": None,
+                }
+            ],
+            "wakeups": [WAKEUP],
+            "errors": [],
+        }
+    ],
+    "next_cursor": "ibx_1b",
+}
+
+
+def test_m8_messages_state_of_a_crew(server, capsys):
+    server.on("GET", "/v1/crews/contracts/state", STATE)
+    code, out, err = run(capsys, "messages", "state", "--target", "crew:contracts", "--limit", "1")
+    assert code == 0, err
+    assert server.last.query == {"limit": ["1"]}
+    assert "crew:contracts: messaging review (wakeups paused)" in out
+    assert "pending_review" in out and "wku_1" in out
+    assert "agentworks crews release --crew contracts --message-id msg_1b0000000001" in out
+    assert "next page: agentworks messages state --target crew:contracts --after ibx_1b" in out
+    code, out, _ = run(capsys, "messages", "state", "--target", "crew:contracts", "--json")
+    assert code == 0 and json.loads(out) == STATE
+
+
+def test_m8_messages_state_usage_errors(server, capsys):
+    code, _, err = run(capsys, "messages", "state", "--target", "agent:x")
+    assert code == 2 and "crew:NAME" in one_error_line(err)
+    code, _, err = run(capsys, "messages", "state", "--inbox", "ibx_1a", "--after", "x")
+    assert code == 2 and "--target" in one_error_line(err)
+    assert server.seen == []
+
+
+def test_m9_wakeup_schedule_cancel_reschedule(server, capsys):
+    server.on("POST", "/v1/wakeups", WAKEUP, status=201)
+    code, out, err = run(
+        capsys, "messages", "wakeup", "schedule", "--inbox", "ibx_1a", "--delay", "120"
+    )
+    assert code == 0, err
+    assert server.last.body == {"inbox_id": "ibx_1a", "delay_seconds": 120}
+    assert out.startswith("scheduled wakeup wku_1: due 2027-01-15 08:02:00 UTC, state scheduled")
+    assert "agentworks messages wakeup cancel --wakeup-id wku_1" in out
+    code, _, _ = run(
+        capsys,
+        "messages", "wakeup", "schedule", "--inbox", "ibx_1a", "--agent", "asker",
+        "--at", "2030-01-31T09:00:00Z",
+    )  # fmt: skip
+    assert code == 0
+    assert server.last.body == {
+        "inbox_id": "ibx_1a",
+        "at": "2030-01-31T09:00:00Z",
+        "agent_name": "asker",
+    }
+    server.on("POST", "/v1/wakeups/wku_1/reschedule", WAKEUP)
+    code, _, _ = run(
+        capsys, "messages", "wakeup", "reschedule", "--wakeup-id", "wku_1", "--delay", "600"
+    )
+    assert code == 0 and server.last.body == {"delay_seconds": 600}
+    server.on("DELETE", "/v1/wakeups/wku_1", dict(WAKEUP, state="cancelled"))
+    code, out, _ = run(capsys, "messages", "wakeup", "cancel", "--wakeup-id", "wku_1")
+    assert code == 0 and out.startswith("cancelled wakeup wku_1")
+    # Exactly one of --at and --delay.
+    code, _, _ = run(capsys, "messages", "wakeup", "schedule", "--inbox", "ibx_1a")
+    assert code == 2
+
+
+def test_m9_wakeup_refusals_are_one_error_line(server, capsys):
+    server.on(
+        "POST",
+        "/v1/wakeups",
+        {"error": {"code": "invalid_request", "message": "A wakeup is due 60 s to 7 days."}},
+        status=400,
+    )
+    code, _, err = run(capsys, "messages", "wakeup", "schedule", "--inbox", "i", "--delay", "5")
+    assert code == 1 and "60 s to 7 days" in one_error_line(err)
+
+
+def test_m10_crews_release_and_decline(server, capsys):
+    server.on(
+        "POST",
+        "/v1/crews/contracts/release",
+        {"target": "crew:contracts", "message_id": "msg_1", "state": "running", "run_id": "run_1"},
+    )
+    code, out, err = run(capsys, "crews", "release", "--crew", "contracts", "--message-id", "msg_1")
+    assert code == 0, err
+    assert server.last.body == {"message_id": "msg_1"}
+    assert out.startswith("released msg_1 to crew:contracts: run run_1 running")
+    server.on(
+        "POST",
+        "/v1/crews/contracts/decline",
+        {"target": "crew:contracts", "message_id": "msg_1", "state": "declined", "reason": "No."},
+    )
+    code, out, _ = run(
+        capsys,
+        "crews", "decline", "--crew", "contracts", "--message-id", "msg_1", "--reason", "No.",
+    )  # fmt: skip
+    assert code == 0 and server.last.body == {"message_id": "msg_1", "reason": "No."}
+    assert out.startswith("declined msg_1 for crew:contracts (No.)")
+
+
+def test_s8_functions_complete_posts_the_outcome(server, capsys):
+    server.on("POST", "/v1/calls/call_1/result", status("running"))
+    code, out, err = run(
+        capsys,
+        "functions", "complete", "--call-id", "call_1", "--agent", "worker",
+        "--result", '{"summary": "x"}', "--text", "Done.",
+    )  # fmt: skip
+    assert code == 0, err
+    assert server.last.body == {
+        "agent_name": "worker",
+        "final_text": "Done.",
+        "result": {"summary": "x"},
+    }
+    assert out.startswith("posted the outcome of call call_1 as agent:worker")
+    code, _, err = run(capsys, "functions", "complete", "--call-id", "c", "--agent", "w")
+    assert code == 2 and "--result" in one_error_line(err)
+    code, _, err = run(
+        capsys, "functions", "complete", "--call-id", "c", "--agent", "w", "--result", "{oops"
+    )
+    assert code == 2 and "not valid JSON" in one_error_line(err)

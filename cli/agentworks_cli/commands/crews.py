@@ -1,4 +1,5 @@
-"""`agentworks crews create|update|get|list|delete` (F1; create, update and delete: admin).
+"""`agentworks crews create|update|get|list|delete|release|decline` (F1, M10; all but get and
+list take the admin scope).
 
 A Crew file is YAML or JSON. PyYAML comes with the local extras, not with the runtime,
 so it is imported only when a YAML file is read; YAML's bare on/off (booleans) are fine
@@ -58,6 +59,31 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     delete.add_argument("name", metavar="NAME")
     delete.set_defaults(handler=run_delete)
+
+    release = actions.add_parser(
+        "release",
+        parents=[common],
+        help="let a message waiting for review through to the Crew (admin)",
+    )
+    _review_arguments(release)
+    release.set_defaults(handler=run_release)
+
+    decline = actions.add_parser(
+        "decline", parents=[common], help="turn down a message waiting for review (admin)"
+    )
+    _review_arguments(decline)
+    decline.add_argument("--reason", metavar="TEXT", help="why; the sender reads it")
+    decline.set_defaults(handler=run_decline)
+
+
+def _review_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--crew", required=True, metavar="NAME", help="e.g. contracts")
+    parser.add_argument(
+        "--message-id",
+        required=True,
+        metavar="ID",
+        help="the message (see: agentworks messages state --target crew:NAME)",
+    )
 
 
 def _file_argument(parser: argparse.ArgumentParser) -> None:
@@ -182,6 +208,42 @@ def run_delete(session: Session) -> int:
         session.print_json(deleted)
         return EXIT_OK
     session.out(f"deleted {one_line(deleted.get('target', 'crew:' + name))}")
+    return EXIT_OK
+
+
+def run_release(session: Session) -> int:
+    args = session.args
+    outcome = session.call(
+        "POST",
+        f"/v1/crews/{quote(args.crew, safe='')}/release",
+        body={"message_id": args.message_id},
+    )
+    if session.json:
+        session.print_json(outcome)
+        return EXIT_OK
+    session.out(
+        f"released {one_line(outcome.get('message_id'))} to {one_line(outcome.get('target'))}: "
+        f"run {one_line(outcome.get('run_id'))} {one_line(outcome.get('state'))}"
+    )
+    state = ["messages", "state", "--target", str(outcome.get("target") or "")]
+    session.out("follow: " + shell(session.command(*state)))
+    return EXIT_OK
+
+
+def run_decline(session: Session) -> int:
+    args = session.args
+    body: dict[str, Any] = {"message_id": args.message_id}
+    if args.reason is not None:
+        body["reason"] = args.reason
+    outcome = session.call("POST", f"/v1/crews/{quote(args.crew, safe='')}/decline", body=body)
+    if session.json:
+        session.print_json(outcome)
+        return EXIT_OK
+    reason = f" ({one_line(outcome['reason'])})" if outcome.get("reason") else ""
+    session.out(
+        f"declined {one_line(outcome.get('message_id'))} for "
+        f"{one_line(outcome.get('target'))}{reason}; the sender was told"
+    )
     return EXIT_OK
 
 

@@ -1,4 +1,4 @@
-"""`agentworks functions list|call|status|read|reply` (F2–F8).
+"""`agentworks functions list|call|status|read|reply|complete` (F2–F8, §8 mailbox).
 
 `call --wait` and `status --wait` poll the call until it ends and exit by its outcome:
 0 succeeded · 6 failed · 7 cancelled or interrupted · 8 still running when --timeout ran
@@ -116,6 +116,23 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "--answer", required=True, metavar="TEXT", help="your answer ('-' reads stdin)"
     )
     reply.set_defaults(handler=run_reply)
+
+    complete = actions.add_parser(
+        "complete",
+        parents=[common],
+        help="post the outcome of work a Crew handed to your agent name (mailbox adapter)",
+    )
+    complete.add_argument("--call-id", required=True, metavar="ID", help="from the work message")
+    complete.add_argument(
+        "--agent", required=True, metavar="NAME", help="your name, the one the work went to"
+    )
+    complete.add_argument(
+        "--result",
+        metavar="JSON",
+        help="the result, JSON matching the output schema ('-' reads stdin, @PATH a file)",
+    )
+    complete.add_argument("--text", metavar="TEXT", help="your answer as text ('-' reads stdin)")
+    complete.set_defaults(handler=run_complete)
 
 
 def _wait_arguments(parser: argparse.ArgumentParser) -> None:
@@ -259,6 +276,28 @@ def run_reply(session: Session) -> int:
     )
     wait = ["functions", "status", "--call-id", str(status.get("call_id") or args.call_id)]
     session.out("wait: " + shell(session.command(*wait, "--wait")))
+    return EXIT_OK
+
+
+def run_complete(session: Session) -> int:
+    args = session.args
+    if args.result is None and args.text is None:
+        raise CliError("functions complete needs --result JSON, --text TEXT or both", EXIT_USAGE)
+    if args.result == "-" and args.text == "-":
+        raise CliError("only one of --result and --text can read stdin", EXIT_USAGE)
+    body: dict[str, Any] = {"agent_name": args.agent}
+    if args.text is not None:
+        body["final_text"] = sys.stdin.read().rstrip("\n") if args.text == "-" else args.text
+    if args.result is not None:
+        body["result"] = parse_json_value(args.result, "--result")
+    status = session.call("POST", f"/v1/calls/{quote(args.call_id, safe='')}/result", body=body)
+    if session.json:
+        session.print_json(status)
+        return EXIT_OK
+    session.out(
+        f"posted the outcome of call {one_line(status.get('call_id'))} as "
+        f"agent:{one_line(args.agent)}; it is {one_line(status.get('state'))}"
+    )
     return EXIT_OK
 
 
@@ -431,26 +470,31 @@ def show_status(session: Session, status: dict[str, Any]) -> None:
 
 def parse_args_json(value: str) -> dict[str, Any]:
     """--args: a JSON object given inline, on stdin ('-') or in a file (@PATH)."""
-    where = "--args"
+    parsed = parse_json_value(value, "--args")
+    if not isinstance(parsed, dict):
+        raise CliError('--args must be a JSON object, e.g. {"text": "…"}', EXIT_USAGE)
+    return parsed
+
+
+def parse_json_value(value: str, option: str) -> Any:
+    """A JSON value given inline, on stdin ('-') or in a file (@PATH)."""
+    where = option
     raw = value
     if value == "-":
-        raw, where = sys.stdin.read(), "--args from stdin"
+        raw, where = sys.stdin.read(), f"{option} from stdin"
     elif value.startswith("@"):
-        where = f"--args file {value[1:]}"
+        where = f"{option} file {value[1:]}"
         try:
             with open(value[1:], encoding="utf-8") as handle:
                 raw = handle.read()
         except OSError as exc:
             raise CliError(f"cannot read {where}: {exc.strerror or exc}", EXIT_USAGE) from None
     try:
-        parsed = json.loads(raw)
+        return json.loads(raw)
     except ValueError as exc:
         raise CliError(
-            f'{where} is not valid JSON ({exc}); e.g. --args \'{{"text": "…"}}\'', EXIT_USAGE
+            f'{where} is not valid JSON ({exc}); e.g. {option} \'{{"text": "…"}}\'', EXIT_USAGE
         ) from None
-    if not isinstance(parsed, dict):
-        raise CliError(f'{where} must be a JSON object, e.g. {{"text": "…"}}', EXIT_USAGE)
-    return parsed
 
 
 def _check_timeout(args: argparse.Namespace) -> None:

@@ -1,4 +1,4 @@
-"""`agentworks messages register|list|send|read|ack|state|unregister` (M1–M8)."""
+"""`agentworks messages register|list|send|read|ack|state|wakeup|unregister` (M1–M10)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,12 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     send.add_argument("--agent", metavar="NAME", help="send as this registered name")
     where = send.add_mutually_exclusive_group(required=True)
-    where.add_argument("--target", metavar="agent:NAME", help="first contact, e.g. agent:reviewer")
+    where.add_argument(
+        "--target",
+        metavar="TARGET",
+        help="first contact: agent:NAME (e.g. agent:reviewer) or crew:NAME (a Crew answers "
+        "in the same inbox)",
+    )
     where.add_argument("--inbox", metavar="INBOX", help="continue the conversation of this inbox")
     send.add_argument(
         "--message", required=True, metavar="TEXT", help="the body; '-' reads it from stdin"
@@ -81,17 +86,58 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     ack.set_defaults(handler=run_ack)
 
     state = actions.add_parser(
-        "state", parents=[common], help="an inbox's state and delivery records (no bodies)"
+        "state",
+        parents=[common],
+        help="an inbox's state and delivery records, or a Crew's inboxes (no bodies)",
     )
-    state.add_argument("--inbox", required=True, metavar="INBOX")
+    which = state.add_mutually_exclusive_group(required=True)
+    which.add_argument("--inbox", metavar="INBOX")
+    which.add_argument(
+        "--target",
+        metavar="crew:NAME",
+        help="a Crew's conversations, delivery records and wakeups (account admins)",
+    )
     state.add_argument("--agent", metavar="NAME", help="the name that owns the inbox")
+    state.add_argument("--after", metavar="CURSOR", help="--target: the next page's cursor")
+    state.add_argument("--limit", type=int, metavar="N", help="--target: inboxes a page (≤ 20)")
     state.set_defaults(handler=run_state)
+
+    wakeup = actions.add_parser(
+        "wakeup",
+        parents=[common],
+        help="schedule, cancel or move another turn of a Crew in your conversation with it",
+    )
+    wakeups = wakeup.add_subparsers(dest="wakeup_action", metavar="ACTION", required=True)
+    schedule = wakeups.add_parser(
+        "schedule", parents=[common], help="a wakeup 60 s to 7 days from now"
+    )
+    schedule.add_argument(
+        "--inbox", required=True, metavar="INBOX", help="your inbox of a conversation with a Crew"
+    )
+    schedule.add_argument("--agent", metavar="NAME", help="act as this registered name")
+    _when_arguments(schedule)
+    schedule.set_defaults(handler=run_wakeup_schedule)
+    cancel = wakeups.add_parser("cancel", parents=[common], help="cancel a scheduled wakeup")
+    cancel.add_argument("--wakeup-id", required=True, metavar="ID")
+    cancel.set_defaults(handler=run_wakeup_cancel)
+    reschedule = wakeups.add_parser("reschedule", parents=[common], help="move a scheduled wakeup")
+    reschedule.add_argument("--wakeup-id", required=True, metavar="ID")
+    _when_arguments(reschedule)
+    reschedule.set_defaults(handler=run_wakeup_reschedule)
 
     unregister = actions.add_parser(
         "unregister", parents=[common], help="remove a named agent address"
     )
     unregister.add_argument("--agent", required=True, metavar="NAME")
     unregister.set_defaults(handler=run_unregister)
+
+
+def _when_arguments(parser: argparse.ArgumentParser) -> None:
+    when = parser.add_mutually_exclusive_group(required=True)
+    when.add_argument(
+        "--at", metavar="TIME", help="ISO 8601, e.g. 2030-01-31T09:00:00Z (UTC without a zone)"
+    )
+    when.add_argument("--delay", type=int, metavar="SECONDS", help="seconds from now (60–604800)")
 
 
 def run_register(session: Session) -> int:
@@ -258,6 +304,10 @@ def run_ack(session: Session) -> int:
 
 def run_state(session: Session) -> int:
     args = session.args
+    if args.target:
+        return _crew_state(session)
+    if args.after or args.limit is not None:
+        raise CliError("--after and --limit page a Crew's state (--target crew:NAME)", EXIT_USAGE)
     state = session.call(
         "GET",
         f"/v1/inboxes/{quote(args.inbox, safe='')}/state",
@@ -288,6 +338,115 @@ def run_state(session: Session) -> int:
     rows = [(r.get("message_id"), when(r.get("created_at")), r.get("receipt")) for r in records]
     for line in table(("MESSAGE_ID", "SENT", "RECEIPT"), rows):
         session.out("  " + line)
+    return EXIT_OK
+
+
+def _crew_state(session: Session) -> int:
+    args = session.args
+    kind, _, name = str(args.target).partition(":")
+    if kind != "crew" or not name:
+        raise CliError("--target must be crew:NAME (for an inbox use --inbox)", EXIT_USAGE)
+    if args.agent:
+        raise CliError("--agent goes with --inbox", EXIT_USAGE)
+    state = session.call(
+        "GET",
+        f"/v1/crews/{quote(name, safe='')}/state",
+        query={"after": args.after, "limit": args.limit},
+    )
+    if session.json:
+        session.print_json(state)
+        return EXIT_OK
+    paused = " (wakeups paused)" if state.get("scheduler_paused") else ""
+    session.out(
+        f"{one_line(state.get('target'))}: messaging {one_line(state.get('messaging'))}{paused}"
+    )
+    inboxes = state.get("inboxes") or []
+    if not inboxes:
+        session.out("no conversations")
+    for inbox in inboxes:
+        _print_crew_inbox(session, str(state.get("target") or ""), inbox)
+    if state.get("next_cursor"):
+        more = ["messages", "state", "--target", str(args.target), "--after"]
+        session.out("")
+        session.out("next page: " + shell(session.command(*more, state["next_cursor"])))
+    return EXIT_OK
+
+
+def _print_crew_inbox(session: Session, target: str, inbox: dict[str, Any]) -> None:
+    session.out("")
+    session.out(
+        f"inbox {one_line(inbox.get('inbox_id'))} ({one_line(inbox.get('status'))}) with "
+        f"{one_line(inbox.get('peer'))}, last activity {when(inbox.get('last_activity_at'))}"
+    )
+    if inbox.get("receiving_run_id"):
+        session.out(f"  latest run: {one_line(inbox['receiving_run_id'])}")
+    records = inbox.get("delivery_records") or []
+    rows = [
+        (
+            r.get("message_id"),
+            when(r.get("created_at")),
+            r.get("receipt"),
+            r.get("run_state") or "-",
+        )
+        for r in records
+    ]
+    for line in table(("MESSAGE_ID", "SENT", "RECEIPT", "RUN"), rows) if rows else []:
+        session.out("  " + line)
+    name = target.removeprefix("crew:")
+    for record in records:
+        if record.get("run_state") == "pending_review":
+            words = ["crews", "release", "--crew", name, "--message-id", record["message_id"]]
+            session.out("  release: " + shell(session.command(*words)))
+    wakeups = inbox.get("wakeups") or []
+    if wakeups:
+        session.out("  wakeups:")
+        rows = [
+            (w.get("wakeup_id"), when(w.get("due_at")), w.get("state"), w.get("run_state") or "-")
+            for w in wakeups
+        ]
+        for line in table(("WAKEUP_ID", "DUE", "STATE", "RUN"), rows):
+            session.out("    " + line)
+    for error in inbox.get("errors") or []:
+        session.out(f"  error: {one_line(error)}")
+
+
+def _when(args: argparse.Namespace) -> dict[str, Any]:
+    return {"at": args.at} if args.at is not None else {"delay_seconds": args.delay}
+
+
+def run_wakeup_schedule(session: Session) -> int:
+    args = session.args
+    body: dict[str, Any] = {"inbox_id": args.inbox, **_when(args)}
+    if args.agent:
+        body["agent_name"] = args.agent
+    return _show_wakeup(session, session.call("POST", "/v1/wakeups", body=body), "scheduled")
+
+
+def run_wakeup_cancel(session: Session) -> int:
+    wakeup_id = quote(session.args.wakeup_id, safe="")
+    return _show_wakeup(session, session.call("DELETE", f"/v1/wakeups/{wakeup_id}"), "cancelled")
+
+
+def run_wakeup_reschedule(session: Session) -> int:
+    args = session.args
+    path = f"/v1/wakeups/{quote(args.wakeup_id, safe='')}/reschedule"
+    return _show_wakeup(session, session.call("POST", path, body=_when(args)), "rescheduled")
+
+
+def _show_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> int:
+    if session.json:
+        session.print_json(wakeup)
+        return EXIT_OK
+    wakeup_id = str(wakeup.get("wakeup_id") or "")
+    session.out(
+        f"{verb} wakeup {one_line(wakeup_id)}: due {when(wakeup.get('due_at'))}, "
+        f"state {one_line(wakeup.get('state'))}"
+    )
+    if wakeup.get("state") == "scheduled":
+        cancel = ["messages", "wakeup", "cancel", "--wakeup-id", wakeup_id]
+        session.out("cancel: " + shell(session.command(*cancel)))
+    read = ["messages", "read", "--inbox", str(wakeup.get("inbox_id") or ""), "--wait", "25"]
+    session.out("answers: " + shell(session.command(*read)))
     return EXIT_OK
 
 

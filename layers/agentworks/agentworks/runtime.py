@@ -13,11 +13,15 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.adapters.registry import AdapterClients, build_adapter
 from agentworks.crews.call_store import CallStore
 from agentworks.crews.calls import FunctionCalls
+from agentworks.crews.conversations import CrewInboxes, CrewReception, LiveConnection
+from agentworks.crews.crew_inbox_store import CrewInboxStore
 from agentworks.crews.crew_store import CrewStore
 from agentworks.crews.execution import Executions
+from agentworks.crews.message_runs import MessageRuns
 from agentworks.crews.outputs import OutputStore
 from agentworks.crews.runner import StepRunner
 from agentworks.crews.service import CrewService
+from agentworks.crews.wakeups import Wakeups
 from agentworks.identity.connection_store import ConnectionStore
 from agentworks.identity.service import IdentityService
 from agentworks.messaging.agent_store import AgentStore
@@ -36,11 +40,21 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Crews:
-    """Crews and their function calls (SPEC §4)."""
+    """Crews, their function calls (SPEC §4), and messages to them (M8–M10)."""
 
     definitions: CrewService
     calls: FunctionCalls
     runner: StepRunner
+    inboxes: CrewInboxes
+    wakeups: Wakeups
+
+
+@dataclass(frozen=True)
+class TickServices:
+    """What the one-minute tick runs: retention sweeps and wakeups (M9, M11)."""
+
+    lifecycle: InboxLifecycle
+    wakeups: Wakeups
 
 
 @dataclass(frozen=True)
@@ -65,20 +79,52 @@ def build_services(
     identity = IdentityService(ConnectionStore(client, settings.identity_table), clock)
     agents = AgentStore(client, settings.messages_table, settings.identity_table)
     lifecycle = InboxLifecycle(LifecycleStore(client, settings.messages_table), clock)
+    # Messaging asks the Crews' gate about sends to a Crew (M10); Crews answer through
+    # messaging. The gate needs no messaging, so it is built first.
+    messaging = MessagingService(
+        ConversationStore(client, settings.messages_table),
+        agents,
+        Cursors(signer),
+        lifecycle,
+        clock,
+        poll_interval,
+        crew_gate=build_reception(settings, client, clock, stepfunctions),
+    )
     return Services(
         identity=identity,
         directory=AgentDirectory(agents, identity.is_live_connection, clock),
-        messaging=MessagingService(
-            ConversationStore(client, settings.messages_table),
-            agents,
-            Cursors(signer),
-            lifecycle,
-            clock,
-            poll_interval,
-        ),
+        messaging=messaging,
         lifecycle=lifecycle,
-        crews=build_crews(settings, client, clock, s3, stepfunctions, adapter_clients),
+        crews=build_crews(
+            settings,
+            client,
+            clock,
+            s3,
+            stepfunctions,
+            adapter_clients,
+            messaging=messaging,
+            is_live_connection=identity.is_live_connection,
+        ),
     )
+
+
+def _message_runs(
+    settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any
+) -> tuple[CrewInboxStore, MessageRuns]:
+    inbox = CrewInboxStore(client, settings.work_table)
+    executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
+    return inbox, MessageRuns(CallStore(client, settings.work_table), inbox, executions, clock)
+
+
+def build_reception(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock = SYSTEM_CLOCK,
+    stepfunctions: Any = None,
+) -> CrewReception:
+    """The gate of messages to Crews (M10)."""
+    inbox, runs = _message_runs(settings, client, clock, stepfunctions)
+    return CrewReception(CrewStore(client, settings.work_table), inbox, runs, clock)
 
 
 def build_crews(
@@ -88,13 +134,18 @@ def build_crews(
     s3: Any = None,
     stepfunctions: Any = None,
     adapter_clients: AdapterClients | None = None,
+    messaging: MessagingService | None = None,
+    is_live_connection: LiveConnection | None = None,
 ) -> Crews:
+    """Without `messaging`, function calls work but message runs, hand-offs, review and
+    wakeup scheduling answer that messages are unavailable."""
     from agentworks.aws_clients import s3 as default_s3
 
     crews = CrewStore(client, settings.work_table)
     calls = CallStore(client, settings.work_table)
     outputs = OutputStore((lambda: s3) if s3 is not None else default_s3, settings.outputs_bucket)
     clients = adapter_clients or AdapterClients()
+    inbox, runs = _message_runs(settings, client, clock, stepfunctions)
     return Crews(
         definitions=CrewService(crews, clock),
         calls=FunctionCalls(
@@ -105,8 +156,16 @@ def build_crews(
             clock,
         ),
         runner=StepRunner(
-            crews, calls, outputs, lambda settings: build_adapter(settings, clients), clock
+            crews,
+            calls,
+            outputs,
+            lambda settings: build_adapter(settings, clients),
+            clock,
+            messaging=messaging,
+            inbox=inbox,
         ),
+        inboxes=CrewInboxes(crews, inbox, runs, messaging, is_live_connection, clock),
+        wakeups=Wakeups(inbox, runs, messaging, clock),
     )
 
 
@@ -144,13 +203,21 @@ def _default_identity() -> IdentityService:
     return IdentityService(ConnectionStore(dynamodb(), get_settings().identity_table))
 
 
-def tick_services() -> InboxLifecycle:
-    """What the tick needs: the retention rules over the messages table."""
-    return _installed.lifecycle if _installed is not None else _default_lifecycle()
+def tick_services() -> TickServices:
+    """What the tick needs: the retention rules over the messages table, and firing due
+    wakeups (the work table and StartExecution; no signing secret, no identity table)."""
+    if _installed is not None:
+        return TickServices(_installed.lifecycle, _installed.crews.wakeups)
+    return _default_tick()
 
 
 @lru_cache(maxsize=1)
-def _default_lifecycle() -> InboxLifecycle:
+def _default_tick() -> TickServices:
     from agentworks.aws_clients import dynamodb
 
-    return InboxLifecycle(LifecycleStore(dynamodb(), get_settings().messages_table))
+    settings = get_settings()
+    inbox, runs = _message_runs(settings, dynamodb(), SYSTEM_CLOCK, None)
+    return TickServices(
+        InboxLifecycle(LifecycleStore(dynamodb(), settings.messages_table)),
+        Wakeups(inbox, runs, None),
+    )

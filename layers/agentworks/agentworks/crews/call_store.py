@@ -152,6 +152,21 @@ class CallStore:
                 raise CrewChanged() from None
             raise StaleCall() from None
 
+    def new_record_put(self, record: CallRecord) -> dict[str, Any]:
+        """A transaction item that stores a new record at version 1 without taking a slot:
+        a Crew's run for a message or a wakeup."""
+        return {
+            "Put": {
+                "TableName": self._table,
+                "Item": self._item(record, 1),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        }
+
+    def put_new(self, record: CallRecord) -> None:
+        """Stores a new record at version 1 without taking a slot."""
+        self._db.put_item(**self.new_record_put(record)["Put"])
+
     def save(self, record: CallRecord, version: int) -> int:
         """Writes the record if nobody else did since `version`; returns the new version."""
         try:

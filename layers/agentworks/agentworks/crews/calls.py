@@ -19,8 +19,9 @@ from agentworks.crews.call_store import (
 )
 from agentworks.crews.crew_store import CrewStore
 from agentworks.crews.execution import Executions
-from agentworks.crews.models import CallFunction, CallRecord, ReplyToCall
+from agentworks.crews.models import CallFunction, CallRecord, PostCallResult, ReplyToCall
 from agentworks.crews.outputs import RESULT_FILE, FileGone, OutputStore, call_prefix
+from agentworks.crews.runner import result_problem, store_result
 from agentworks.crews.schema_check import SchemaProblem, check
 from agentworks.errors import (
     Busy,
@@ -30,9 +31,16 @@ from agentworks.errors import (
     SchemaViolation,
     Unavailable,
 )
-from agentworks.identity.models import FUNCTIONS_CALL, FUNCTIONS_READ, Principal
+from agentworks.identity.models import FUNCTIONS_CALL, FUNCTIONS_READ, MESSAGES_SEND, Principal
 from agentworks.ids import new_id
 from agentworks.messaging.models import iso
+from agentworks.messaging.names import normalize_agent_name
+
+
+class InvalidResult(SchemaViolation):
+    """A posted result does not match the function's output schema; the call still waits."""
+
+    code = "invalid_result"
 
 
 def _args_hash(target: str, function: str, args: dict[str, Any]) -> str:
@@ -230,3 +238,63 @@ class FunctionCalls:
             self._executions.resume(token, {"request_id": request.request_id})
             return call_status(record)
         raise Conflict("The call changed while replying; retry.")
+
+    def post_result(
+        self, principal: Principal, call_id: str, request: PostCallResult
+    ) -> dict[str, Any]:
+        """Mailbox adapter (§8): the agent the work was handed to posts the outcome, acting
+        as that name (M5: this connection is on its allow-list, same identity as when the
+        work was handed over). A result that does not match the output schema is a 422 and
+        the call keeps waiting; an accepted one resumes the execution to its outcome."""
+        principal.require(MESSAGES_SEND)
+        name = normalize_agent_name(request.agent_name)
+        consent = principal.consents.get(name)
+        if request.final_text is None and "result" not in request.model_fields_set:
+            raise InvalidInput("Give final_text, result or both.", field="final_text")
+        for _attempt in range(5):
+            found = self._calls.get(call_id)
+            record = found[0] if found else None
+            if (
+                record is None
+                or found is None
+                or record.account_id != principal.account_id
+                or consent is None
+                or record.handoff_agent != name
+                or consent.agent_id != record.handoff_agent_id
+            ):
+                raise Unavailable()  # not waiting on this caller: knowing the id grants nothing
+            if record.terminal or record.state != "running" or not record.task_token:
+                raise Conflict(
+                    f"The call is {record.state}; it is not waiting for a result.",
+                    state=record.state,
+                )
+            has_result = "result" in request.model_fields_set
+            crew = self._crews.get(record.account_id, record.crew_name)
+            spec = crew.definition.function(record.function) if crew and record.function else None
+            schema = spec.output_schema if spec else None
+            problem = result_problem(has_result, request.result, schema)
+            if problem is not None:
+                raise InvalidResult(
+                    f"The result does not match {record.function}'s output schema: {problem}. "
+                    "The call still waits; post a corrected result.",
+                    output_schema=schema,
+                )
+            record.final_text = request.final_text
+            if has_result:
+                store_result(record, self._outputs, request.result)
+            token = record.task_token
+            record.outcome, record.task_token = "succeeded", None
+            record.progress.append(f"result posted by agent:{name}")
+            record.updated_at = self._now()
+            try:
+                self._calls.save(record, found[1])
+            except StaleCall:
+                continue
+            try:
+                self._executions.resume(token, {"posted_by": f"agent:{name}"})
+            except Exception:
+                raise Conflict(
+                    "The call stopped waiting before the result arrived; see its status."
+                ) from None
+            return call_status(record)
+        raise Conflict("The call changed while posting; retry.")

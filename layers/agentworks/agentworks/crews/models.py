@@ -117,6 +117,9 @@ class PendingInput:
 
 @dataclass
 class CallRecord:
+    """A function call, or (kind "message") a Crew's run for a message or a wakeup in one of
+    its conversations: same record, same state machine, no function slot."""
+
     call_id: str
     account_id: str
     crew_name: str
@@ -145,6 +148,14 @@ class CallRecord:
     outcome: str | None = None  # the terminal state `finish` records
     correction: str | None = None  # validation errors the next turn must fix (F6)
     cost_usd: float = 0.0
+    kind: str = "function"  # or "message" (then `function` is "")
+    inbox_id: str | None = None  # message runs: the Crew's side of the conversation
+    message_id: str | None = None  # the message it answers (None: a wakeup's run)
+    wakeup_id: str | None = None  # the wakeup that started it
+    reply_message_id: str | None = None  # the Crew's answer, once posted
+    handoff_agent: str | None = None  # mailbox adapter: the agent the work went to
+    handoff_agent_id: str | None = None  # … that identity of the name (M4)
+    handoff_message: str | None = None  # the work, between the turn and its hand-off
 
     @property
     def terminal(self) -> bool:
@@ -172,6 +183,102 @@ class PostCallResult(BaseModel):
     """Mailbox adapter: the named agent doing the work posts its outcome."""
 
     model_config = ConfigDict(extra="forbid")
-    agent_name: str
+    agent_name: str = Field(description="The agent the work was handed to (you act as it).")
     final_text: str | None = Field(None, max_length=100_000)
-    result: Any = None
+    result: Any = Field(None, description="The result JSON (validated by the output schema).")
+
+
+# ---- messages to Crews and wakeups (M8–M10) ----
+
+
+class ReleaseMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message_id: str = Field(min_length=1, max_length=64)
+
+
+class DeclineMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message_id: str = Field(min_length=1, max_length=64)
+    reason: str | None = Field(None, max_length=1_000)
+
+
+class ScheduleWakeup(BaseModel):
+    """M9: another turn of the Crew in this exact conversation, at a time or after a delay."""
+
+    model_config = ConfigDict(extra="forbid")
+    inbox_id: str = Field(max_length=64, description="Your side of a conversation with a Crew.")
+    agent_name: str | None = Field(None, max_length=64, description="Act as this name.")
+    at: str | None = Field(None, max_length=64, description="ISO 8601 time (UTC if no zone).")
+    delay_seconds: int | None = Field(None, description="Seconds from now.")
+
+
+class RescheduleWakeup(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    at: str | None = Field(None, max_length=64, description="ISO 8601 time (UTC if no zone).")
+    delay_seconds: int | None = Field(None, description="Seconds from now.")
+
+
+class SchedulerSetting(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    paused: bool = Field(description="True: the tick fires none of this account's wakeups.")
+
+
+class CrewDeliveryRecord(BaseModel):
+    """A message to the Crew: its receipt and what its run did (never its body)."""
+
+    message_id: str
+    created_at: str
+    receipt: str
+    run_state: str | None = Field(
+        None,
+        description="pending_review, declined, running, succeeded, failed or interrupted",
+    )
+    run_id: str | None = None
+    error: str | None = None
+
+
+class WakeupView(BaseModel):
+    wakeup_id: str
+    inbox_id: str = Field(description="The side that scheduled it")
+    due_at: str
+    state: str = Field(description="scheduled, firing, fired, cancelled or interrupted")
+    run_id: str | None = None
+    run_state: str | None = None
+    error: str | None = None
+    created_at: str
+
+
+class CrewInboxState(BaseModel):
+    inbox_id: str = Field(description="The Crew's side of the conversation")
+    conversation_id: str
+    peer: str = Field(description="Who the Crew talks with")
+    status: str
+    created_at: str
+    last_activity_at: str
+    receiving_run_id: str | None = Field(None, description="The newest run in this inbox")
+    delivery_records: list[CrewDeliveryRecord] = Field(
+        description="The last 20 messages to the Crew, newest first, without bodies"
+    )
+    wakeups: list[WakeupView]
+    errors: list[str]
+
+
+class CrewState(BaseModel):
+    """M8: a Crew's conversations, delivery records and wakeups (owner only; no bodies)."""
+
+    target: str
+    crew_id: str
+    messaging: str
+    scheduler_paused: bool
+    inboxes: list[CrewInboxState]
+    next_cursor: str | None = Field(None, description="Pass as `after` for the next page")
+
+
+class ReviewOutcome(BaseModel):
+    """M10 review: what a person decided about a message."""
+
+    target: str
+    message_id: str
+    state: str = Field(description="running (released) or declined")
+    run_id: str | None = None
+    reason: str | None = None

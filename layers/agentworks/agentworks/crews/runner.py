@@ -7,25 +7,89 @@ retried Lambda invocation finds the work it already did. The state machine owns 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agentworks import limits as message_limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews import limits
 from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, TurnResult
 from agentworks.crews.call_store import CallStore, StaleCall
+from agentworks.crews.crew_inbox_store import CrewInboxStore, parse_wakeup_id
 from agentworks.crews.crew_store import CrewStore
 from agentworks.crews.models import CallRecord, Crew, PendingInput
 from agentworks.crews.outputs import RESULT_FILE, OutputStore, call_prefix, crew_prefix
 from agentworks.crews.schema_check import SchemaProblem, check
-from agentworks.ids import new_id
+from agentworks.errors import AgentWorksError, Unavailable
+from agentworks.ids import new_id, parse_inbox_id, parse_message_id
+from agentworks.messaging.models import Party
+from agentworks.messaging.names import is_valid_agent_name
+
+if TYPE_CHECKING:
+    from agentworks.messaging.service import MessagingService
 
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
 
 
 class CallGone(Exception):
     """The record of the call this execution runs is missing."""
+
+
+class HandoffFailed(Exception):
+    """The work could not be handed to the named agent (recorded on the call as failed)."""
+
+
+def store_result(record: CallRecord, outputs: OutputStore, value: Any) -> None:
+    """F6: a result up to 256 KiB inline on the record, larger ones as `result.json`."""
+    encoded = json.dumps(value).encode()
+    record.has_result = True
+    if len(encoded) <= limits.RESULT_INLINE_MAX_BYTES:
+        record.result, record.result_file = value, None
+        return
+    outputs.put(call_prefix(record.crew_id, record.call_id), RESULT_FILE, encoded)
+    record.result, record.result_file = None, RESULT_FILE
+
+
+def result_problem(has_result: bool, value: Any, schema: dict[str, Any] | None) -> str | None:
+    """Why a result does not satisfy the output schema (None when it does, or none is set)."""
+    if schema is None:
+        return None
+    if not has_result:
+        return "no result was written to FUNCTION_RESULT_FILE"
+    encoded = json.dumps(value)
+    if len(encoded.encode()) > limits.RESULT_VALIDATION_MAX_BYTES:
+        return "the result is larger than 16 MiB"
+    try:
+        check(schema, value)
+    except SchemaProblem as problem:
+        return f"{problem.message.replace('data', 'result', 1)}"
+    return None
+
+
+def handoff_instructions(call_id: str, agent: str, output_schema: dict[str, Any] | None) -> str:
+    """How the agent that received the work posts its outcome (mailbox adapter)."""
+    result = " --result '<JSON matching the schema above>'" if output_schema else ""
+    return (
+        f"This is work for AgentWorks call {call_id}. When it is done, post the outcome as "
+        f"agent:{agent} (replying to this message does not complete it):\n"
+        f"  agentworks functions complete --call-id {call_id} --agent {agent} "
+        f"--text '<your answer>'{result}\n"
+        f"  MCP: functions action=complete call_id={call_id} agent_name={agent} "
+        "final_text=... result=...\n"
+        f"  HTTP: POST /v1/calls/{call_id}/result "
+        f'{{"agent_name": "{agent}", "final_text": "...", "result": ...}}'
+    )
+
+
+def _wakeup_prompt(crew: Crew, record: CallRecord) -> str:
+    conversation = parse_inbox_id(record.inbox_id or "").conversation_id
+    return (
+        f"[AgentWorks wakeup of crew:{crew.name} in conversation {conversation}: a turn "
+        "scheduled earlier in this conversation, not a new message. Continue the "
+        "conversation where it stands; your final answer is posted to it.]"
+    )
 
 
 def _function_prompt(crew: Crew, record: CallRecord) -> str:
@@ -47,12 +111,18 @@ class StepRunner:
         outputs: OutputStore,
         adapters: AdapterFactory,
         clock: Clock = SYSTEM_CLOCK,
+        messaging: MessagingService | None = None,
+        inbox: CrewInboxStore | None = None,
     ) -> None:
         self._crews = crews
         self._calls = calls
         self._outputs = outputs
         self._adapters = adapters
         self._clock = clock
+        # Message runs read their message and answer through messaging (and the mailbox
+        # adapter hands work over through it); their outcome goes to the Crew's inbox store.
+        self._messaging = messaging
+        self._inbox = inbox
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
@@ -64,6 +134,9 @@ class StepRunner:
             return {"next": self.turn(call_id)}
         if action == "await_input":
             self.await_input(call_id, str(event["task_token"]))
+            return {}
+        if action == "handoff":
+            self.handoff(call_id, str(event["task_token"]))
             return {}
         if action == "finish":
             self.finish(call_id)
@@ -97,6 +170,9 @@ class StepRunner:
             self._save(record, version)
             return "finish"
 
+        if record.kind == "message":
+            return self._message_turn(record, version, crew)
+
         record.state, record.turns = "running", record.turns + 1
         record.progress.append(f"turn {record.turns} started")
         version = self._save(record, version)  # evidence survives a crash in the turn
@@ -126,6 +202,57 @@ class StepRunner:
             return "finish"
         return self._after_turn(record, version, crew, result, spec.output_schema if spec else None)
 
+    def _message_turn(self, record: CallRecord, version: int, crew: Crew) -> str:
+        """A turn for a message (or a wakeup) in one of the Crew's conversations (M10)."""
+        if crew.definition.messaging == "off":
+            # M10: turning messaging off counts at once, also for runs already underway.
+            record.outcome = "failed"
+            record.errors.append(f"crew:{crew.name}'s messaging switch is off; nothing answered.")
+            self._save(record, version)
+            return "finish"
+        prompt = self._message_prompt(crew, record)
+        if prompt is None:
+            record.outcome = "failed"
+            record.errors.append("The message is no longer available (expired or removed).")
+            self._save(record, version)
+            return "finish"
+        record.state, record.turns = "running", record.turns + 1
+        record.progress.append(f"turn {record.turns} started")
+        version = self._save(record, version)
+        if record.message_id and self._messaging is not None:
+            # M7: the Crew started acting on the message.
+            with contextlib.suppress(AgentWorksError):
+                self._messaging.set_receipt_as_system(record.message_id, "admitted")
+        request = TurnRequest(
+            crew_name=crew.name,
+            instructions=crew.definition.instructions,
+            settings=crew.definition.adapter,
+            kind="message",
+            prompt=prompt,
+            function_output_dir=call_prefix(crew.crew_id, record.call_id),
+            crew_output_dir=crew_prefix(crew.crew_id),
+        )
+        try:
+            result = self._adapters(crew.definition.adapter).run_turn(request)
+        except AdapterError as error:
+            record.outcome = "failed"
+            record.errors.append(str(error) or "The agent failed.")
+            self._save(record, version)
+            return "finish"
+        if result.question and result.handoff is None:
+            # In a conversation a question is the Crew's answer: it asks back (C3).
+            result.final_text, result.question = result.question, None
+        return self._after_turn(record, version, crew, result, None)
+
+    def _message_prompt(self, crew: Crew, record: CallRecord) -> str | None:
+        """M12: the delivered text of the message (or the wakeup's own prompt)."""
+        if record.message_id is None:
+            return _wakeup_prompt(crew, record)
+        if self._messaging is None:
+            return None
+        found = self._messaging.message_as_system(record.message_id)
+        return found.delivered_text if found else None
+
     def _after_turn(
         self,
         record: CallRecord,
@@ -147,11 +274,22 @@ class StepRunner:
             )
             self._save(record, version)
             return "ask"
+        if result.handoff is not None:
+            # Mailbox adapter: the AwaitAgent state sends it (`handoff`) and waits.
+            agent = result.handoff.agent_name.strip().lower()
+            if not is_valid_agent_name(agent):
+                record.outcome = "failed"
+                record.errors.append(f"The hand-off names no valid agent ({agent!r}).")
+                self._save(record, version)
+                return "finish"
+            record.handoff_agent, record.handoff_message = agent, result.handoff.message
+            self._save(record, version)
+            return "handoff"
         record.final_text = result.final_text
-        problem = self._result_problem(result, output_schema)
+        problem = result_problem(result.has_result, result.result, output_schema)
         if problem is None:
             if result.has_result:
-                self._store_result(record, prefix, result.result)
+                store_result(record, self._outputs, result.result)
             record.outcome, record.correction = "succeeded", None
             self._save(record, version)
             return "finish"
@@ -166,31 +304,6 @@ class StepRunner:
         self._save(record, version)
         return "finish"
 
-    @staticmethod
-    def _result_problem(result: TurnResult, schema: dict[str, Any] | None) -> str | None:
-        if schema is None:
-            return None
-        if not result.has_result:
-            return "no result was written to FUNCTION_RESULT_FILE"
-        encoded = json.dumps(result.result)
-        if len(encoded.encode()) > limits.RESULT_VALIDATION_MAX_BYTES:
-            return "the result is larger than 16 MiB"
-        try:
-            check(schema, result.result)
-        except SchemaProblem as problem:
-            return f"{problem.message.replace('data', 'result', 1)}"
-        return None
-
-    def _store_result(self, record: CallRecord, prefix: str, value: Any) -> None:
-        encoded = json.dumps(value).encode()
-        record.has_result = True
-        if len(encoded) <= limits.RESULT_INLINE_MAX_BYTES:
-            record.result = value
-            return
-        # F6: larger results are a file reference, read in pages.
-        self._outputs.put(prefix, RESULT_FILE, encoded)
-        record.result, record.result_file = None, RESULT_FILE
-
     # ---- waits and outcomes ----
 
     def await_input(self, call_id: str, task_token: str) -> None:
@@ -204,29 +317,166 @@ class StepRunner:
                 continue
         raise StaleCall()
 
+    def handoff(self, call_id: str, task_token: str) -> None:
+        """Mailbox adapter: sends the work to the named agent as a first contact from the
+        Crew (`crew:NAME`, so the agent sees who asks) and waits on `task_token` until the
+        agent posts the outcome (`FunctionCalls.post_result`). The Crew started this
+        conversation, so a reply in it reaches no run: only a posted result completes it."""
+        for _attempt in range(5):
+            record, version = self._load(call_id)
+            agent = record.handoff_agent
+            if record.terminal or not agent:
+                raise HandoffFailed(f"call {call_id} has no work to hand over")
+            if record.handoff_message is None:
+                if not record.handoff_inbox_id:
+                    raise HandoffFailed(f"call {call_id} has no work to hand over")
+                # A repeated invocation of this step: the work went out; wait on this token.
+                record.task_token = task_token
+                try:
+                    self._save(record, version)
+                    return
+                except StaleCall:
+                    continue
+            spec = self._spec(record)
+            body = record.handoff_message.strip() + "\n\n"
+            if record.kind == "message":
+                # The message's own "Reply with" names the Crew's inbox, which is nobody's.
+                body += (
+                    f"crew:{record.crew_name} hands this message to you; its answer is "
+                    "whatever you post below, which the Crew sends back in that conversation.\n"
+                )
+            body += handoff_instructions(call_id, agent, spec.output_schema if spec else None)
+            try:
+                receipt, agent_id = self._hand_over(record, agent, body)
+            except AgentWorksError as error:
+                reason = (
+                    f"agent:{agent} is not a registered name of this account"
+                    if isinstance(error, Unavailable)
+                    else error.message
+                )
+                record.outcome = "failed"
+                record.errors.append(f"The work could not be handed to agent:{agent}: {reason}")
+                with contextlib.suppress(StaleCall):
+                    self._save(record, version)
+                raise HandoffFailed(str(error)) from None
+            record.state, record.task_token = "running", task_token
+            record.handoff_inbox_id, record.handoff_agent_id = receipt.inbox_id, agent_id
+            record.handoff_message = None
+            record.progress.append(f"handed to agent:{agent}")
+            try:
+                self._save(record, version)
+                return
+            except StaleCall:
+                continue
+        raise StaleCall()
+
+    def _hand_over(self, record: CallRecord, agent: str, body: str) -> tuple[Any, str]:
+        if self._messaging is None:
+            raise AgentWorksError("messages are not available to this runner")
+        if len(body) > message_limits.MESSAGE_MAX_CHARS:
+            raise AgentWorksError(
+                f"the work is {len(body):,} characters; a message holds at most "
+                f"{message_limits.MESSAGE_MAX_CHARS:,}"
+            )
+        return self._messaging.first_contact_as_system(
+            record.account_id,
+            Party("crew", record.crew_id, record.crew_name),
+            f"agent:{agent}",
+            body,
+            # One hand-off per turn, even when this step is retried.
+            submission_id=f"{record.call_id}.handoff.{record.turns}",
+        )
+
+    def _spec(self, record: CallRecord) -> Any:
+        crew = self._crews.get(record.account_id, record.crew_name)
+        if crew is None or crew.crew_id != record.crew_id or not record.function:
+            return None
+        return crew.definition.function(record.function)
+
     def finish(self, call_id: str) -> None:
         record, version = self._load(call_id)
         if record.terminal:
-            return  # a retried Finish: already recorded
+            self._report(record)  # a retried Finish: already recorded
+            return
+        if record.kind == "message":
+            version = self._answer(record, version)
         record.state = record.outcome or "failed"
         record.updated_at = self._now()
         record.pending_inputs, record.task_token = [], None
         release, record.slot_held = record.slot_held, False
         self._calls.finish(record, version, release_slot=release)
+        self._report(record)
 
     def interrupt(self, call_id: str, error: dict[str, Any]) -> None:
         record, version = self._load(call_id)
         if record.terminal:
+            self._report(record)
             return
-        cause = str(error.get("Error") or "Interrupted")
-        detail = str(error.get("Cause") or "")[:500]
-        record.errors.append(f"interrupted: {cause}" + (f" ({detail})" if detail else ""))
-        record.outcome = "interrupted"
-        record.state = "interrupted"
+        if record.outcome == "failed" and record.errors:
+            # A step that failed on purpose after recording why (a hand-off that could not
+            # be delivered): the call failed, it was not interrupted.
+            record.state = "failed"
+        else:
+            cause = str(error.get("Error") or "Interrupted")
+            detail = str(error.get("Cause") or "")[:500]
+            record.errors.append(f"interrupted: {cause}" + (f" ({detail})" if detail else ""))
+            record.outcome = "interrupted"
+            record.state = "interrupted"
         record.updated_at = self._now()
         record.task_token = None
         release, record.slot_held = record.slot_held, False
         self._calls.finish(record, version, release_slot=release)
+        self._report(record)
+
+    # ---- message runs: the answer and the outcome ----
+
+    def _answer(self, record: CallRecord, version: int) -> int:
+        """Posts a successful run's final answer into the conversation, from the Crew's side
+        (once: a retried Finish replays the same submission)."""
+        if record.outcome != "succeeded" or record.reply_message_id or self._messaging is None:
+            return version
+        text = record.final_text or ""
+        if not text.strip() and record.has_result and not record.result_file:
+            text = json.dumps(record.result, ensure_ascii=False)
+        if not text.strip():
+            return version
+        limit = message_limits.MESSAGE_MAX_CHARS
+        if len(text) > limit:
+            text = text[: limit - 40] + "\n[answer shortened to fit a message]"
+        try:
+            receipt = self._messaging.send_as_system(
+                record.inbox_id or "", text, submission_id=f"{record.call_id}.answer"
+            )
+        except AgentWorksError as error:
+            record.outcome = "failed"
+            record.errors.append(f"The answer could not be posted: {error.message}")
+            return self._save(record, version)
+        record.reply_message_id = receipt.message_id
+        record.progress.append(f"answered with message {receipt.message_id}")
+        return self._save(record, version)
+
+    def _report(self, record: CallRecord) -> None:
+        """A message run's outcome: the message's receipt goes `processed` (the Crew is done
+        with it, whatever the outcome) and its delivery record (or wakeup) shows the run's
+        state. Best effort and repeatable: a retried Finish repeats it."""
+        if record.kind != "message":
+            return
+        error = record.errors[-1] if record.errors and record.state != "succeeded" else None
+        now = self._now()
+        if record.message_id:
+            if self._messaging is not None:
+                with contextlib.suppress(AgentWorksError):
+                    self._messaging.set_receipt_as_system(record.message_id, "processed")
+            if self._inbox is not None:
+                ref = parse_message_id(record.message_id)
+                self._inbox.set_delivery_outcome(
+                    ref.conversation, ref.seq, record.call_id, record.state, error, now
+                )
+        if record.wakeup_id and self._inbox is not None:
+            conversation, wake = parse_wakeup_id(record.wakeup_id)
+            self._inbox.set_wakeup_run_state(
+                conversation, wake, record.call_id, record.state, error, now
+            )
 
     def _save(self, record: CallRecord, version: int) -> int:
         record.updated_at = self._now()

@@ -10,13 +10,14 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from agentworks import limits
 from agentworks.errors import AgentWorksError, RateLimited
-from agentworks.http_api import connections, crews, messages
+from agentworks.http_api import connections, crews, messages, wakeups
 from agentworks.observability import count_refusal, logger
 
 app = APIGatewayHttpResolver(enable_validation=True)
 app.include_router(connections.router, prefix="/v1")
 app.include_router(messages.router, prefix="/v1")
 app.include_router(crews.router, prefix="/v1")
+app.include_router(wakeups.router, prefix="/v1")
 
 _JSON = "application/json"
 
@@ -66,7 +67,8 @@ def openapi_document() -> Response[str]:
     document = app.get_openapi_json_schema(
         title="AgentWorks API",
         version="0.1.0",
-        description="Direct messages between agents. Authenticate with 'Bearer <token>'.",
+        description="Direct messages between agents, Crews and their typed functions. "
+        "Authenticate with 'Bearer <token>'.",
     )
     return Response(status_code=200, content_type=_JSON, body=document)
 

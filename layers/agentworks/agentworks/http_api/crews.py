@@ -7,7 +7,15 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
-from agentworks.crews.models import CallFunction, ReplyToCall
+from agentworks.crews.models import (
+    CallFunction,
+    CrewState,
+    DeclineMessage,
+    PostCallResult,
+    ReleaseMessage,
+    ReplyToCall,
+    ReviewOutcome,
+)
 from agentworks.crews.service import crew_view
 from agentworks.http_api.principal import current_principal
 from agentworks.observability import count
@@ -49,6 +57,31 @@ def delete_crew(name: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
     return {"target": f"crew:{name.lower()}", "deleted": True}
 
 
+@router.post("/crews/<name>/release", summary="Release a message waiting for review (admin)")
+def release_message(
+    name: Annotated[str, Path(max_length=64)], request: Annotated[ReleaseMessage, Body()]
+) -> ReviewOutcome:
+    return services().crews.inboxes.release(current_principal(router), name, request.message_id)
+
+
+@router.post("/crews/<name>/decline", summary="Decline a message waiting for review (admin)")
+def decline_message(
+    name: Annotated[str, Path(max_length=64)], request: Annotated[DeclineMessage, Body()]
+) -> ReviewOutcome:
+    return services().crews.inboxes.decline(
+        current_principal(router), name, request.message_id, request.reason
+    )
+
+
+@router.get("/crews/<name>/state", summary="A Crew's conversations, deliveries and wakeups (admin)")
+def crew_state(
+    name: Annotated[str, Path(max_length=64)],
+    after: Annotated[str | None, Query(max_length=64)] = None,
+    limit: Annotated[int | None, Query()] = None,
+) -> CrewState:
+    return services().crews.inboxes.state(current_principal(router), name, after, limit)
+
+
 @router.get("/functions", summary="Discover a target's current functions")
 def list_functions(target: Annotated[str, Query(max_length=80)]) -> dict[str, Any]:
     return services().crews.calls.list_functions(current_principal(router), target)
@@ -82,3 +115,13 @@ def reply_to_call(
     call_id: Annotated[str, Path(max_length=64)], request: Annotated[ReplyToCall, Body()]
 ) -> dict[str, Any]:
     return services().crews.calls.reply(current_principal(router), call_id, request)
+
+
+@router.post(
+    "/calls/<call_id>/result",
+    summary="Post the outcome of work handed to your agent name (mailbox adapter)",
+)
+def post_call_result(
+    call_id: Annotated[str, Path(max_length=64)], request: Annotated[PostCallResult, Body()]
+) -> dict[str, Any]:
+    return services().crews.calls.post_result(current_principal(router), call_id, request)

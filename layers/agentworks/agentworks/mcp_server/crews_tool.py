@@ -15,7 +15,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from agentworks.crews.models import CrewDefinition
+from agentworks.crews.models import CrewDefinition, ReviewOutcome
 from agentworks.crews.service import crew_view
 from agentworks.errors import InvalidInput
 from agentworks.identity.models import Principal
@@ -27,7 +27,7 @@ from agentworks.mcp_server.tooling import DomainTool
 if TYPE_CHECKING:
     from agentworks.runtime import Services
 
-Action = Literal["create", "update", "get", "list", "delete"]
+Action = Literal["create", "update", "get", "list", "delete", "release", "decline"]
 
 TOOL_NAME = "crews"
 TOOL_TITLE = "AgentWorks Crews"
@@ -50,8 +50,13 @@ with the `functions` tool). Pick an `action`:
 - update (admin): the whole new `definition` (same name; a Crew can't be renamed). Its
   version goes up; calls already running keep the version they started with.
 - delete (admin): remove the Crew by `name`; records of past calls remain.
+- release (admin): a Crew with messaging "review" holds each message until a person
+  decides; release lets the message `message_id` through (the Crew's run starts now).
+- decline (admin): turn that message down instead (optional `reason`, shown to the
+  sender); nothing runs. `messages action=state target=crew:NAME` lists what waits
+  (run_state pending_review).
 
-list and get only read; create, update and delete change the account (admin scope).
+list and get only read; the other actions change the account (admin scope).
 Errors come back as is_error results with {"error": {"code", "message"}}; `unavailable`
 means unknown or not yours (the two look the same); `invalid_request` says what in the
 definition is wrong.
@@ -78,7 +83,7 @@ class CrewDeleted(BaseModel):
     deleted: bool
 
 
-class CrewsOutput(RootModel[CrewView | CrewList | CrewDeleted]):
+class CrewsOutput(RootModel[CrewView | CrewList | CrewDeleted | ReviewOutcome]):
     """One JSON object per action (the same bodies the HTTP API returns)."""
 
     # MCP wants an object at the root of an output schema; every arm is one.
@@ -92,6 +97,8 @@ class CrewsCall:
     action: Action
     name: str | None = None
     definition: dict[str, Any] | None = None
+    message_id: str | None = None
+    reason: str | None = None
 
 
 def services() -> Services:
@@ -126,6 +133,16 @@ def _delete(principal: Principal, call: CrewsCall) -> dict[str, Any]:
     return {"target": f"crew:{str(call.name).lower()}", "deleted": True}
 
 
+def _release(principal: Principal, call: CrewsCall) -> ReviewOutcome:
+    return services().crews.inboxes.release(principal, str(call.name), str(call.message_id))
+
+
+def _decline(principal: Principal, call: CrewsCall) -> ReviewOutcome:
+    return services().crews.inboxes.decline(
+        principal, str(call.name), str(call.message_id), text_argument(call, "reason")
+    )
+
+
 def _crew_text(view: dict[str, Any]) -> str:
     names = ", ".join(f["name"] for f in view["functions"]) or "none"
     return (
@@ -156,6 +173,12 @@ ACTIONS: dict[str, ActionSpec[CrewsCall]] = {
     "get": ActionSpec(_get, frozenset({"name"}), required=("name",), text=_crew_text),
     "list": ActionSpec(_list, text=_list_text),
     "delete": ActionSpec(_delete, frozenset({"name"}), required=("name",)),
+    "release": ActionSpec(
+        _release, frozenset({"name", "message_id"}), required=("name", "message_id")
+    ),
+    "decline": ActionSpec(
+        _decline, frozenset({"name", "message_id", "reason"}), required=("name", "message_id")
+    ),
 }
 assert set(ACTIONS) == set(get_args(Action)), "every action needs a row in ACTIONS"
 
@@ -173,15 +196,15 @@ def crews(
     action: Annotated[
         Action,
         Field(
-            description="What to do: list, get, create, update or delete (see the tool "
-            "description)."
+            description="What to do: list, get, create, update, delete, release or decline "
+            "(see the tool description)."
         ),
     ],
     name: Annotated[
         str | None,
         Field(
-            description="get/delete: the Crew's name (contracts, not crew:contracts). "
-            "update: optional, defaults to the definition's name.",
+            description="get/delete/release/decline: the Crew's name (contracts, not "
+            "crew:contracts). update: optional, defaults to the definition's name.",
             json_schema_extra={"maxLength": 64},
         ),
     ] = None,
@@ -193,8 +216,30 @@ def crews(
             "[connection ids], functions [{name, description, input_schema, output_schema}]."
         ),
     ] = None,
+    message_id: Annotated[
+        str | None,
+        Field(
+            description="release/decline: the message waiting for review (msg_…).",
+            json_schema_extra={"maxLength": 64},
+        ),
+    ] = None,
+    reason: Annotated[
+        str | None,
+        Field(
+            description="decline: why, in a sentence; the sender reads it.",
+            json_schema_extra={"maxLength": 1000},
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, CrewsOutput]:
-    return run_crews(CrewsCall(action=action, name=name, definition=definition))
+    return run_crews(
+        CrewsCall(
+            action=action,
+            name=name,
+            definition=definition,
+            message_id=message_id,
+            reason=reason,
+        )
+    )
 
 
 def build_tool() -> Tool:

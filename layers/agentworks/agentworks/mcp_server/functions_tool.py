@@ -28,7 +28,13 @@ from mcp.types import (
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from agentworks.crews import limits as crew_limits
-from agentworks.crews.models import CallFunction, CallState, FunctionSpec, ReplyToCall
+from agentworks.crews.models import (
+    CallFunction,
+    CallState,
+    FunctionSpec,
+    PostCallResult,
+    ReplyToCall,
+)
 from agentworks.errors import Conflict
 from agentworks.identity.models import Principal
 from agentworks.mcp_server.actions import NOT_AN_ARGUMENT, ActionSpec, run_action
@@ -40,7 +46,7 @@ from agentworks.observability import count, logger
 if TYPE_CHECKING:
     from agentworks.crews.calls import FunctionCalls
 
-Action = Literal["list", "call", "status", "read", "reply"]
+Action = Literal["list", "call", "status", "read", "reply", "complete"]
 
 TOOL_NAME = "functions"
 TOOL_TITLE = "AgentWorks functions"
@@ -70,8 +76,12 @@ the Crews). A call runs in the background and may take minutes. Pick an `action`
   when it is theirs to decide), then keep polling status.
 - read: a file of the call (`path` from `files`, or `result_file`), one page of up to
   2 MiB at a time (`page` 0, 1, … of `pages`); binary content comes base64-encoded.
+- complete: when a Crew handed work to YOUR agent name (a message in your mailbox naming
+  the call_id), post the outcome: `call_id`, `agent_name` (your name), `final_text` and/or
+  `result` (JSON matching the function's output schema; a mismatch is `invalid_result`
+  and the call keeps waiting for a corrected one).
 
-list, status and read only read; call and reply act. Errors come back as is_error
+list, status and read only read; call, reply and complete act. Errors come back as is_error
 results with {{"error": {{"code", "message"}}}}; `unavailable` means unknown or not yours
 (the two look the same).
 """
@@ -149,6 +159,9 @@ class FunctionsCall:
     page: int | None = None
     request_id: str | None = None
     answer: str | None = None
+    agent_name: str | None = None
+    final_text: str | None = None
+    result: Any = None
     # The request's MCP context (questions as elicitations); not an argument.
     context: Context | None = field(default=None, compare=False, metadata=NOT_AN_ARGUMENT)
 
@@ -208,6 +221,14 @@ def _read(principal: Principal, call: FunctionsCall) -> dict[str, Any]:
 def _reply(principal: Principal, call: FunctionsCall) -> dict[str, Any]:
     request = build_model(ReplyToCall, request_id=call.request_id, answer=call.answer)
     return calls().reply(principal, str(call.call_id), request)
+
+
+def _complete(principal: Principal, call: FunctionsCall) -> dict[str, Any]:
+    fields: dict[str, Any] = {"agent_name": call.agent_name, "final_text": call.final_text}
+    if call.result is not None:
+        fields["result"] = call.result
+    request = build_model(PostCallResult, **fields)
+    return calls().post_result(principal, str(call.call_id), request)
 
 
 # ---------------------------------------------------------------- F7 elicitation
@@ -363,6 +384,11 @@ ACTIONS: dict[str, ActionSpec[FunctionsCall]] = {
         required=("call_id", "request_id", "answer"),
         text=_status_text,
     ),
+    "complete": ActionSpec(
+        _complete,
+        frozenset({"call_id", "agent_name", "final_text", "result"}),
+        required=("call_id", "agent_name"),
+    ),
 }
 assert set(ACTIONS) == set(get_args(Action)), "every action needs a row in ACTIONS"
 
@@ -378,7 +404,8 @@ def functions(
     action: Annotated[
         Action,
         Field(
-            description="What to do: list, call, status, reply or read (see the tool description)."
+            description="What to do: list, call, status, reply, read or complete (see the "
+            "tool description)."
         ),
     ],
     ctx: Context,
@@ -435,6 +462,23 @@ def functions(
             json_schema_extra={"minLength": 1, "maxLength": 20_000},
         ),
     ] = None,
+    agent_name: Annotated[
+        str | None,
+        Field(
+            description="complete: your agent name, the one the work was handed to.",
+            json_schema_extra={"maxLength": 64},
+        ),
+    ] = None,
+    final_text: Annotated[
+        str | None,
+        Field(
+            description="complete: your answer as text.", json_schema_extra={"maxLength": 100_000}
+        ),
+    ] = None,
+    result: Annotated[
+        Any,
+        Field(description="complete: the result JSON, matching the function's output schema."),
+    ] = None,
 ) -> Annotated[CallToolResult, FunctionsOutput] | InputRequiredResult:
     return run_functions(
         FunctionsCall(
@@ -448,6 +492,9 @@ def functions(
             page=page,
             request_id=request_id,
             answer=answer,
+            agent_name=agent_name,
+            final_text=final_text,
+            result=result,
             context=ctx,
         )
     )

@@ -1,8 +1,9 @@
 """The `messages` MCP tool: direct messages between agents (M1–M8, M12).
 
 One tool, one `action` argument. Each action is a row of `ACTIONS` (which arguments it
-takes, which it needs, how it runs, how its text reads), so adding one (e.g. `wakeup`)
-is a new row plus its name in `Action`. The rules live in the domain services, exactly
+takes, which it needs, how it runs, how its text reads), so adding one is a new row plus
+its name in `Action`. `state` with target=crew:NAME and `wakeup` (M8, M9) run through the
+Crews' services. The rules live in the domain services, exactly
 as behind the HTTP API; this module only maps arguments and results.
 """
 
@@ -16,6 +17,9 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from agentworks import limits
+from agentworks.crews.access import parse_crew_target
+from agentworks.crews.models import CrewState, RescheduleWakeup, ScheduleWakeup, WakeupView
+from agentworks.errors import InvalidInput
 from agentworks.identity.models import Principal
 from agentworks.mcp_server.actions import ActionSpec, run_action
 from agentworks.mcp_server.actions import text as text_argument
@@ -35,8 +39,9 @@ from agentworks.observability import count
 if TYPE_CHECKING:
     from agentworks.runtime import Services
 
-Action = Literal["send", "read", "state", "register", "unregister", "list_agents", "ack"]
+Action = Literal["send", "read", "state", "register", "unregister", "list_agents", "ack", "wakeup"]
 Delivery = Literal["typed", "admitted", "processed"]
+WakeupAction = Literal["schedule", "cancel", "reschedule"]
 
 TOOL_NAME = "messages"
 TOOL_TITLE = "AgentWorks messages"
@@ -47,9 +52,11 @@ Direct messages between AI agents of this AgentWorks account. Pick an `action`:
 - register: claim `agent_name` as your address (optional `purpose`). Once per name;
   registering again updates the purpose.
 - list_agents: the account's directory (names, purpose, online).
-- send: first contact with `target`="agent:NAME" (add `agent_name`=YOUR_NAME to send as
-  your name). The result's `inbox_id` is your handle on that conversation: KEEP IT, and
-  continue or read replies with `inbox_id` (not `target`). Give every send a fresh
+- send: first contact with `target`="agent:NAME" or "crew:NAME" (add `agent_name`=YOUR_NAME
+  to send as your name). The result's `inbox_id` is your handle on that conversation: KEEP
+  IT, and continue or read replies with `inbox_id` (not `target`). A Crew answers in that
+  same inbox; a Crew whose messaging is off refuses (`messaging_off`, with who can turn it
+  on), one under review answers once a person released your message. Give every send a fresh
   `submission_id`; if a send fails or times out and you cannot tell whether it arrived,
   send again with the SAME `submission_id` and message: you get the original receipt
   (replayed=true) and no duplicate.
@@ -61,7 +68,13 @@ Direct messages between AI agents of this AgentWorks account. Pick an `action`:
 - ack: move a received message's receipt forward: `delivery`=admitted when you start acting
   on it, processed when you are done.
 - state: an inbox's status, rate limit and last {limits.STATE_DELIVERY_RECORDS} delivery
-  receipts (no bodies): did the other side admit or process what you sent?
+  receipts (no bodies): did the other side admit or process what you sent? With
+  `target`="crew:NAME" instead (account admins): the Crew's conversations, each with its
+  last {limits.STATE_DELIVERY_RECORDS} delivery records, run states and wakeups (`after` =
+  the previous page's next_cursor, `limit` ≤ 20).
+- wakeup: `wakeup_action`=schedule asks a Crew for another turn in your conversation with
+  it (`inbox_id`, and `delay_seconds` or `at` (ISO 8601): 60 s to 7 days ahead); cancel or
+  reschedule it by `wakeup_id`. Replies don't cancel a wakeup.
 - unregister: give up `agent_name`.
 
 Errors come back as is_error results with {{"error": {{"code", "message"}}}}; `unavailable`
@@ -80,7 +93,15 @@ class Unregistered(BaseModel):
 
 class MessagesOutput(
     RootModel[
-        SendReceipt | ReadPage | InboxState | AgentView | AgentList | Unregistered | AckResult
+        SendReceipt
+        | ReadPage
+        | InboxState
+        | CrewState
+        | AgentView
+        | AgentList
+        | Unregistered
+        | AckResult
+        | WakeupView
     ]
 ):
     """One JSON object per action (the same bodies the HTTP API returns)."""
@@ -107,6 +128,10 @@ class MessagesCall:
     purpose: str | None = None
     provider: str | None = None
     allowed_connection_ids: list[str] | None = None
+    wakeup_action: WakeupAction | None = None
+    wakeup_id: str | None = None
+    at: str | None = None
+    delay_seconds: int | None = None
 
     def text(self, name: str) -> str | None:
         """A string argument, blank meaning absent."""
@@ -150,8 +175,52 @@ def _read(principal: Principal, call: MessagesCall) -> ReadPage:
     return page
 
 
-def _state(principal: Principal, call: MessagesCall) -> InboxState:
-    return services().messaging.inbox_state(principal, str(call.inbox_id), call.text("agent_name"))
+def _state(principal: Principal, call: MessagesCall) -> InboxState | CrewState:
+    target, inbox_id = call.text("target"), call.text("inbox_id")
+    if (target is None) == (inbox_id is None):
+        raise InvalidInput(
+            "action=state needs inbox_id (an inbox) or target=crew:NAME (a Crew's inboxes).",
+            field="inbox_id",
+        )
+    if target is not None:
+        if call.text("agent_name"):
+            raise InvalidInput("action=state with target takes no agent_name.", field="agent_name")
+        return services().crews.inboxes.state(
+            principal, parse_crew_target(target), call.text("after"), call.limit
+        )
+    if call.text("after") or call.limit is not None:
+        raise InvalidInput("after and limit page a Crew's state (target=crew:NAME).", field="after")
+    return services().messaging.inbox_state(principal, str(inbox_id), call.text("agent_name"))
+
+
+def _wakeup(principal: Principal, call: MessagesCall) -> WakeupView:
+    wakeups = services().crews.wakeups
+    if call.wakeup_action == "schedule":
+        if call.text("wakeup_id"):
+            raise InvalidInput("schedule makes a new wakeup: no wakeup_id.", field="wakeup_id")
+        if not call.text("inbox_id"):
+            raise InvalidInput("wakeup_action=schedule needs inbox_id.", field="inbox_id")
+        scheduled = build_model(
+            ScheduleWakeup,
+            inbox_id=call.text("inbox_id"),
+            agent_name=call.text("agent_name"),
+            at=call.text("at"),
+            delay_seconds=call.delay_seconds,
+        )
+        return wakeups.schedule(principal, scheduled)
+    wakeup_id = call.text("wakeup_id")
+    if wakeup_id is None:
+        raise InvalidInput(
+            f"wakeup_action={call.wakeup_action} needs wakeup_id.", field="wakeup_id"
+        )
+    if call.text("inbox_id") or call.text("agent_name"):
+        raise InvalidInput("The wakeup_id names the wakeup: no inbox_id or agent_name.")
+    if call.wakeup_action == "cancel":
+        if call.text("at") or call.delay_seconds is not None:
+            raise InvalidInput("cancel takes only wakeup_id.", field="at")
+        return wakeups.cancel(principal, wakeup_id)
+    request = build_model(RescheduleWakeup, at=call.text("at"), delay_seconds=call.delay_seconds)
+    return wakeups.reschedule(principal, wakeup_id, request)
 
 
 def _register(principal: Principal, call: MessagesCall) -> AgentView:
@@ -226,7 +295,7 @@ ACTIONS: dict[str, ActionSpec[MessagesCall]] = {
         frozenset({"inbox_id", "agent_name", "after", "wait_seconds", "limit"}),
         text=_read_text,
     ),
-    "state": ActionSpec(_state, frozenset({"inbox_id", "agent_name"}), required=("inbox_id",)),
+    "state": ActionSpec(_state, frozenset({"inbox_id", "agent_name", "target", "after", "limit"})),
     "register": ActionSpec(
         _register,
         frozenset({"agent_name", "purpose", "provider", "allowed_connection_ids"}),
@@ -236,6 +305,11 @@ ACTIONS: dict[str, ActionSpec[MessagesCall]] = {
     "list_agents": ActionSpec(_list_agents),
     "ack": ActionSpec(
         _ack, frozenset({"message_id", "delivery"}), required=("message_id", "delivery")
+    ),
+    "wakeup": ActionSpec(
+        _wakeup,
+        frozenset({"wakeup_action", "wakeup_id", "inbox_id", "agent_name", "at", "delay_seconds"}),
+        required=("wakeup_action",),
     ),
 }
 assert set(ACTIONS) == set(get_args(Action)), "every action needs a row in ACTIONS"
@@ -257,8 +331,8 @@ def messages(
     action: Annotated[
         Action,
         Field(
-            description="What to do: register, list_agents, send, read, ack, state or "
-            "unregister (see the tool description)."
+            description="What to do: register, list_agents, send, read, ack, state, wakeup "
+            "or unregister (see the tool description)."
         ),
     ],
     agent_name: Annotated[
@@ -274,9 +348,10 @@ def messages(
     target: Annotated[
         str | None,
         Field(
-            description="send, first contact only: agent:NAME. The result's inbox_id then "
-            "continues that conversation; don't send to target again.",
-            json_schema_extra={"examples": ["agent:reviewer"]},
+            description="send, first contact only: agent:NAME or crew:NAME. The result's "
+            "inbox_id then continues that conversation; don't send to target again. "
+            "state: crew:NAME for a Crew's inboxes (account admins).",
+            json_schema_extra={"examples": ["agent:reviewer", "crew:contracts"]},
         ),
     ] = None,
     inbox_id: Annotated[
@@ -284,7 +359,8 @@ def messages(
         Field(
             description="A conversation handle (ibx_…): the inbox_id a send returned, or a "
             "received message's reply_address. Keep it. send: continue/reply in it. "
-            "read: its messages. state: its delivery records."
+            "read: its messages. state: its delivery records. wakeup schedule: your inbox "
+            "of a conversation with a Crew."
         ),
     ] = None,
     message: Annotated[
@@ -306,7 +382,8 @@ def messages(
         str | None,
         Field(
             description="read: the next_cursor of your previous read of the same inbox or "
-            "mailbox; only newer messages come back. Omit to start at the beginning."
+            "mailbox; only newer messages come back. Omit to start at the beginning. "
+            "state with target: the previous page's next_cursor."
         ),
     ] = None,
     wait_seconds: Annotated[
@@ -321,7 +398,7 @@ def messages(
         int | None,
         Field(
             description=f"read: at most this many messages (1–{limits.PAGE_MAX}, default "
-            f"{limits.PAGE_DEFAULT}).",
+            f"{limits.PAGE_DEFAULT}). state with target: inboxes per page (1–20, default 10).",
             json_schema_extra={"minimum": 1, "maximum": limits.PAGE_MAX},
         ),
     ] = None,
@@ -359,6 +436,32 @@ def messages(
             "this connection."
         ),
     ] = None,
+    wakeup_action: Annotated[
+        WakeupAction | None,
+        Field(
+            description="wakeup: schedule (needs inbox_id and delay_seconds or at), cancel "
+            "(wakeup_id) or reschedule (wakeup_id and delay_seconds or at)."
+        ),
+    ] = None,
+    wakeup_id: Annotated[
+        str | None,
+        Field(description="wakeup cancel/reschedule: the wakeup_id schedule returned."),
+    ] = None,
+    at: Annotated[
+        str | None,
+        Field(
+            description="wakeup: when, as an ISO 8601 time (UTC when it has no zone), 60 s "
+            "to 7 days from now.",
+            json_schema_extra={"examples": ["2030-01-31T09:00:00Z"], "maxLength": 64},
+        ),
+    ] = None,
+    delay_seconds: Annotated[
+        int | None,
+        Field(
+            description="wakeup: when, as seconds from now (60–604800).",
+            json_schema_extra={"minimum": 60, "maximum": 604_800},
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, MessagesOutput]:
     return run_messages(
         MessagesCall(
@@ -376,6 +479,10 @@ def messages(
             purpose=purpose,
             provider=provider,
             allowed_connection_ids=allowed_connection_ids,
+            wakeup_action=wakeup_action,
+            wakeup_id=wakeup_id,
+            at=at,
+            delay_seconds=delay_seconds,
         )
     )
 

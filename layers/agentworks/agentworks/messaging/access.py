@@ -49,7 +49,10 @@ def check_party_identity(
     """A named side is usable only while that exact identity is registered (a re-created
     name is a new identity, so old inboxes never redirect to it) and lists the caller.
     `agent_name`, when the caller gave one, must be that side's name. Returns the consent
-    the caller acts under (None for the account's external side)."""
+    the caller acts under (None for the account's external side). Nobody holds a Crew's
+    side: the platform speaks for the Crew."""
+    if party.kind == "crew":
+        raise Unavailable()
     if party.kind != "agent":
         if agent_name is not None:
             raise Unavailable()

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 
 # A page read examines at most this many items per Query (DynamoDB also stops at 1 MB).
 _MAX_EXAMINED = 1_000
+# Sparse index of the conversations whose target is a Crew (M8 state), newest first.
+BY_CREW = "ByCrew"
 
 
 class WriteConflict(Exception):
@@ -86,6 +88,11 @@ def _party_from_map(data: dict[str, Any]) -> Party:
 def conversation_ttl(last_activity_ms: int) -> int:
     """META outlives the idle period by the expired-lookup period (M11)."""
     return _ttl(last_activity_ms, limits.INBOX_IDLE_SECONDS + limits.EXPIRED_LOOKUP_SECONDS)
+
+
+def crew_key(account_id: str, crew_id: str) -> str:
+    """The ByCrew partition of one Crew's conversations."""
+    return f"{account_id}#{crew_id}"
 
 
 def conversation_to_item(conv: Conversation) -> dict[str, Any]:
@@ -435,6 +442,35 @@ class ConversationStore:
             )
         return entries
 
+    def get_message(self, conversation: str, seq: int, now_ms: int) -> StoredMessage | None:
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item(keys.message(conversation, seq)),
+            ConsistentRead=True,
+        )
+        data = _live(from_item(response.get("Item")), now_ms)
+        return message_from_item(data) if data else None
+
+    def crew_conversations(
+        self, account_id: str, crew_id: str, before: str | None, limit: int
+    ) -> tuple[list[str], bool]:
+        """A page of the Crew's conversations, newest first, starting below `before` (a
+        conversation ulid); and whether more follow."""
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": BY_CREW,
+            "KeyConditionExpression": "crew_key = :crew"
+            + (" AND crew_sort < :before" if before else ""),
+            "ExpressionAttributeValues": to_item(
+                {":crew": crew_key(account_id, crew_id), ":before": before}
+            ),
+            "ScanIndexForward": False,
+            "Limit": limit + 1,
+        }
+        response = self._db.query(**query)
+        found = [(from_item(i) or {})["pk"].removeprefix("CONV#") for i in response["Items"]]
+        return found[:limit], len(found) > limit
+
     def get_receipt(self, conversation: str, side: Side, seq: int, now_ms: int) -> str | None:
         """The receipt of message `seq` if it was delivered to `side` (else None)."""
         response = self._db.get_item(
@@ -503,6 +539,38 @@ class ConversationStore:
             if 4 in failed:
                 raise CapReached("account") from None
             if 5 in failed:
+                raise CapReached("store") from None
+            if 0 in failed:
+                raise ConversationExists() from None
+            raise WriteConflict() from None
+
+    def create_direct(self, conv: Conversation, message: StoredMessage) -> None:
+        """First contact with a Crew: the conversation and its first message, counted by the
+        inbox caps like any other, with no mailbox (the platform receives for the Crew). The
+        conversation joins the Crew's ByCrew index."""
+        target = conv.parties["b"]
+        assert target.kind == "crew" and target.agent_id
+        live = live_attributes(conv.account_id, conv.activity_hour, conv.conversation)
+        indexed = {
+            "crew_key": crew_key(conv.account_id, target.agent_id),
+            "crew_sort": conv.conversation,
+        }
+        items: list[dict[str, Any]] = [
+            self._put(conversation_to_item(conv) | live | indexed, "attribute_not_exists(pk)"),
+            self._put(message_to_item(message), "attribute_not_exists(pk)"),
+            *admission_items(self._table, conv.account_id),
+        ]
+        try:
+            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+        except ClientError as error:
+            if error_code(error) != "TransactionCanceledException":
+                raise
+            failed = [
+                i for i, r in enumerate(cancellation_reasons(error)) if is_conditional_failure(r)
+            ]
+            if 2 in failed:
+                raise CapReached("account") from None
+            if 3 in failed:
                 raise CapReached("store") from None
             if 0 in failed:
                 raise ConversationExists() from None

@@ -33,7 +33,7 @@ class SendMessage(_Strict):
     """M1: send to `target` (first contact) or into an existing `inbox_id`."""
 
     message: str = Field(description="1–20,000 Unicode characters.")
-    target: str | None = Field(None, description="agent:NAME for a first contact.")
+    target: str | None = Field(None, description="agent:NAME or crew:NAME for a first contact.")
     inbox_id: str | None = Field(None, description="Continue the conversation of this inbox.")
     agent_name: str | None = Field(None, description="Send as this registered name.")
     submission_id: str | None = Field(
@@ -126,6 +126,20 @@ class InboxState(BaseModel):
     )
 
 
+@dataclass(frozen=True)
+class InboxOverview:
+    """One side of a conversation as the platform sees it, for a Crew's state (M8): no
+    principal is checked here (the caller checked its authority on the Crew), no bodies."""
+
+    inbox_id: str
+    conversation_id: str
+    peer: str
+    status: Literal["active", "expired"]
+    created_at: str
+    last_activity_at: str
+    received: list[DeliveryRecord]  # the newest messages delivered to this side, newest first
+
+
 class AgentState(BaseModel):
     agent: AgentView
     mailbox_messages: int
@@ -136,15 +150,18 @@ class AgentState(BaseModel):
 
 @dataclass
 class Party:
-    """One side of a conversation: a registered name, or the account's external client."""
+    """One side of a conversation: a registered name, the account's external client, or a
+    Crew (`agent_id` = its crew_id, `agent_name` = its name), for which the platform acts."""
 
-    kind: Literal["agent", "external"]
+    kind: Literal["agent", "external", "crew"]
     agent_id: str | None = None
     agent_name: str | None = None
 
     @property
     def address(self) -> str:
-        return f"agent:{self.agent_name}" if self.kind == "agent" else "external"
+        if self.kind == "external":
+            return "external"
+        return f"{self.kind}:{self.agent_name}"
 
 
 @dataclass

@@ -32,12 +32,21 @@ def normalize_agent_name(name: str, field: str = "agent_name") -> str:
 
 
 def parse_agent_target(target: str) -> str:
-    """`agent:NAME` → canonical name. Other target kinds arrive with later features."""
+    """`agent:NAME` → canonical name."""
+    kind, name = parse_target(target)
+    if kind != "agent":
+        raise InvalidInput("target must be agent:NAME.", field="target")
+    return name
+
+
+def parse_target(target: str) -> tuple[str, str]:
+    """`agent:NAME` or `crew:NAME` → (kind, canonical name). Crew names follow the same
+    rules as agent names."""
     kind, _, name = target.strip().partition(":")
-    if kind != "agent" or not name:
+    if kind not in ("agent", "crew") or not name:
         raise InvalidInput(
-            "target must be agent:NAME (Crew, workflow and relay targets are not available "
-            "on this server yet) or use inbox_id to continue a conversation.",
+            "target must be agent:NAME or crew:NAME (workflow and relay targets are not "
+            "available on this server yet), or use inbox_id to continue a conversation.",
             field="target",
         )
-    return normalize_agent_name(name, field="target")
+    return kind, normalize_agent_name(name, field="target")

@@ -44,12 +44,14 @@ from agentworks.messaging.conversation_store import (
     EvictionBlocked,
     WriteConflict,
 )
+from agentworks.messaging.crew_gate import CrewDelivery, CrewGate, CrewTarget
 from agentworks.messaging.models import (
     RECEIPT_ORDER,
     AckResult,
     Conversation,
     DeliveryRecord,
     Head,
+    InboxOverview,
     InboxState,
     MailboxEntry,
     MessageView,
@@ -61,7 +63,7 @@ from agentworks.messaging.models import (
     SubmissionBinding,
     iso,
 )
-from agentworks.messaging.names import normalize_agent_name, parse_agent_target
+from agentworks.messaging.names import normalize_agent_name, parse_agent_target, parse_target
 
 if TYPE_CHECKING:
     from agentworks.messaging.agent_store import AgentStore
@@ -114,6 +116,23 @@ def _content_hash(destination: str, sender: str, body: str) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
+def _new_receipt(mine: InboxRef, delivered: MessageRef, now: int) -> SendReceipt:
+    return SendReceipt(
+        inbox_id=mine.inbox_id,
+        conversation_id=mine.conversation_id,
+        message_id=delivered.message_id,
+        receipt="stored",
+        created_at=iso(now) or "",
+    )
+
+
+def _possibly_stored() -> Conflict:
+    return Conflict(
+        "This send may already have been stored; retry with the same "
+        "submission_id to find out, or read the target's conversations.",
+    )
+
+
 def _is_expired(head: Head, now_ms: int) -> bool:
     """Idle 7 days since the newest message (exact, from the head), or retired."""
     conv = head.conversation
@@ -147,6 +166,7 @@ class MessagingService:
         lifecycle: InboxLifecycle,
         clock: Clock = SYSTEM_CLOCK,
         poll_interval: float = 1.0,
+        crew_gate: CrewGate | None = None,
     ) -> None:
         self._conversations = conversations
         self._lifecycle = lifecycle
@@ -154,6 +174,12 @@ class MessagingService:
         self._cursors = cursors
         self._clock = clock
         self._poll_interval = poll_interval
+        self._crew_gate = crew_gate
+
+    def _gate(self) -> CrewGate:
+        if self._crew_gate is None:
+            raise InvalidInput("Crew targets are not available on this server.", field="target")
+        return self._crew_gate
 
     def _now_ms(self) -> int:
         return int(self._clock.now() * 1000)
@@ -165,8 +191,8 @@ class MessagingService:
         body = check_body(request.message)
         if (request.target is None) == (request.inbox_id is None):
             raise InvalidInput(
-                "Give exactly one of target (agent:NAME, to start a conversation) or "
-                "inbox_id (to continue one).",
+                "Give exactly one of target (agent:NAME or crew:NAME, to start a "
+                "conversation) or inbox_id (to continue one).",
                 field="target",
             )
         sender_name = normalize_agent_name(request.agent_name) if request.agent_name else None
@@ -174,8 +200,25 @@ class MessagingService:
             inbox = parse_inbox_id(request.inbox_id)
             return self._send_into(principal, inbox, sender_name, body, request.submission_id)
         assert request.target is not None
-        target_name = parse_agent_target(request.target)
-        return self._first_contact(principal, target_name, sender_name, body, request.submission_id)
+        kind, target_name = parse_target(request.target)
+        if not principal.may_target(f"{kind}:{target_name}"):
+            raise Unavailable()
+        sender = self._sender(principal, sender_name)
+        if kind == "crew":
+            return self._first_contact_crew(
+                principal, target_name, sender, body, request.submission_id
+            )
+        receipt, _ = self._first_contact(
+            principal.account_id, target_name, sender, body, request.submission_id
+        )
+        return receipt
+
+    def _sender(self, principal: Principal, sender_name: str | None) -> Party:
+        """The party a first contact comes from: the named agent (M5), or the account."""
+        if not sender_name:
+            return Party("external")
+        consent = consent_for(principal, sender_name, self._fresh_consents)
+        return Party("agent", consent.agent_id, sender_name)
 
     def _send_into(
         self,
@@ -187,6 +230,7 @@ class MessagingService:
     ) -> SendReceipt:
         head, party, _ = self._open(principal, inbox, sender_name)
         self._refuse_expired(head, "This inbox expired after 7 idle days.")
+        crew = self._admit_crew_peer(principal, head, inbox)
         submission = None
         if submission_id is not None:
             digest = _content_hash(inbox.inbox_id, party.address, body)
@@ -194,29 +238,73 @@ class MessagingService:
                 principal.account_id, party.address, submission_id, digest, inbox
             )
 
-        def append(stored_submission_id: str | None) -> _Stored:
-            return self._append(
-                principal, inbox, sender_name, party, body, head, stored_submission_id
-            )
+        def reopen() -> Head:
+            return self._open(principal, inbox, sender_name)[0]
 
-        return self._once(submission, append)
+        def append(stored_submission_id: str | None) -> _Stored:
+            return self._append(inbox, party, body, head, stored_submission_id, reopen)
+
+        receipt = self._once(submission, append)
+        if crew is not None:
+            self._deliver_to_crew(principal, crew, inbox.peer, receipt, party)
+        return receipt
+
+    def _admit_crew_peer(
+        self, principal: Principal, head: Head, inbox: InboxRef
+    ) -> CrewTarget | None:
+        """M10: a send to a Crew that is the conversation's target re-checks its switch
+        (turning it off counts at once, replies included) and that it is still the same
+        Crew. (A Crew's own hand-offs, where it is side a, are answered by posting a
+        result, not through the switch.)"""
+        conv = head.conversation
+        assert conv is not None
+        peer = conv.parties[inbox.peer.side]
+        if peer.kind != "crew" or inbox.peer.side != "b":
+            return None
+        crew = self._gate().admit(principal, peer.agent_name or "")
+        if crew.crew_id != peer.agent_id:
+            raise Unavailable()  # a re-created Crew is a new identity
+        return crew
+
+    def _deliver_to_crew(
+        self,
+        principal: Principal,
+        crew: CrewTarget,
+        crew_inbox: InboxRef,
+        receipt: SendReceipt,
+        sender: Party,
+    ) -> None:
+        """Tells the gate, also for a replayed send: delivery is idempotent per message, so
+        a send that stopped between storing and delivering is completed by its retry."""
+        self._gate().delivered(
+            principal,
+            CrewDelivery(
+                account_id=principal.account_id,
+                crew=crew,
+                inbox_id=crew_inbox.inbox_id,
+                message_id=receipt.message_id,
+                sender=sender.address,
+                connection_id=principal.connection_id,
+                created_at=receipt.created_at,
+            ),
+        )
 
     def _append(
         self,
-        principal: Principal,
         inbox: InboxRef,
-        sender_name: str | None,
         party: Party,
         body: str,
         head: Head | None,
         submission_id: str | None,
+        reopen: Callable[[], Head],
     ) -> _Stored:
         """The chained append: next seq after the head's newest message, its window and
-        counts carried forward; retried from a fresh head when another send took the seq."""
+        counts carried forward; retried from a fresh head (`reopen`, which re-checks the
+        sender) when another send took the seq."""
         to = inbox.peer.side
         for _attempt in range(_MAX_WRITE_ATTEMPTS):
             if head is None:
-                head, _, _ = self._open(principal, inbox, sender_name)
+                head = reopen()
             self._refuse_expired(head, "This inbox expired after 7 idle days.")
             conv = head.conversation
             assert conv is not None
@@ -280,37 +368,33 @@ class MessagingService:
 
     def _first_contact(
         self,
-        principal: Principal,
+        account_id: str,
         target_name: str,
-        sender_name: str | None,
+        sender: Party,
         body: str,
         submission_id: str | None,
-    ) -> SendReceipt:
-        if not principal.may_target(f"agent:{target_name}"):
-            raise Unavailable()
-        sender = Party("external")
-        if sender_name:
-            consent = consent_for(principal, sender_name, self._fresh_consents)
-            sender = Party("agent", consent.agent_id, sender_name)
+    ) -> tuple[SendReceipt, str]:
+        """A new conversation with a registered name (its mailbox gets the message): the
+        receipt and the target's agent_id. The caller checked the sender's authority."""
         ulid = new_ulid(self._clock)  # planned before any claim, so a retry can find it
         mine = InboxRef(ulid, "a")
         delivered = MessageRef(ulid, "b", 1)
         submission = None
         if submission_id is not None:
             digest = _content_hash(f"agent:{target_name}", sender.address, body)
-            submission = _Submission(
-                principal.account_id, sender.address, submission_id, digest, mine
-            )
+            submission = _Submission(account_id, sender.address, submission_id, digest, mine)
+        target_ids: list[str] = []
 
         def create(stored_submission_id: str | None) -> _Stored:
             for _attempt in range(_MAX_WRITE_ATTEMPTS):
                 now = self._now_ms()
-                target = self._agents.get(principal.account_id, target_name)
+                target = self._agents.get(account_id, target_name)
                 if target is None:
                     raise Unavailable()
+                target_ids.append(target.agent_id)
                 conv = Conversation(
                     conversation=ulid,
-                    account_id=principal.account_id,
+                    account_id=account_id,
                     parties={"a": sender, "b": Party("agent", target.agent_id, target.name)},
                     created_at=now,
                     last_activity=now,
@@ -344,24 +428,94 @@ class MessagingService:
                     continue
                 except CapReached as full:
                     # M11: admission past a cap retires the least recently active one.
-                    self._lifecycle.make_room(principal.account_id, full.scope)
+                    self._lifecycle.make_room(account_id, full.scope)
                     continue
                 except ConversationExists:
-                    raise Conflict(
-                        "This send may already have been stored; retry with the same "
-                        "submission_id to find out, or read the target's conversations.",
-                    ) from None
-                receipt = SendReceipt(
-                    inbox_id=mine.inbox_id,
-                    conversation_id=mine.conversation_id,
-                    message_id=delivered.message_id,
-                    receipt="stored",
-                    created_at=iso(now) or "",
-                )
-                return _Stored(receipt, now)
+                    raise _possibly_stored() from None
+                return _Stored(_new_receipt(mine, delivered, now), now)
             raise Conflict("The name's mailbox is too busy right now; retry.")
 
-        return self._once(submission, create)
+        receipt = self._once(submission, create)
+        if not target_ids:  # a replay: the registration as it is now
+            target = self._agents.get(account_id, target_name)
+            target_ids.append(target.agent_id if target else "")
+        return receipt, target_ids[-1]
+
+    def _first_contact_crew(
+        self,
+        principal: Principal,
+        crew_name: str,
+        sender: Party,
+        body: str,
+        submission_id: str | None,
+    ) -> SendReceipt:
+        """A new conversation whose target (side b) is a Crew: admitted by its switch (M10),
+        no mailbox; the gate then starts a run or holds the message for review."""
+        crew = self._gate().admit(principal, crew_name)
+        account_id = principal.account_id
+        ulid = new_ulid(self._clock)
+        mine = InboxRef(ulid, "a")
+        delivered = MessageRef(ulid, "b", 1)
+        submission = None
+        if submission_id is not None:
+            digest = _content_hash(f"crew:{crew.name}", sender.address, body)
+            submission = _Submission(account_id, sender.address, submission_id, digest, mine)
+
+        def create(stored_submission_id: str | None) -> _Stored:
+            for _attempt in range(_MAX_WRITE_ATTEMPTS):
+                now = self._now_ms()
+                conv = Conversation(
+                    conversation=ulid,
+                    account_id=account_id,
+                    parties={"a": sender, "b": Party("crew", crew.crew_id, crew.name)},
+                    created_at=now,
+                    last_activity=now,
+                    activity_hour=now // _HOUR_MS,
+                )
+                message = StoredMessage(
+                    ulid,
+                    "b",
+                    1,
+                    sender.address,
+                    body,
+                    now,
+                    window=[now],
+                    counts={"a": 0, "b": 1},
+                    submission_id=stored_submission_id,
+                )
+                try:
+                    self._conversations.create_direct(conv, message)
+                except CapReached as full:
+                    self._lifecycle.make_room(account_id, full.scope)
+                    continue
+                except ConversationExists:
+                    raise _possibly_stored() from None
+                return _Stored(_new_receipt(mine, delivered, now), now)
+            raise Conflict("The conversation could not be created right now; retry.")
+
+        receipt = self._once(submission, create)
+        crew_inbox = parse_inbox_id(receipt.inbox_id).peer
+        self._deliver_to_crew(principal, crew, crew_inbox, receipt, sender)
+        return receipt
+
+    def authorize_send(
+        self,
+        principal: Principal,
+        inbox_id: str,
+        agent_name: str | None = None,
+        admit_crew: bool = True,
+    ) -> CrewTarget | None:
+        """Checks that `principal` may send into `inbox_id` (as `agent_name`) — a send's own
+        checks, including a Crew target's switch unless `admit_crew` is False — without
+        sending. Returns the Crew that is the conversation's target, if there is one."""
+        principal.require(MESSAGES_SEND)
+        inbox = parse_inbox_id(inbox_id)
+        name = normalize_agent_name(agent_name) if agent_name else None
+        head, _, _ = self._open(principal, inbox, name)
+        self._refuse_expired(head, "This inbox expired after 7 idle days.")
+        if admit_crew:
+            return self._admit_crew_peer(principal, head, inbox)
+        return None
 
     # ---- submission ids (M2) ----
 
@@ -702,3 +856,108 @@ class MessagingService:
         side = inbox.side
         before = oldest.counts[side] - (1 if oldest.side == side else 0)
         return max(0, head.latest.counts[side] - before)
+
+    # ---------------------------------------------------------------- the platform's side
+    # What the platform does for a Crew (it holds no connection): no principal is checked
+    # here, so only Crew code that authorized its own caller (or runs inside an execution it
+    # started) calls these. The chain, rate limit, history bound and expiry still apply.
+
+    def send_as_system(
+        self, inbox_id: str, message: str, submission_id: str | None = None
+    ) -> SendReceipt:
+        """Posts `message` from the party that holds `inbox_id` (a Crew's reply)."""
+        body = check_body(message)
+        inbox = parse_inbox_id(inbox_id)
+
+        def reopen() -> Head:
+            head = self._conversations.head(inbox.conversation, self._now_ms())
+            if head.conversation is None:
+                raise Unavailable()
+            return head
+
+        head = reopen()
+        assert head.conversation is not None
+        party = head.conversation.parties[inbox.side]
+        submission = None
+        if submission_id is not None:
+            digest = _content_hash(inbox.inbox_id, party.address, body)
+            submission = _Submission(
+                head.conversation.account_id, party.address, submission_id, digest, inbox
+            )
+
+        def append(stored_submission_id: str | None) -> _Stored:
+            return self._append(inbox, party, body, head, stored_submission_id, reopen)
+
+        return self._once(submission, append)
+
+    def first_contact_as_system(
+        self,
+        account_id: str,
+        sender: Party,
+        target: str,
+        message: str,
+        submission_id: str | None = None,
+    ) -> tuple[SendReceipt, str]:
+        """A first contact from `sender` (a Crew handing work to `agent:NAME`) into that
+        name's mailbox: the receipt and the target's agent_id."""
+        return self._first_contact(
+            account_id, parse_agent_target(target), sender, check_body(message), submission_id
+        )
+
+    def set_receipt_as_system(self, message_id: str, delivery: str) -> str | None:
+        """Moves a message's receipt forward for the receiving Crew (admitted when its run
+        starts, processed when it ends); the receipt now, or None when the message is gone."""
+        ref = parse_message_id(message_id)
+        now = self._now_ms()
+        lower = [s for s, rank in RECEIPT_ORDER.items() if rank < RECEIPT_ORDER[delivery]]
+        if self._conversations.set_receipt(
+            ref.conversation, ref.side, ref.seq, delivery, lower, now
+        ):
+            return delivery
+        return self._conversations.get_receipt(ref.conversation, ref.side, ref.seq, now)
+
+    def message_as_system(self, message_id: str) -> MessageView | None:
+        """One message as its receiving side reads it (with the M12 delivered text)."""
+        ref = parse_message_id(message_id)
+        found = self._conversations.get_message(ref.conversation, ref.seq, self._now_ms())
+        if found is None or found.side != ref.side:
+            return None
+        return self._view(ref.inbox, found)
+
+    def inbox_overview(self, inbox_id: str) -> InboxOverview | None:
+        """An inbox's status and the last delivery records of what it received (no bodies),
+        or None when the conversation is gone."""
+        inbox = parse_inbox_id(inbox_id)
+        now = self._now_ms()
+        head = self._conversations.head(inbox.conversation, now)
+        conv = head.conversation
+        if conv is None:
+            return None
+        records = self._conversations.sent_records(
+            inbox.conversation, inbox.side, limits.STATE_DELIVERY_RECORDS
+        )
+        return InboxOverview(
+            inbox_id=inbox.inbox_id,
+            conversation_id=inbox.conversation_id,
+            peer=conv.parties[inbox.peer.side].address,
+            status="expired" if _is_expired(head, now) else "active",
+            created_at=iso(conv.created_at) or "",
+            last_activity_at=iso(head.last_activity) or "",
+            received=[
+                DeliveryRecord(
+                    message_id=MessageRef(inbox.conversation, r.side, r.seq).message_id,
+                    created_at=iso(r.created_at) or "",
+                    receipt=r.receipt,  # type: ignore[arg-type]
+                )
+                for r in records
+            ],
+        )
+
+    def crew_inboxes(
+        self, account_id: str, crew_id: str, after: str | None, limit: int
+    ) -> tuple[list[str], bool]:
+        """The Crew's side (inbox ids) of its conversations, newest first, after the inbox
+        `after`; and whether more follow."""
+        before = parse_inbox_id(after).conversation if after else None
+        found, more = self._conversations.crew_conversations(account_id, crew_id, before, limit)
+        return [InboxRef(c, "b").inbox_id for c in found], more

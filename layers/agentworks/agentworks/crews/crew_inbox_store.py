@@ -1,0 +1,496 @@
+"""Data access for what happens to messages in a Crew's conversations (M8–M10), in the work
+table:
+
+    CREWCONV#<conversation>   MSG#<seq:010d>     delivery record of message <seq> to the Crew:
+                                                 state (pending_review, running, succeeded,
+                                                 failed, interrupted, declined), run_id, error
+    CREWCONV#<conversation>   WAKE#<ulid>        a wakeup: due_at, state (scheduled, firing,
+                                                 fired, cancelled, interrupted), run_id
+    ACCOUNT#<account>         SCHEDULER          the account's scheduler pause
+
+A scheduled wakeup carries `wake_store` = "ALL" and `wake_due` = `<due ms:013d>#<id>`, so
+the sparse DueWakeups index lists due wakeups oldest first; a claimed one moves to
+`F#<claimed ms:013d>#<id>` (after every digit, so never "due" again) until it is recorded
+fired or interrupted, when it leaves the index. Bodies are never stored here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from agentworks.crews import limits
+from agentworks.dynamo import (
+    cancellation_reasons,
+    error_code,
+    from_item,
+    is_conditional_failure,
+    to_item,
+)
+from agentworks.errors import Unavailable
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+DUE_WAKEUPS = "DueWakeups"
+STORE = "ALL"
+FIRING = "F#"
+TTL_ATTRIBUTE = "expires_ttl"
+_WAKEUP_ID = re.compile(r"^wku_([0-9A-HJKMNP-TV-Z]{26})([0-9A-HJKMNP-TV-Z]{26})$")
+
+
+def parse_wakeup_id(value: str) -> tuple[str, str]:
+    """wku_<conversation><wake> → (conversation, wake): the key, no lookup. A malformed id
+    names nothing (`unavailable`)."""
+    found = _WAKEUP_ID.match(value.strip())
+    if not found:
+        raise Unavailable()
+    return found.group(1), found.group(2)
+
+
+def conversation_pk(conversation: str) -> str:
+    return f"CREWCONV#{conversation}"
+
+
+def delivery_key(conversation: str, seq: int) -> dict[str, str]:
+    return {"pk": conversation_pk(conversation), "sk": f"MSG#{seq:010d}"}
+
+
+def wakeup_key(conversation: str, wake: str) -> dict[str, str]:
+    return {"pk": conversation_pk(conversation), "sk": f"WAKE#{wake}"}
+
+
+def scheduler_key(account_id: str) -> dict[str, str]:
+    return {"pk": f"ACCOUNT#{account_id}", "sk": "SCHEDULER"}
+
+
+def _due_key(due_ms: int, wakeup_id: str) -> str:
+    return f"{due_ms:013d}#{wakeup_id}"
+
+
+@dataclass
+class Delivery:
+    """What became of one message to a Crew (no body)."""
+
+    conversation: str
+    seq: int
+    message_id: str
+    account_id: str
+    crew_id: str
+    connection_id: str  # who sent it: its run runs as them
+    state: str
+    created_at: int  # ms
+    updated_at: int
+    run_id: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class Wakeup:
+    wakeup_id: str
+    conversation: str
+    wake: str  # the ulid part of the id (the sort key)
+    account_id: str
+    crew_id: str
+    crew_name: str
+    inbox_id: str  # the side that scheduled it
+    crew_inbox_id: str  # the Crew's side, where the run's answer goes out from
+    agent_name: str | None
+    connection_id: str
+    due_at: int  # ms
+    state: str
+    created_at: int
+    updated_at: int
+    run_id: str | None = None
+    run_state: str | None = None
+    error: str | None = None
+
+
+def _delivery_item(d: Delivery) -> dict[str, Any]:
+    return {
+        **delivery_key(d.conversation, d.seq),
+        "message_id": d.message_id,
+        "account_id": d.account_id,
+        "crew_id": d.crew_id,
+        "connection_id": d.connection_id,
+        "state": d.state,
+        "created_at": d.created_at,
+        "updated_at": d.updated_at,
+        "run_id": d.run_id,
+        "error": d.error,
+        TTL_ATTRIBUTE: d.created_at // 1000 + limits.DELIVERY_RECORD_SECONDS,
+    }
+
+
+def _delivery_from(data: dict[str, Any]) -> Delivery:
+    return Delivery(
+        conversation=data["pk"].removeprefix("CREWCONV#"),
+        seq=int(data["sk"].removeprefix("MSG#")),
+        message_id=data["message_id"],
+        account_id=data["account_id"],
+        crew_id=data["crew_id"],
+        connection_id=data["connection_id"],
+        state=data["state"],
+        created_at=int(data["created_at"]),
+        updated_at=int(data["updated_at"]),
+        run_id=data.get("run_id") or None,
+        error=data.get("error") or None,
+    )
+
+
+def _wakeup_ttl(due_ms: int) -> int:
+    # Kept a week past its due time, so its state still answers after it fired.
+    return due_ms // 1000 + limits.WAKEUP_MAX_SECONDS
+
+
+def _wakeup_item(w: Wakeup) -> dict[str, Any]:
+    item = {
+        **wakeup_key(w.conversation, w.wake),
+        "wakeup_id": w.wakeup_id,
+        "account_id": w.account_id,
+        "crew_id": w.crew_id,
+        "crew_name": w.crew_name,
+        "inbox_id": w.inbox_id,
+        "crew_inbox_id": w.crew_inbox_id,
+        "agent_name": w.agent_name,
+        "connection_id": w.connection_id,
+        "due_at": w.due_at,
+        "state": w.state,
+        "created_at": w.created_at,
+        "updated_at": w.updated_at,
+        "run_id": w.run_id,
+        "run_state": w.run_state,
+        "error": w.error,
+        TTL_ATTRIBUTE: _wakeup_ttl(w.due_at),
+    }
+    if w.state == "scheduled":
+        item |= {"wake_store": STORE, "wake_due": _due_key(w.due_at, w.wakeup_id)}
+    return item
+
+
+def _wakeup_from(data: dict[str, Any]) -> Wakeup:
+    return Wakeup(
+        wakeup_id=data["wakeup_id"],
+        conversation=data["pk"].removeprefix("CREWCONV#"),
+        wake=data["sk"].removeprefix("WAKE#"),
+        account_id=data["account_id"],
+        crew_id=data["crew_id"],
+        crew_name=data["crew_name"],
+        inbox_id=data["inbox_id"],
+        crew_inbox_id=data["crew_inbox_id"],
+        agent_name=data.get("agent_name"),
+        connection_id=data["connection_id"],
+        due_at=int(data["due_at"]),
+        state=data["state"],
+        created_at=int(data["created_at"]),
+        updated_at=int(data["updated_at"]),
+        run_id=data.get("run_id") or None,
+        run_state=data.get("run_state") or None,
+        error=data.get("error") or None,
+    )
+
+
+def _conditional_failure(error: ClientError) -> bool:
+    """A write refused by its condition (in a transaction: by the first item's, the one
+    that decides; a conflict with another transaction is not a refusal)."""
+    code = error_code(error)
+    if code == "TransactionCanceledException":
+        reasons = cancellation_reasons(error)
+        return bool(reasons) and is_conditional_failure(reasons[0])
+    return code == "ConditionalCheckFailedException"
+
+
+class CrewInboxStore:
+    def __init__(self, client: DynamoDBClient, table: str) -> None:
+        self._db = client
+        self._table = table
+
+    # ---- delivery records ----
+
+    def open_delivery(self, delivery: Delivery, run_put: dict[str, Any] | None) -> bool:
+        """Records a message to a Crew once (with its run's record, when it starts one).
+        False when this message was recorded before (a replayed send)."""
+        put = {
+            "Put": {
+                "TableName": self._table,
+                "Item": to_item(_delivery_item(delivery)),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        }
+        try:
+            if run_put is None:
+                self._db.put_item(**put["Put"])  # type: ignore[arg-type]
+            else:
+                self._db.transact_write_items(TransactItems=[put, run_put])  # type: ignore[list-item]
+        except ClientError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def get_delivery(self, conversation: str, seq: int) -> Delivery | None:
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item(delivery_key(conversation, seq)),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        return _delivery_from(data) if data else None
+
+    def release(self, delivery: Delivery, run_id: str, run_put: dict[str, Any], now: int) -> bool:
+        """pending_review → running, with the run's record; False when it is not pending."""
+        try:
+            self._db.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": self._table,
+                            "Key": to_item(delivery_key(delivery.conversation, delivery.seq)),
+                            "UpdateExpression": "SET #state = :running, run_id = :run, "
+                            "updated_at = :now",
+                            "ConditionExpression": "#state = :pending AND crew_id = :crew",
+                            "ExpressionAttributeNames": {"#state": "state"},
+                            "ExpressionAttributeValues": to_item(
+                                {
+                                    ":running": "running",
+                                    ":run": run_id,
+                                    ":now": now,
+                                    ":pending": "pending_review",
+                                    ":crew": delivery.crew_id,
+                                }
+                            ),
+                        }
+                    },
+                    run_put,  # type: ignore[list-item]
+                ]
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def decline(self, delivery: Delivery, reason: str | None, now: int) -> bool:
+        """pending_review → declined; False when it is not pending."""
+        return self._move(
+            delivery_key(delivery.conversation, delivery.seq),
+            "SET #state = :declined, #error = :reason, updated_at = :now",
+            "#state = :pending AND crew_id = :crew",
+            {
+                ":declined": "declined",
+                ":reason": reason or "declined by a person",
+                ":now": now,
+                ":pending": "pending_review",
+                ":crew": delivery.crew_id,
+            },
+        )
+
+    def set_delivery_outcome(
+        self, conversation: str, seq: int, run_id: str, state: str, error: str | None, now: int
+    ) -> None:
+        """The run's state on the message's record (only the run it names may set it)."""
+        self._move(
+            delivery_key(conversation, seq),
+            "SET #state = :state, #error = :error, updated_at = :now",
+            "run_id = :run",
+            {":state": state, ":error": error or "", ":now": now, ":run": run_id},
+        )
+
+    def recent_deliveries(self, conversation: str, limit: int) -> list[Delivery]:
+        return [
+            _delivery_from(d)
+            for d in self._newest(conversation, "MSG#", limit)
+            if d["sk"].startswith("MSG#")
+        ]
+
+    # ---- wakeups ----
+
+    def put_wakeup(self, wakeup: Wakeup) -> None:
+        self._db.put_item(
+            TableName=self._table,
+            Item=to_item(_wakeup_item(wakeup)),
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+
+    def get_wakeup(self, conversation: str, wake: str) -> Wakeup | None:
+        response = self._db.get_item(
+            TableName=self._table, Key=to_item(wakeup_key(conversation, wake)), ConsistentRead=True
+        )
+        data = from_item(response.get("Item"))
+        return _wakeup_from(data) if data else None
+
+    def reschedule(self, wakeup: Wakeup, due_at: int, now: int) -> bool:
+        """Moves a scheduled wakeup; False when it is no longer scheduled."""
+        return self._move(
+            wakeup_key(wakeup.conversation, wakeup.wake),
+            f"SET due_at = :due, wake_due = :key, updated_at = :now, {TTL_ATTRIBUTE} = :ttl",
+            "#state = :scheduled",
+            {
+                ":due": due_at,
+                ":key": _due_key(due_at, wakeup.wakeup_id),
+                ":now": now,
+                ":ttl": _wakeup_ttl(due_at),
+                ":scheduled": "scheduled",
+            },
+        )
+
+    def cancel(self, wakeup: Wakeup, now: int) -> bool:
+        """scheduled → cancelled (out of the due index); False when not scheduled."""
+        return self._move(
+            wakeup_key(wakeup.conversation, wakeup.wake),
+            "SET #state = :cancelled, updated_at = :now REMOVE wake_store, wake_due",
+            "#state = :scheduled",
+            {":cancelled": "cancelled", ":now": now, ":scheduled": "scheduled"},
+        )
+
+    def due(
+        self, now: int, limit: int, start: dict[str, Any] | None = None
+    ) -> tuple[list[tuple[str, str, str]], dict[str, Any] | None]:
+        """(conversation, wake, account) of wakeups due by `now`, oldest first, one page;
+        and where the next page starts (None: no more)."""
+        return self._index_range("0", _due_key(now, "~"), limit, start)
+
+    def stale_firing(self, claimed_before: int, limit: int) -> list[tuple[str, str, str]]:
+        """Wakeups claimed before `claimed_before` and never recorded fired."""
+        return self._index_range(FIRING, f"{FIRING}{claimed_before:013d}#~", limit, None)[0]
+
+    def claim(self, conversation: str, wake: str, now: int, run_id: str) -> Wakeup | None:
+        """scheduled and due → firing, naming the run it is about to start (at most one tick
+        wins); None when another tick got it, or it was cancelled or rescheduled meanwhile."""
+        key = wakeup_key(conversation, wake)
+        try:
+            response = self._db.update_item(
+                TableName=self._table,
+                Key=to_item(key),
+                UpdateExpression="SET #state = :firing, wake_due = :claimed, run_id = :run, "
+                "updated_at = :now",
+                ConditionExpression="#state = :scheduled AND due_at <= :now",
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=to_item(
+                    {
+                        ":firing": "firing",
+                        ":claimed": f"{FIRING}{now:013d}#wku_{conversation}{wake}",
+                        ":run": run_id,
+                        ":now": now,
+                        ":scheduled": "scheduled",
+                    }
+                ),
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                return None
+            raise
+        return _wakeup_from(from_item(response.get("Attributes")) or {})
+
+    def settle(
+        self, wakeup: Wakeup, state: str, run_id: str | None, error: str | None, now: int
+    ) -> bool:
+        """firing → fired (with its run) or interrupted; the wakeup leaves the index. False
+        when it was settled already."""
+        return self._move(
+            wakeup_key(wakeup.conversation, wakeup.wake),
+            "SET #state = :state, run_id = :run, #error = :error, updated_at = :now "
+            "REMOVE wake_store, wake_due",
+            "#state = :firing",
+            {
+                ":state": state,
+                ":run": run_id or "",
+                ":error": error or "",
+                ":now": now,
+                ":firing": "firing",
+            },
+        )
+
+    def set_wakeup_run_state(
+        self, conversation: str, wake: str, run_id: str, state: str, error: str | None, now: int
+    ) -> None:
+        self._move(
+            wakeup_key(conversation, wake),
+            "SET run_state = :state, #error = :error, updated_at = :now",
+            "run_id = :run",
+            {":state": state, ":error": error or "", ":now": now, ":run": run_id},
+        )
+
+    def recent_wakeups(self, conversation: str, limit: int) -> list[Wakeup]:
+        return [_wakeup_from(d) for d in self._newest(conversation, "WAKE#", limit)]
+
+    # ---- the scheduler pause ----
+
+    def paused(self, account_id: str) -> bool:
+        response = self._db.get_item(
+            TableName=self._table, Key=to_item(scheduler_key(account_id)), ConsistentRead=True
+        )
+        return bool((from_item(response.get("Item")) or {}).get("paused", False))
+
+    def set_paused(self, account_id: str, paused: bool, by: str, now: int) -> None:
+        self._db.put_item(
+            TableName=self._table,
+            Item=to_item(
+                {**scheduler_key(account_id), "paused": paused, "updated_by": by, "updated_at": now}
+            ),
+        )
+
+    # ---- helpers ----
+
+    def _move(
+        self, key: dict[str, str], update: str, condition: str, values: dict[str, Any]
+    ) -> bool:
+        names = {n: n[1:] for n in ("#state", "#error") if n in update or n in condition}
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": to_item(key),
+            "UpdateExpression": update,
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": to_item(values),
+        }
+        if names:
+            request["ExpressionAttributeNames"] = names
+        try:
+            self._db.update_item(**request)
+        except ClientError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def _newest(self, conversation: str, prefix: str, limit: int) -> list[dict[str, Any]]:
+        response = self._db.query(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=to_item(
+                {":pk": conversation_pk(conversation), ":prefix": prefix}
+            ),
+            ScanIndexForward=False,
+            Limit=limit,
+            ConsistentRead=True,
+        )
+        return [from_item(i) or {} for i in response["Items"]]
+
+    def _index_range(
+        self, low: str, high: str, limit: int, start: dict[str, Any] | None
+    ) -> tuple[list[tuple[str, str, str]], dict[str, Any] | None]:
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": DUE_WAKEUPS,
+            "KeyConditionExpression": "wake_store = :store AND wake_due BETWEEN :low AND :high",
+            "ExpressionAttributeValues": to_item({":store": STORE, ":low": low, ":high": high}),
+            "Limit": limit,
+        }
+        if start:
+            query["ExclusiveStartKey"] = start
+        response = self._db.query(**query)
+        found = []
+        for raw in response["Items"]:
+            data = from_item(raw) or {}
+            found.append(
+                (
+                    data["pk"].removeprefix("CREWCONV#"),
+                    data["sk"].removeprefix("WAKE#"),
+                    data["account_id"],
+                )
+            )
+        return found, response.get("LastEvaluatedKey")

@@ -1,0 +1,285 @@
+"""Messages to Crews (M1, M7, M8, M10): the messaging switch (off, review, on), a person's
+release or decline, the Crew's answer in the sender's own inbox, and the Crew's state.
+
+Runs really execute on Step Functions (moto); their Lambda tasks run the step runner.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from typing import Any
+
+import boto3
+import pytest
+
+from tests.integration.crew_support import CONTRACTS
+
+TERMINAL_RUN = {"succeeded", "failed", "interrupted"}
+
+
+def crew(api: Any, stack: Any, messaging: str = "on", name: str = "contracts") -> dict:
+    definition = copy.deepcopy(CONTRACTS)
+    definition["name"], definition["messaging"] = name, messaging
+    reply = api("POST", "/v1/crews", stack.admin_token, definition)
+    assert reply.status == 201, reply.body
+    return definition
+
+
+def switch(api: Any, stack: Any, definition: dict, messaging: str) -> None:
+    changed = dict(definition, messaging=messaging)
+    reply = api("PUT", f"/v1/crews/{definition['name']}", stack.admin_token, changed)
+    assert reply.status == 200, reply.body
+
+
+def send(api: Any, token: str, message: str, **where: str) -> Any:
+    if not where:
+        where = {"target": "crew:contracts"}
+    return api("POST", "/v1/messages", token, {"message": message, **where})
+
+
+def wait_for_messages(api: Any, token: str, inbox_id: str, count: int = 1, timeout=30) -> list:
+    """Reads the inbox (as a sender would) until `count` messages arrived."""
+    deadline = time.monotonic() + timeout
+    while True:
+        page = api("GET", "/v1/messages", token, query={"inbox_id": inbox_id})
+        assert page.status == 200, page.body
+        if len(page.body["messages"]) >= count:
+            return page.body["messages"]
+        assert time.monotonic() < deadline, page.body
+        time.sleep(0.05)
+
+
+def wait_for_state(api: Any, stack: Any, predicate, name: str = "contracts", timeout=30) -> dict:
+    """Polls the Crew's state (M8) until `predicate(state)` holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = api("GET", f"/v1/crews/{name}/state", stack.admin_token)
+        assert state.status == 200, state.body
+        if predicate(state.body):
+            return state.body
+        assert time.monotonic() < deadline, state.body
+        time.sleep(0.05)
+
+
+def executions(stack: Any) -> list[dict]:
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    arn = stack.settings.function_call_state_machine_arn
+    return sfn.list_executions(stateMachineArn=arn)["executions"]
+
+
+def record_of(state: dict, message_id: str) -> dict:
+    for inbox in state["inboxes"]:
+        for record in inbox["delivery_records"]:
+            if record["message_id"] == message_id:
+                return record
+    raise AssertionError(f"no delivery record of {message_id}: {state}")
+
+
+def test_m10_on_the_crew_answers_in_the_senders_inbox_and_the_receipt_goes_processed(
+    api, stack, agents
+):
+    crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+    sent = send(api, caller, "What does clause 7 say?")
+    assert sent.status == 201 and sent.body["receipt"] == "stored", sent.body
+    [answer] = wait_for_messages(api, caller, sent.body["inbox_id"])
+    assert answer["sender"] == "crew:contracts"
+    assert answer["body"] == "Clause 7 covers termination."
+    assert answer["reply_address"] == sent.body["inbox_id"]  # the same inbox
+    state = wait_for_state(
+        api, stack, lambda s: record_of(s, sent.body["message_id"])["receipt"] == "processed"
+    )
+    record = record_of(state, sent.body["message_id"])
+    assert record["run_state"] == "succeeded" and record["run_id"].startswith("run_")
+    # The sender sees the receipt of what it sent move to processed (M7).
+    mine = api("GET", f"/v1/inboxes/{sent.body['inbox_id']}/state", caller).body
+    assert mine["peer"] == "crew:contracts"
+    assert [r["receipt"] for r in mine["delivery_records"]] == ["processed"]
+    # A reply in the same inbox starts another run there; the answer follows it.
+    again = send(api, caller, "And clause 9?", inbox_id=sent.body["inbox_id"])
+    assert again.status == 201, again.body
+    later = wait_for_messages(api, caller, sent.body["inbox_id"], count=2)
+    assert later[-1]["body"] == "Clause 9 covers termination."
+    # Runs take no function slot (F5 counts function calls only).
+    assert api("GET", "/v1/crews/contracts", caller).body["running"] == 0
+
+
+def test_m10_off_refuses_new_conversations_and_replies_with_the_reason(api, stack, agents):
+    definition = crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+    sent = send(api, caller, "What does clause 1 say?")
+    assert sent.status == 201
+    wait_for_messages(api, caller, sent.body["inbox_id"])
+    switch(api, stack, definition, "off")
+    for refused in (
+        send(api, caller, "clause 2?", inbox_id=sent.body["inbox_id"]),
+        send(api, caller, "clause 3?"),
+    ):
+        assert refused.status == 409, refused.body
+        error = refused.body["error"]
+        assert error["code"] == "messaging_off" and error["reason"] == "messaging is off"
+        assert "account admin" in error["message"]
+        assert "agentworks crews update --file" in error["message"]
+    # Turned back on, the same inbox works again at once.
+    switch(api, stack, definition, "on")
+    assert send(api, caller, "clause 4?", inbox_id=sent.body["inbox_id"]).status == 201
+    # An unknown Crew looks like any unknown target (A5).
+    assert send(api, caller, "hi", target="crew:nobody").status == 404
+
+
+def test_m10_review_holds_the_message_until_a_person_releases_it(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = send(api, caller, "What does clause 5 say?")
+    assert sent.status == 201, sent.body
+    message_id = sent.body["message_id"]
+    state = api("GET", "/v1/crews/contracts/state", stack.admin_token).body
+    assert record_of(state, message_id)["run_state"] == "pending_review"
+    assert record_of(state, message_id)["receipt"] == "stored"
+    assert executions(stack) == []  # nothing runs until a person decides
+    # Releasing is an admin's decision.
+    body = {"message_id": message_id}
+    assert api("POST", "/v1/crews/contracts/release", caller, body).status == 403
+    released = api("POST", "/v1/crews/contracts/release", stack.admin_token, body)
+    assert released.status == 200, released.body
+    assert released.body["state"] == "running" and released.body["run_id"].startswith("run_")
+    [answer] = wait_for_messages(api, caller, sent.body["inbox_id"])
+    assert answer["body"] == "Clause 5 covers termination."
+    assert [e["name"] for e in executions(stack)] == [released.body["run_id"]]
+    again = api("POST", "/v1/crews/contracts/release", stack.admin_token, body)
+    assert again.status == 409 and again.body["error"]["state"] != "pending_review"
+
+
+def test_m10_decline_records_declined_runs_nothing_and_tells_the_sender(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = send(api, caller, "Please delete clause 3.")
+    message_id = sent.body["message_id"]
+    declined = api(
+        "POST",
+        "/v1/crews/contracts/decline",
+        stack.admin_token,
+        {"message_id": message_id, "reason": "Out of scope."},
+    )
+    assert declined.status == 200, declined.body
+    assert declined.body == {
+        "target": "crew:contracts",
+        "message_id": message_id,
+        "state": "declined",
+        "run_id": None,
+        "reason": "Out of scope.",
+    }
+    [notice] = wait_for_messages(api, caller, sent.body["inbox_id"])
+    assert notice["sender"] == "crew:contracts"
+    assert "declined" in notice["body"] and "Out of scope." in notice["body"]
+    state = api("GET", "/v1/crews/contracts/state", stack.admin_token).body
+    assert record_of(state, message_id)["run_state"] == "declined"
+    assert executions(stack) == []
+    late = api("POST", "/v1/crews/contracts/release", stack.admin_token, {"message_id": message_id})
+    assert late.status == 409
+    # A message id that is not waiting for this Crew names nothing (A5).
+    other = api(
+        "POST",
+        "/v1/crews/contracts/release",
+        stack.admin_token,
+        {"message_id": message_id[:-1] + "9"},
+    )
+    assert other.status == 404
+
+
+def test_m1_nobody_holds_the_crews_side_of_its_conversations(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = send(api, caller, "clause 1?").body
+    crews_side = sent["inbox_id"][:-1] + "b"
+    for token in (caller, stack.admin_token):
+        assert api("GET", "/v1/messages", token, query={"inbox_id": crews_side}).status == 404
+        impersonation = send(api, token, "I am the Crew", inbox_id=crews_side)
+        assert impersonation.status == 404
+        path = f"/v1/messages/{sent['message_id']}/ack"
+        ack = api("POST", path, token, {"delivery": "processed"})
+        assert ack.status == 404
+
+
+def test_m8_crew_state_pages_inboxes_without_bodies_and_only_for_owners(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    secret_words = ["clause 11 is confidential", "clause 12 is confidential"]
+    sent = [send(api, caller, words).body for words in secret_words]
+    wakeup = api(
+        "POST", "/v1/wakeups", caller, {"inbox_id": sent[0]["inbox_id"], "delay_seconds": 600}
+    )
+    assert wakeup.status == 201, wakeup.body
+    first = api("GET", "/v1/crews/contracts/state", stack.admin_token, query={"limit": 1})
+    assert first.status == 200, first.body
+    [newest] = first.body["inboxes"]
+    assert newest["inbox_id"] == sent[1]["inbox_id"][:-1] + "b"  # the Crew's side
+    assert newest["peer"] == "external" and newest["status"] == "active"
+    assert first.body["next_cursor"] == newest["inbox_id"]
+    second = api(
+        "GET",
+        "/v1/crews/contracts/state",
+        stack.admin_token,
+        query={"limit": 1, "after": first.body["next_cursor"]},
+    ).body
+    [oldest] = second["inboxes"]
+    assert second["next_cursor"] is None
+    assert oldest["delivery_records"][0]["message_id"] == sent[0]["message_id"]
+    assert oldest["delivery_records"][0]["run_state"] == "pending_review"
+    [shown] = oldest["wakeups"]
+    assert shown["wakeup_id"] == wakeup.body["wakeup_id"] and shown["state"] == "scheduled"
+    everything = json.dumps([first.body, second])
+    assert not any(words in everything for words in secret_words)  # never bodies (M8)
+    # Owners only: the account admin (scope) within its bounds.
+    assert api("GET", "/v1/crews/contracts/state", caller).status == 403
+    bounded = api(
+        "POST",
+        "/v1/connections",
+        stack.admin_token,
+        {"name": "other-admin", "scopes": ["admin"], "target_bounds": ["crew:other"]},
+    ).body["token"]
+    assert api("GET", "/v1/crews/contracts/state", bounded).status == 404
+    assert api("GET", "/v1/crews/nobody/state", stack.admin_token).status == 404
+    bad = api("GET", "/v1/crews/contracts/state", stack.admin_token, query={"after": "x"})
+    assert bad.status == 400
+    assert (
+        api("GET", "/v1/crews/contracts/state", stack.admin_token, query={"limit": 21}).status
+        == 400
+    )
+
+
+def test_m8_state_authority_is_checked_again_after_the_read(stack):
+    """A connection revoked while its state read runs gets nothing (checked after the read)."""
+    from agentworks.errors import Unavailable
+
+    api_admin = stack.principal(stack.admin_token)
+    definition = copy.deepcopy(CONTRACTS)
+    stack.services.crews.definitions.create(api_admin, definition)
+    other = stack.services.identity.create_connection(api_admin, "second-admin", scopes=["admin"])
+    principal = stack.principal(other.token)
+    assert stack.services.crews.inboxes.state(principal, "contracts").inboxes == []
+    stack.services.identity.revoke(api_admin, other.connection.connection_id)
+    with pytest.raises(Unavailable):
+        stack.services.crews.inboxes.state(principal, "contracts")
+
+
+def test_m10_a_failed_run_posts_nothing_and_its_delivery_record_shows_the_failure(
+    api, stack, agents
+):
+    definition = copy.deepcopy(CONTRACTS)
+    definition["adapter"]["rules"].insert(0, {"when": "explode", "fail": "The model broke."})
+    assert api("POST", "/v1/crews", stack.admin_token, definition).status == 201
+    caller = agents.connection("caller")["token"]
+    sent = send(api, caller, "Please explode.").body
+    state = wait_for_state(
+        api, stack, lambda s: record_of(s, sent["message_id"])["run_state"] in TERMINAL_RUN
+    )
+    record = record_of(state, sent["message_id"])
+    assert record["run_state"] == "failed" and record["error"] == "The model broke."
+    assert state["inboxes"][0]["errors"] == [f"{sent['message_id']}: The model broke."]
+    # Done with it (so it never blocks the inbox's history bound), but nothing was answered.
+    wait_for_state(api, stack, lambda s: record_of(s, sent["message_id"])["receipt"] == "processed")
+    page = api("GET", "/v1/messages", caller, query={"inbox_id": sent["inbox_id"]}).body
+    assert page["messages"] == []
