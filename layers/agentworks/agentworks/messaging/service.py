@@ -157,6 +157,38 @@ class _Submission:
     inbox: InboxRef  # the sender's inbox (a planned one for a first contact)
 
 
+def _opening(
+    ulid: str,
+    account_id: str,
+    sender: Party,
+    target: Party,
+    body: str,
+    now: int,
+    submission_id: str | None,
+) -> tuple[Conversation, StoredMessage]:
+    """A new conversation (side a = the sender, side b = the target) and its first message."""
+    conv = Conversation(
+        conversation=ulid,
+        account_id=account_id,
+        parties={"a": sender, "b": target},
+        created_at=now,
+        last_activity=now,
+        activity_hour=now // _HOUR_MS,
+    )
+    message = StoredMessage(
+        ulid,
+        "b",
+        1,
+        sender.address,
+        body,
+        now,
+        window=[now],
+        counts={"a": 0, "b": 1},
+        submission_id=submission_id,
+    )
+    return conv, message
+
+
 class MessagingService:
     def __init__(
         self,
@@ -392,24 +424,14 @@ class MessagingService:
                 if target is None:
                     raise Unavailable()
                 target_ids.append(target.agent_id)
-                conv = Conversation(
-                    conversation=ulid,
-                    account_id=account_id,
-                    parties={"a": sender, "b": Party("agent", target.agent_id, target.name)},
-                    created_at=now,
-                    last_activity=now,
-                    activity_hour=now // _HOUR_MS,
-                )
-                message = StoredMessage(
+                conv, message = _opening(
                     ulid,
-                    "b",
-                    1,
-                    sender.address,
+                    account_id,
+                    sender,
+                    Party("agent", target.agent_id, target.name),
                     body,
                     now,
-                    window=[now],
-                    counts={"a": 0, "b": 1},
-                    submission_id=stored_submission_id,
+                    stored_submission_id,
                 )
                 mailbox = MailboxEntry(
                     agent_id=target.agent_id,
@@ -464,24 +486,14 @@ class MessagingService:
         def create(stored_submission_id: str | None) -> _Stored:
             for _attempt in range(_MAX_WRITE_ATTEMPTS):
                 now = self._now_ms()
-                conv = Conversation(
-                    conversation=ulid,
-                    account_id=account_id,
-                    parties={"a": sender, "b": Party("crew", crew.crew_id, crew.name)},
-                    created_at=now,
-                    last_activity=now,
-                    activity_hour=now // _HOUR_MS,
-                )
-                message = StoredMessage(
+                conv, message = _opening(
                     ulid,
-                    "b",
-                    1,
-                    sender.address,
+                    account_id,
+                    sender,
+                    Party("crew", crew.crew_id, crew.name),
                     body,
                     now,
-                    window=[now],
-                    counts={"a": 0, "b": 1},
-                    submission_id=stored_submission_id,
+                    stored_submission_id,
                 )
                 try:
                     self._conversations.create_direct(conv, message)
