@@ -10,32 +10,24 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews.adapters.registry import AdapterClients, build_adapter
-from agentworks.crews.call_store import CallStore
-from agentworks.crews.calls import FunctionCalls
-from agentworks.crews.conversations import CrewInboxes, CrewReception, LiveConnection
-from agentworks.crews.crew_inbox_store import CrewInboxStore
-from agentworks.crews.crew_store import CrewStore
-from agentworks.crews.execution import Executions
-from agentworks.crews.message_runs import MessageRuns
-from agentworks.crews.outputs import OutputStore
-from agentworks.crews.runner import StepRunner
-from agentworks.crews.service import CrewService
-from agentworks.crews.wakeups import Wakeups
-from agentworks.identity.connection_store import ConnectionStore
-from agentworks.identity.service import IdentityService
-from agentworks.messaging.agent_store import AgentStore
-from agentworks.messaging.conversation_store import ConversationStore
-from agentworks.messaging.cursors import Cursors
-from agentworks.messaging.directory import AgentDirectory
-from agentworks.messaging.lifecycle import InboxLifecycle
-from agentworks.messaging.lifecycle_store import LifecycleStore
-from agentworks.messaging.service import MessagingService
 from agentworks.settings import Settings, get_settings
-from agentworks.signing import Signer, signer_from_secret
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+    from agentworks.crews.adapters.registry import AdapterClients
+    from agentworks.crews.calls import FunctionCalls
+    from agentworks.crews.conversations import CrewInboxes, CrewReception, LiveConnection
+    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.crews.message_runs import MessageRuns
+    from agentworks.crews.runner import StepRunner
+    from agentworks.crews.service import CrewService
+    from agentworks.crews.wakeups import Wakeups
+    from agentworks.identity.service import IdentityService
+    from agentworks.messaging.directory import AgentDirectory
+    from agentworks.messaging.lifecycle import InboxLifecycle
+    from agentworks.messaging.service import MessagingService
+    from agentworks.signing import Signer
 
 
 @dataclass(frozen=True)
@@ -76,6 +68,17 @@ def build_services(
     stepfunctions: Any = None,
     adapter_clients: AdapterClients | None = None,
 ) -> Services:
+    # Imported here, not at module load: each function pays only for what it builds.
+    from agentworks.identity.connection_store import ConnectionStore
+    from agentworks.identity.service import IdentityService
+    from agentworks.messaging.agent_store import AgentStore
+    from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.messaging.cursors import Cursors
+    from agentworks.messaging.directory import AgentDirectory
+    from agentworks.messaging.lifecycle import InboxLifecycle
+    from agentworks.messaging.lifecycle_store import LifecycleStore
+    from agentworks.messaging.service import MessagingService
+
     identity = IdentityService(ConnectionStore(client, settings.identity_table), clock)
     agents = AgentStore(client, settings.messages_table, settings.identity_table)
     lifecycle = InboxLifecycle(LifecycleStore(client, settings.messages_table), clock)
@@ -111,6 +114,11 @@ def build_services(
 def _message_runs(
     settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any
 ) -> tuple[CrewInboxStore, MessageRuns]:
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.message_runs import MessageRuns
+
     inbox = CrewInboxStore(client, settings.work_table)
     executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
     return inbox, MessageRuns(CallStore(client, settings.work_table), inbox, executions, clock)
@@ -123,6 +131,9 @@ def build_reception(
     stepfunctions: Any = None,
 ) -> CrewReception:
     """The gate of messages to Crews (M10)."""
+    from agentworks.crews.conversations import CrewReception
+    from agentworks.crews.crew_store import CrewStore
+
     inbox, runs = _message_runs(settings, client, clock, stepfunctions)
     return CrewReception(CrewStore(client, settings.work_table), inbox, runs, clock)
 
@@ -140,6 +151,16 @@ def build_crews(
     """Without `messaging`, function calls work but message runs, hand-offs, review and
     wakeup scheduling answer that messages are unavailable."""
     from agentworks.aws_clients import s3 as default_s3
+    from agentworks.crews.adapters.registry import AdapterClients, build_adapter
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.calls import FunctionCalls
+    from agentworks.crews.conversations import CrewInboxes
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.outputs import OutputStore
+    from agentworks.crews.runner import StepRunner
+    from agentworks.crews.service import CrewService
+    from agentworks.crews.wakeups import Wakeups
 
     crews = CrewStore(client, settings.work_table)
     calls = CallStore(client, settings.work_table)
@@ -186,6 +207,7 @@ def services() -> Services:
 @lru_cache(maxsize=1)
 def _default_services() -> Services:
     from agentworks.aws_clients import dynamodb
+    from agentworks.signing import signer_from_secret
 
     settings = get_settings()
     return build_services(settings, dynamodb(), signer_from_secret(settings.signing_secret_arn))
@@ -199,6 +221,8 @@ def identity_only() -> IdentityService:
 @lru_cache(maxsize=1)
 def _default_identity() -> IdentityService:
     from agentworks.aws_clients import dynamodb
+    from agentworks.identity.connection_store import ConnectionStore
+    from agentworks.identity.service import IdentityService
 
     return IdentityService(ConnectionStore(dynamodb(), get_settings().identity_table))
 
@@ -214,6 +238,9 @@ def tick_services() -> TickServices:
 @lru_cache(maxsize=1)
 def _default_tick() -> TickServices:
     from agentworks.aws_clients import dynamodb
+    from agentworks.crews.wakeups import Wakeups
+    from agentworks.messaging.lifecycle import InboxLifecycle
+    from agentworks.messaging.lifecycle_store import LifecycleStore
 
     settings = get_settings()
     inbox, runs = _message_runs(settings, dynamodb(), SYSTEM_CLOCK, None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import time
 from typing import Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -251,9 +252,14 @@ class FunctionCalls:
         consent = principal.consents.get(name)
         if request.final_text is None and "result" not in request.model_fields_set:
             raise InvalidInput("Give final_text, result or both.", field="final_text")
-        for _attempt in range(5):
+        for attempt in range(_POST_ATTEMPTS):
             found = self._calls.get(call_id)
             record = found[0] if found else None
+            if record is not None and record.handoff_message is not None and attempt < 20:
+                # The work reached the agent's mailbox a moment before the hand-off step
+                # recorded it: give that step a moment to finish.
+                time.sleep(0.1)
+                continue
             if (
                 record is None
                 or found is None
@@ -298,3 +304,6 @@ class FunctionCalls:
                 ) from None
             return call_status(record)
         raise Conflict("The call changed while posting; retry.")
+
+
+_POST_ATTEMPTS = 25  # up to ~2 s for a hand-off still being recorded, then a few saves

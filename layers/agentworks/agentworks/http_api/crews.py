@@ -16,12 +16,20 @@ from agentworks.crews.models import (
     ReplyToCall,
     ReviewOutcome,
 )
-from agentworks.crews.service import crew_view
 from agentworks.http_api.principal import current_principal
 from agentworks.observability import count
 from agentworks.runtime import services
 
 router = Router()
+
+
+def crew_view(crew: Any) -> dict[str, Any]:
+    # The Crew service (adapters, schema compiler) loads on first use, not at cold start.
+    from agentworks.crews.service import crew_view as view
+
+    return view(crew)
+
+
 _JSON = "application/json"
 
 
