@@ -8,10 +8,21 @@ import json
 import sys
 import uuid
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlencode
+
+from agentworks_cli.localstack.gateway import (
+    Request,
+    Route,
+    build_authorizer_event,
+    build_event,
+    lambda_response,
+    routes_from_template,
+    select_route,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,47 +63,41 @@ class LambdaContext:
         return 29_000
 
 
-def http_event(
+def http_request(
     method: str,
     path: str,
     token: str | None = None,
     body: Any = None,
     query: dict[str, Any] | None = None,
     raw_body: str | None = None,
-) -> dict[str, Any]:
-    headers = {"content-type": "application/json", "host": "api.local"}
+) -> Request:
+    """An HTTP request as a client sends it."""
+    headers = [("content-type", "application/json"), ("host", "api.local")]
     if token is not None:
-        headers["authorization"] = f"Bearer {token}"
+        headers.append(("authorization", f"Bearer {token}"))
     query = {k: str(v) for k, v in (query or {}).items() if v is not None}
     text = raw_body if raw_body is not None else (None if body is None else json.dumps(body))
-    return {
-        "version": "2.0",
-        "routeKey": "ANY /v1/{proxy+}",
-        "rawPath": path,
-        "rawQueryString": urlencode(query),
-        "headers": headers,
-        "queryStringParameters": query or None,
-        "requestContext": {
-            "accountId": "123456789012",
-            "apiId": "local",
-            "domainName": "api.local",
-            "http": {
-                "method": method,
-                "path": path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": "127.0.0.1",
-                "userAgent": "tests",
-            },
-            "requestId": str(uuid.uuid4()),
-            "routeKey": "ANY /v1/{proxy+}",
-            "stage": "$default",
-            "time": "01/Jan/2027:00:00:00 +0000",
-            "timeEpoch": 0,
-        },
-        "pathParameters": {"proxy": path.removeprefix("/v1/")},
-        "body": text,
-        "isBase64Encoded": False,
-    }
+    target = path + (f"?{urlencode(query)}" if query else "")
+    return Request(method, target, headers, (text or "").encode())
+
+
+def http_event(method: str, path: str, **request: Any) -> dict[str, Any]:
+    """The payload-2.0 event HTTP API gives the function routed for `path` — built by the
+    local stack's gateway from template.yaml's routes."""
+    http = http_request(method, path, **request)
+    route, parameters = _route(method, path)
+    return build_event(http, route, parameters, str(uuid.uuid4()))
+
+
+@lru_cache(maxsize=1)
+def _routes() -> list[Route]:
+    return routes_from_template()
+
+
+def _route(method: str, path: str) -> tuple[Route, dict[str, str]]:
+    selected = select_route(_routes(), method, path)
+    assert selected is not None, f"no route for {method} {path} in template.yaml"
+    return selected
 
 
 @dataclass
@@ -118,23 +123,23 @@ class Api:
         query: dict[str, Any] | None = None,
         raw_body: str | None = None,
     ) -> Reply:
-        event = http_event(method, path, token, body, query, raw_body)
-        if token is None:
-            return Reply(401, {"message": "Unauthorized"}, {})
-        auth_event = {
-            "version": "2.0",
-            "type": "REQUEST",
-            "routeArn": "arn:aws:execute-api:us-east-1:123456789012:local/$default/ANY/v1",
-            "identitySource": [event["headers"]["authorization"]],
-            "routeKey": event["routeKey"],
-            "rawPath": path,
-            "headers": event["headers"],
-            "requestContext": event["requestContext"],
-        }
-        decision = self.authorizer.handler(auth_event, LambdaContext())
-        if not decision.get("isAuthorized"):
-            return Reply(403, {"message": "Forbidden"}, {})
-        event["requestContext"]["authorizer"] = {"lambda": decision["context"]}
-        response = self.api.handler(event, LambdaContext())
-        text = response.get("body") or "null"
-        return Reply(response["statusCode"], json.loads(text), response.get("headers") or {})
+        http = http_request(method, path, token, body, query, raw_body)
+        route, parameters = _route(method, path)
+        event = build_event(http, route, parameters, str(uuid.uuid4()))
+        if route.authorizer is not None:
+            identity = [event["headers"].get(h, "") for h in route.authorizer.identity_headers]
+            if not all(identity):
+                return Reply(401, {"message": "Unauthorized"}, {})
+            decision = self.authorizer.handler(
+                build_authorizer_event(event, route, identity), LambdaContext()
+            )
+            if not decision.get("isAuthorized"):
+                return Reply(403, {"message": "Forbidden"}, {})
+            event["requestContext"]["authorizer"] = {"lambda": decision["context"]}
+        function = (
+            self.api
+            if route.function == "ApiFunction"
+            else load_handler(_function_folders()[route.function])
+        )
+        response = lambda_response(function.handler(event, LambdaContext()))
+        return Reply(response.status, json.loads(response.body or b"null"), dict(response.headers))
