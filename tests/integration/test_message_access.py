@@ -208,6 +208,8 @@ def test_a2_expired_connection_is_refused(api, stack):
     assert api("GET", "/v1/whoami", created["token"]).status == 200
     stack.clock.advance(60)
     assert api("GET", "/v1/whoami", created["token"]).status == 403
+    listed = api("GET", "/v1/connections", stack.admin_token).body["connections"]
+    assert [c["status"] for c in listed if c["name"] == "short"] == ["expired"]
 
 
 def test_a2_token_is_stored_only_as_a_hash(api, stack):

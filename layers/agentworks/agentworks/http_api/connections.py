@@ -45,23 +45,18 @@ def create_connection(request: Annotated[CreateConnection, Body()]) -> Response[
         request.target_bounds,
         request.expires_in_seconds,
     )
-    body = {**issued.connection.public(issued.connection.created_at), "token": issued.token}
+    body = {**identity.view(issued.connection), "token": issued.token}
     return Response(status_code=201, body=body, content_type="application/json")
 
 
 @router.get("/connections", summary="List the account's connections (admin)")
 def list_connections() -> dict[str, Any]:
     identity = services().identity
-    principal = current_principal(router)
-    import time
-
-    now = time.time()
-    return {"connections": [c.public(now) for c in identity.list_connections(principal)]}
+    connections = identity.list_connections(current_principal(router))
+    return {"connections": [identity.view(c) for c in connections]}
 
 
 @router.delete("/connections/<connection_id>", summary="Revoke a connection (admin)")
 def revoke_connection(connection_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
-    import time
-
-    revoked = services().identity.revoke(current_principal(router), connection_id)
-    return revoked.public(time.time())
+    identity = services().identity
+    return identity.view(identity.revoke(current_principal(router), connection_id))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -134,6 +135,10 @@ class IdentityService:
         self._store.put_connection(connection)
         token = tokens.format_token(account_id, connection.connection_id, secret)
         return IssuedConnection(connection, token)
+
+    def view(self, connection: Connection) -> dict[str, Any]:
+        """Public metadata of a connection, its status as of this service's clock."""
+        return connection.public(self._clock.now())
 
     def list_connections(self, principal: Principal) -> list[Connection]:
         principal.require(ADMIN)
