@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER = ROOT / "layers" / "agentworks"
-HANDLERS = ("api", "authorizer", "tick", "mcp")
+HANDLERS = ("api", "tick", "mcp")
 
 _TIMER = """
 import sys, time

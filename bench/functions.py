@@ -103,7 +103,7 @@ def measure() -> dict[str, float]:
                 admin,
                 {"target": "crew:bench", "function": "summarize", "args": {"text": f"t{i}"}},
             )
-            # The call's admission (authorizer's one GetItem excluded) ...
+            # The call's admission (authentication's one GetItem excluded) ...
             admission = requests.counts - before - (requests.execution - executed)
             call_id = accepted.body["call_id"]
             while True:  # the caller's status polls are its own choice: not counted

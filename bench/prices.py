@@ -1,9 +1,9 @@
 """AWS on-demand list prices (us-east-1) and the cost of a million messages.
 
 The workload: each message is sent singly and read once, in pages of 10. Every HTTP
-request runs the authorizer (no caching: revocation counts on the next request) and then
-the API function. SQS standard, doing the same job unbatched, makes three requests per
-message (send, receive, delete).
+request is one API function invocation, which reads the connection to authenticate it
+(no caching: revocation counts on the next request). SQS standard, doing the same job
+unbatched, makes three requests per message (send, receive, delete).
 """
 
 from __future__ import annotations
@@ -35,12 +35,10 @@ def memory_mb(function: str) -> int:
 class Workload:
     send: Tally  # one send (route only)
     read_page: Tally  # one page read (route only)
-    authorizer: Tally  # one authorizer run
-    send_seconds: float  # median handler durations
+    authentication: Tally  # the token check every request makes
+    send_seconds: float  # median handler durations, authentication included
     read_seconds: float
-    authorizer_seconds: float
     api_memory_mb: int
-    authorizer_memory_mb: int
     page_size: int = 10
 
 
@@ -54,14 +52,10 @@ def cost_per_million(w: Workload) -> dict[str, Any]:
     reads_per_message = 1 / w.page_size
     requests = 1 + reads_per_message  # HTTP requests per message
     apigw = requests * HTTP_API_PER_MILLION_REQUESTS
-    gb_seconds = (
-        _gb_seconds(w.send_seconds, w.api_memory_mb)
-        + reads_per_message * _gb_seconds(w.read_seconds, w.api_memory_mb)
-        + requests * _gb_seconds(w.authorizer_seconds, w.authorizer_memory_mb)
+    gb_seconds = _gb_seconds(w.send_seconds, w.api_memory_mb) + reads_per_message * _gb_seconds(
+        w.read_seconds, w.api_memory_mb
     )
-    lambda_ = (
-        2 * requests * LAMBDA_PER_MILLION_REQUESTS + gb_seconds * 1e6 * LAMBDA_ARM_PER_GB_SECOND
-    )
+    lambda_ = requests * LAMBDA_PER_MILLION_REQUESTS + gb_seconds * 1e6 * LAMBDA_ARM_PER_GB_SECOND
     write_units = (
         w.send.write_units
         + w.send.gsi_write_units
@@ -70,7 +64,7 @@ def cost_per_million(w: Workload) -> dict[str, Any]:
     read_units = (
         w.send.read_units
         + reads_per_message * w.read_page.read_units
-        + requests * w.authorizer.read_units
+        + requests * w.authentication.read_units
     )
     dynamodb = (
         write_units * DYNAMODB_PER_MILLION_WRITE_UNITS

@@ -2,7 +2,7 @@
 
 A small cast in one account: `alice` and `bob` are registered names (each on its own
 connection) and `ext` is an unnamed connection. Each path is driven once with the meter
-on; the authorizer's use is counted apart from the route's (see stack.BenchApi).
+on; authentication's use is counted apart from the route's (see stack.BenchApi).
 Then the same paths run unmetered to time the handlers for the cost model.
 """
 
@@ -34,10 +34,10 @@ class Cast:
 
 @dataclass
 class RequestCosts:
-    """Per-path tallies (route only) plus the authorizer's, and handler durations."""
+    """Per-path tallies (route only) plus authentication's, and handler durations."""
 
     paths: dict[str, Tally] = field(default_factory=dict)
-    authorizer: Tally = field(default_factory=Tally)
+    authentication: Tally = field(default_factory=Tally)
     durations: dict[str, float] = field(default_factory=dict)  # medians, seconds
 
 
@@ -72,7 +72,7 @@ def measure(stack: Stack) -> RequestCosts:
 
     def keep(name: str, done: Invocation) -> Invocation:
         paths[name] = done.api
-        costs.authorizer = done.authorizer  # the same GetItem on every request
+        costs.authentication = done.authentication  # the same GetItem on every request
         return done
 
     keep("register", _register(stack, cast.bob, "bob", metered=True))
@@ -188,13 +188,13 @@ def _time_handlers(stack: Stack, cast: Cast, rounds: int = 30) -> tuple[dict[str
     for _ in range(rounds):
         done = _send(stack, cast.ext, inbox_id=conversation)
         sends.append(done.api_seconds)
-        auths.append(done.authorizer_seconds)
+        auths.append(done.authentication_seconds)
         done = _read(stack, cast.bob, inbox_id=bob_inbox, agent_name="bob", limit=PAGE)
         reads.append(done.api_seconds)
-        auths.append(done.authorizer_seconds)
+        auths.append(done.authentication_seconds)
     durations = {
         "send": statistics.median(sends),
         "read": statistics.median(reads),
-        "authorizer": statistics.median(auths),
+        "authentication": statistics.median(auths),
     }
     return durations, conversation

@@ -57,7 +57,7 @@ def capacity_figures(costs: request_costs.RequestCosts) -> tuple[dict[str, float
     results: dict[str, float] = {}
     details: dict[str, str] = {}
     paths = {RENAMED.get(k, k): v for k, v in costs.paths.items()}
-    paths["authorizer"] = costs.authorizer
+    paths["authentication"] = costs.authentication
     for name, tally in paths.items():
         figures = _tally_figures(name, tally)
         results.update(figures)
@@ -92,12 +92,10 @@ def cost_figures(costs: request_costs.RequestCosts) -> dict[str, float]:
     workload = prices.Workload(
         send=costs.paths["send_named"],
         read_page=costs.paths["read_named"],
-        authorizer=costs.authorizer,
+        authentication=costs.authentication,
         send_seconds=costs.durations["send"],
         read_seconds=costs.durations["read"],
-        authorizer_seconds=costs.durations["authorizer"],
         api_memory_mb=prices.memory_mb("ApiFunction"),
-        authorizer_memory_mb=prices.memory_mb("AuthorizerFunction"),
         page_size=request_costs.PAGE,
     )
     return prices.cost_per_million(workload)
@@ -106,11 +104,9 @@ def cost_figures(costs: request_costs.RequestCosts) -> dict[str, float]:
 def import_figures(seconds: dict[str, float]) -> dict[str, float]:
     boto3 = seconds["boto3"]
     results = {f"import_ms_{t}": s * 1000 for t, s in seconds.items()}
-    for handler in ("api", "authorizer", "tick"):
+    for handler in ("api", "tick"):
         results[f"import_ratio_{handler}"] = seconds[handler] / boto3
-    results["import_ratio_vs_boto3"] = max(
-        results[f"import_ratio_{h}"] for h in ("api", "authorizer", "tick")
-    )
+    results["import_ratio_vs_boto3"] = max(results[f"import_ratio_{h}"] for h in ("api", "tick"))
     results["mcp_import_ratio_vs_boto3"] = seconds["mcp"] / boto3
     return results
 
@@ -136,11 +132,11 @@ def main() -> int:
     results.update(import_figures(cold_start.measure(IMPORT_ROUNDS)))
     details.update(
         {
-            "cost_per_million_usd": "1M sends + 100k page reads, authorizer on every request",
+            "cost_per_million_usd": "1M sends + 100k page reads, token checked on every request",
             "cost_sqs_per_million": "send + receive + delete, unbatched",
-            "import_ratio_vs_boto3": "worst of api, authorizer, tick",
+            "import_ratio_vs_boto3": "worst of api, tick",
             "function_call_state_transitions": "StateEntered events of one single-turn call",
-            "function_call_ddb_requests": "admission + execution; authorizer and polls excluded",
+            "function_call_ddb_requests": "admission + execution; token check and polls excluded",
             "function_call_latency_s": f"median of {functions.CALLS}, accept to terminal status",
             "import_ms_boto3": f"median of {IMPORT_ROUNDS} fresh interpreters",
             "wake_latency_s": f"median of 5, send {wake.SEND_AFTER_S} s into the wait",
@@ -161,7 +157,7 @@ def main() -> int:
     ):
         print(f"  {name}: {costs.paths[name].describe_writes()}")
     missed = report.misses(results)
-    slow_imports = [h for h in ("api", "authorizer", "tick", "mcp") if _import_missed(h, results)]
+    slow_imports = [h for h in ("api", "tick", "mcp") if _import_missed(h, results)]
     if slow_imports:
         print("\nWhere import time goes (self time per package, python -X importtime):")
         for handler in slow_imports:

@@ -1,6 +1,7 @@
 """The system under measurement: template.yaml's tables on in-process moto, services built
 like a deployed function's (with a clock the bench controls), and the real Lambda handlers
-driven with API Gateway v2 events — authorizer first, as HTTP API runs them.
+driven with API Gateway v2 events, as HTTP API runs them (the API function authenticates
+the bearer token itself; that step is metered and timed apart from the route's work).
 
 Call `open_stack` inside `moto.mock_aws()`.
 """
@@ -18,6 +19,8 @@ import boto3
 
 from agentworks import runtime
 from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.http_api import principal
+from agentworks.identity import bearer
 from agentworks.settings import Settings
 from agentworks.signing import Signer
 from agentworks_cli.localstack import moto_patches
@@ -40,10 +43,10 @@ class Invocation:
     """One HTTP request: the reply, and what each Lambda cost on the way."""
 
     reply: Reply
-    authorizer: Tally
-    api: Tally
-    authorizer_seconds: float
-    api_seconds: float
+    authentication: Tally
+    api: Tally  # the route's own work, authentication excluded
+    authentication_seconds: float
+    api_seconds: float  # the whole handler, authentication included
 
     @property
     def body(self) -> Any:
@@ -70,16 +73,28 @@ class _Timed:
 
 
 class BenchApi(Api):
-    """tests.support's Api (authorizer, then the API function), with each handler timed
-    and its DynamoDB use counted separately, so the authorizer never blurs a route's cost."""
+    """tests.support's Api with the handler timed and metered, and its authentication step
+    metered and timed on its own, so the token check never blurs a route's cost."""
 
     def __init__(self, meter: Meter) -> None:
         super().__init__()
-        self._auth = _Timed(self.authorizer.handler)
+        self._meter = meter
         self._route = _Timed(self.api.handler)
-        self._auth.meter = self._route.meter = meter
-        self.authorizer = self._auth  # type: ignore[assignment]
+        self._route.meter = meter
         self.api = self._route  # type: ignore[assignment]
+        self._auth_tally: Tally | None = None
+        self._auth_seconds = 0.0
+        # The resolver calls authenticate_event through this module: time it there (the
+        # newest bench stack's Api is the one that counts).
+        principal.authenticate_event = self._authenticate  # type: ignore[assignment]
+
+    def _authenticate(self, event: Any) -> Any:
+        with self._meter.recording(self._auth_tally):
+            started = time.perf_counter()
+            try:
+                return bearer.authenticate_event(event)
+            finally:
+                self._auth_seconds = time.perf_counter() - started
 
     def invoke(
         self,
@@ -91,11 +106,11 @@ class BenchApi(Api):
         metered: bool = False,
     ) -> Invocation:
         auth, route = (Tally(), Tally()) if metered else (None, None)
-        self._auth.tally, self._route.tally = auth, route
-        self._auth.seconds = self._route.seconds = 0.0
+        self._auth_tally, self._route.tally = auth, route
+        self._auth_seconds = self._route.seconds = 0.0
         reply = self(method, path, token, body, query)
         return Invocation(
-            reply, auth or Tally(), route or Tally(), self._auth.seconds, self._route.seconds
+            reply, auth or Tally(), route or Tally(), self._auth_seconds, self._route.seconds
         )
 
 

@@ -5,9 +5,9 @@ so both sides run on tables holding the same number of items, each in its own ta
 created from template.yaml, and both grow by one message per iteration.
 
 - handlers: `ext` sends one 1 KB message into an existing inbox, then `bob` reads his
-  inbox from his cursor (authorizer + API function for each request);
+  inbox from his cursor (one API function invocation per request, token checked inside);
 - raw: one `put_item` of a same-sized message item, then one `query` from the last key;
-- raw, same requests: the DynamoDB requests the handlers make (authorizer GetItem, the
+- raw, same requests: the DynamoDB requests the handlers make (authentication GetItem, the
   conversation head Query (META + newest message), conditional PutItem of the message;
   then GetItem, head Query, page Query, and the presence refresh of the reader's name —
   an UpdateItem of its connection, as sends are more than a minute apart), so the gap to

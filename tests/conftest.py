@@ -41,10 +41,19 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
+def faults(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Injects AWS errors moto never raises into the services' DynamoDB client."""
+    from tests.support.faults import install
+
+    return install(stack.client, monkeypatch)
+
+
+@pytest.fixture
 def stack(clock: FakeClock) -> Iterator[Stack]:
     from moto import mock_aws
 
     from agentworks import runtime
+    from agentworks.aws_clients import dynamodb_config
     from agentworks.settings import Settings
     from agentworks.signing import Signer
     from agentworks_cli.localstack import lambda_seam, moto_patches
@@ -68,7 +77,7 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
             outputs_bucket=env["OUTPUTS_BUCKET"],
             function_call_state_machine_arn=env["FUNCTION_CALL_STATE_MACHINE_ARN"],
         )
-        client = session.client("dynamodb")
+        client = session.client("dynamodb", config=dynamodb_config())
         services = runtime.build_services(
             settings,
             client,

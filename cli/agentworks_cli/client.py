@@ -110,9 +110,10 @@ def normalize_url(url: str) -> str:
 class ApiClient:
     """JSON over HTTP to one AgentWorks server, errors turned into CliError."""
 
-    def __init__(self, url: str, token: str | None) -> None:
+    def __init__(self, url: str, token: str | None, config_path: Path | None = None) -> None:
         self.url = normalize_url(url)
         self.token = token
+        self.config_path = config_path  # the config the token came from, for error hints
 
     def request(
         self,
@@ -146,6 +147,8 @@ class ApiClient:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             raw = _read_quietly(exc)
+            if exc.code == 401 and self.token and local_stack_restarted(self.url, self.token):
+                raise local_token_unknown(self.url, self.config_path) from None
             raise http_error(exc.code, raw, exc.headers.get("Retry-After")) from None
         except ValueError as exc:  # a malformed URL in the config
             raise CliError(f"invalid server URL {self.url!r}: {exc}") from None
@@ -189,10 +192,18 @@ def http_error(status: int, raw: bytes, retry_after_header: str | None = None) -
     except ValueError:
         body = None
     error = body.get("error") if isinstance(body, dict) else None
+    if status == 401:
+        # The CLI sends the header itself: the server's "send Authorization: Bearer" would
+        # not help; say what is wrong with the token in the CLI's words.
+        return CliError(
+            NOT_AUTHORIZED,
+            EXIT_REFUSED,
+            {"error": {"code": "unauthenticated", "message": NOT_AUTHORIZED}},
+        )
     if not isinstance(error, dict):
-        # API Gateway's own answers ({"message": "Unauthorized"|"Forbidden"}) carry no
-        # error object: the authorizer refused the token or there was none.
-        if status in (401, 403):
+        # A gateway's own answers ({"message": "Forbidden"}, e.g. a proxy in front of the
+        # API) carry no error object.
+        if status == 403:
             return CliError(
                 NOT_AUTHORIZED,
                 EXIT_REFUSED,
@@ -209,6 +220,50 @@ def http_error(status: int, raw: bytes, retry_after_header: str | None = None) -
         if retry_after is not None and "retry after" not in message.lower():
             message = f"{message} (retry after {retry_after} s)"
     return CliError(message, _exit_code(status), body)
+
+
+def is_local(url: str) -> bool:
+    """Whether `url` is a server on this machine (a local stack)."""
+    import urllib.parse
+
+    return (urllib.parse.urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
+
+
+def local_stack_restarted(url: str, token: str) -> bool:
+    """Whether a local stack refused `token` because it restarted since the token was made:
+    the admin config `agentworks dev` wrote at start names this URL and another account
+    (a revoked or expired token of the current stack is just not authorized)."""
+    if not is_local(url):
+        return False
+    try:
+        current = read_config_file(resolve_config_path(None))
+    except CliError:
+        return False
+    parts = token.split(".")
+    token_account = parts[1] if len(parts) == 4 else None
+    stack_account = current.get("account_id")
+    same_stack = normalize_url(str(current.get("url") or "")) == normalize_url(url)
+    return same_stack and isinstance(stack_account, str) and token_account != stack_account
+
+
+def local_token_unknown(url: str, config_path: Path | None) -> CliError:
+    """A local stack refused the token: it keeps everything in memory, so a token from
+    before its last restart is unknown to it. Says where the new admin token is."""
+    import shlex
+
+    admin = resolve_config_path(None)  # where `agentworks dev` writes unless given --config
+    save = f" --save-config {shlex.quote(str(config_path))}" if config_path else ""
+    message = (
+        f"the local stack at {url} does not know this token: the local stack was restarted "
+        "(it keeps everything in memory, so a restart forgets every connection). "
+        f"`agentworks dev` wrote a new admin token to {admin} when it started (or to its "
+        "--config); run `agentworks dev` if it is not running, then use that config, or "
+        f"create this connection again: AGENTWORKS_CONFIG={shlex.quote(str(admin))} "
+        f"agentworks connections create --name NAME{save}"
+    )
+    return CliError(
+        message, EXIT_REFUSED, {"error": {"code": "unauthenticated", "message": message}}
+    )
 
 
 def _exit_code(status: int) -> int:
@@ -230,8 +285,7 @@ def _opener(url: str) -> Any:
     import urllib.request
 
     # A proxy from the environment must not capture requests to a local stack.
-    host = urllib.parse.urlsplit(url).hostname or ""
-    if host in ("127.0.0.1", "localhost", "::1"):
+    if is_local(url):
         return urllib.request.build_opener(urllib.request.ProxyHandler({}))
     return urllib.request.build_opener()
 

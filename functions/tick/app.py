@@ -1,4 +1,5 @@
-"""Scheduler tick (EventBridge rate(1 minute)): retention sweeps and due wakeups (M9, M11)."""
+"""Scheduler tick (EventBridge rate(1 minute)): retention sweeps, due wakeups, and calls whose
+execution ended without recording an outcome (M9, M11, F5)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     wakeups = tick.wakeups.fire_due()
     count("WakeupsFired", wakeups["wakeups_fired"])
     count("WakeupsInterrupted", wakeups["wakeups_interrupted"])
-    done = {**report.as_dict(), **wakeups}
+    calls = tick.reconciler.reconcile()
+    count("CallsReconciled", calls["calls_reconciled"])
+    done = {**report.as_dict(), **wakeups, **calls}
     logger.info("tick", extra=done)
     return done

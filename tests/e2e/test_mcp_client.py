@@ -12,6 +12,7 @@ import uuid
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
@@ -123,14 +124,15 @@ def test_two_agents_message_each_other_over_mcp(local_stack: LocalStack, mode: s
     anyio.run(scenario)
 
 
-def test_mcp_without_a_token_is_refused_by_the_gateway(local_stack: LocalStack) -> None:
-    """A3: the HTTP API answers 401 before the MCP function runs."""
+def test_mcp_without_a_token_is_refused(local_stack: LocalStack) -> None:
+    """A3: the MCP function answers 401 with a JSON-RPC error holding the API's error shape."""
     status, body, _ = http(
         "POST",
         f"{local_stack.url}/mcp",
         body={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
     )
-    assert (status, body) == (401, {"message": "Unauthorized"})
+    assert status == 401 and body["id"] == 1
+    assert body["error"]["data"]["error"]["code"] == "unauthenticated"
 
     async def scenario() -> None:
         async with mcp_client(local_stack, None) as client:
@@ -139,3 +141,32 @@ def test_mcp_without_a_token_is_refused_by_the_gateway(local_stack: LocalStack) 
     with pytest.raises(BaseExceptionGroup) as refused:
         anyio.run(scenario)
     assert refused.group_contains(MCPError)
+
+
+def test_sse_get_after_initialize_is_405_not_a_stream_that_never_closes(
+    local_stack: LocalStack,
+) -> None:
+    """SPEC §10 (stateless JSON mode): the GET the TypeScript SDK sends after initialize, to
+    open its standalone SSE stream, gets 405 with `Allow: POST` at once over the gateway."""
+    token = admin_token(local_stack)
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    with httpx2.Client(timeout=10.0, trust_env=False) as http_client:
+        initialized = http_client.post(
+            f"{local_stack.url}/mcp",
+            headers={**headers, "Content-Type": "application/json"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "sdk-get-probe", "version": "1"}}},
+        )  # fmt: skip
+        assert initialized.status_code == 200, initialized.text
+        stream = http_client.get(
+            f"{local_stack.url}/mcp",
+            headers={
+                **headers,
+                "Accept": "text/event-stream",
+                "mcp-protocol-version": "2025-11-25",
+            },
+        )
+    assert stream.status_code == 405 and stream.headers["allow"] == "POST"
+    assert stream.headers["content-type"].startswith("application/json")
+    assert stream.json()["error"]["code"] == -32600

@@ -6,6 +6,10 @@ import pytest
 
 from tests.support.handlers import Api
 
+# Autouse: after each test on the moto stack, every AWS call its handlers made must be
+# allowed by their roles in the SAM-translated template (fails naming the call).
+from tests.support.iam_guard import iam_guard  # noqa: F401
+
 
 @pytest.fixture
 def api(stack: Any) -> Api:

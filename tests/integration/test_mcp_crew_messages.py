@@ -28,11 +28,9 @@ def as_connection(stack: Any, app: ModuleType, name: str, register: str | None =
     admin = stack.principal(stack.admin_token)
     token = stack.services.identity.create_connection(admin, name).token
     if register:
-        Tools(app, stack.principal(token).to_context()).ok(
-            "messages", action="register", agent_name=register
-        )
-    # The authorizer reads the connection on every request: consents included.
-    return Tools(app, stack.principal(token).to_context())
+        Tools(app, token).ok("messages", action="register", agent_name=register)
+    # Authentication reads the connection on every request: consents included.
+    return Tools(app, token)
 
 
 def wait_read(tools: Tools, inbox_id: str, count: int = 1, timeout: float = 30) -> list[dict]:

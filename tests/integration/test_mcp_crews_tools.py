@@ -1,6 +1,6 @@
 """The `crews` and `functions` MCP tools through the MCP function's handler (F1–F8, A4, A5).
 
-Raw JSON-RPC events carry the authorizer context of real connections of the in-process
+Raw JSON-RPC events carry the bearer tokens of real connections of the in-process
 moto stack; calls really execute on Step Functions (moto), whose Lambda tasks run the step
 runner. The F7 elicitation path needs the 2026-07-28 envelope, so it runs through the
 official client behind the in-process gateway of test_mcp_official_client.
@@ -23,6 +23,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitRequestParams, ElicitResult
 
+from agentworks import limits
 from tests.integration.crew_support import CONTRACTS
 from tests.integration.test_mcp_handler import (
     connection,
@@ -67,13 +68,13 @@ class Tools:
     """JSON-RPC `tools/call` through the handler as one connection (no protocol envelope,
     so no elicitation: the pending_inputs + reply path)."""
 
-    def __init__(self, app: ModuleType, context: dict[str, str]) -> None:
-        self.app, self.context, self.ids = app, context, itertools.count(100)
+    def __init__(self, app: ModuleType, token: str) -> None:
+        self.app, self.token, self.ids = app, token, itertools.count(100)
 
     def raw(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         body = {"jsonrpc": "2.0", "id": next(self.ids), "method": method, "params": params}
         response = self.app.handler(
-            event("mcp_tools_list.json", context=self.context, body=body), lambda_context()
+            event("mcp_tools_list.json", token=self.token, body=body), lambda_context()
         )
         assert response["statusCode"] == 200, response
         return json.loads(response["body"])
@@ -106,7 +107,7 @@ class Tools:
 
 
 def as_admin(stack: Any, app: ModuleType) -> Tools:
-    return Tools(app, stack.principal(stack.admin_token).to_context())
+    return Tools(app, stack.admin_token)
 
 
 @pytest.fixture
@@ -407,9 +408,10 @@ def test_a5_a_call_is_its_callers(stack: Any, mcp_app: ModuleType, admin: Tools)
         ({"action": "reply", "call_id": "call_x", "request_id": "req_x"}, "answer"),
         ({"action": "read", "call_id": "call_x"}, "path"),
         ({"action": "list"}, "target"),
-        ({"action": "reply", "call_id": "c", "request_id": "r", "answer": "x" * 20_001}, None),
-        ({"action": "call", "target": "crew:c", "function": "f", "submission_id": "s" * 129},
-         None),
+        ({"action": "reply", "call_id": "c", "request_id": "r",
+          "answer": "x" * (limits.ANSWER_MAX_CHARS + 1)}, None),
+        ({"action": "call", "target": "crew:c", "function": "f",
+          "submission_id": "s" * (limits.SUBMISSION_ID_MAX_CHARS + 1)}, None),
         ({"action": "read", "call_id": "c", "path": "p", "page": "first"}, None),
         ({"action": "call", "target": "crew:c", "function": "f", "args": "text=hi"}, None),
     ],

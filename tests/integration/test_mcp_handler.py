@@ -1,12 +1,11 @@
 """The MCP function's handler driven with API Gateway HTTP API v2 events (SPEC §10).
 
-Each event carries the authorizer context of a real connection of the in-process moto
-stack, so the tools run the same domain services as HTTP (M1–M8, M12, A3, A5).
+Each event carries the bearer token of a real connection of the in-process moto stack,
+so the tools run the same domain services as HTTP (M1–M8, M12, A3, A5).
 """
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import itertools
 import json
@@ -15,6 +14,8 @@ from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
+
+from agentworks import limits
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
@@ -44,10 +45,10 @@ def lambda_context() -> Any:
     )
 
 
-def event(name: str, *, context: dict[str, str] | None = None, body: Any = None) -> dict[str, Any]:
+def event(name: str, *, token: str | None = None, body: Any = None) -> dict[str, Any]:
     loaded = json.loads((EVENTS / name).read_text())
-    if context is not None:
-        loaded["requestContext"]["authorizer"] = {"lambda": context}
+    if token is not None:
+        loaded["headers"]["authorization"] = f"Bearer {token}"
     if body is not None:
         loaded["body"] = json.dumps(body)
     return loaded
@@ -56,15 +57,15 @@ def event(name: str, *, context: dict[str, str] | None = None, body: Any = None)
 class McpCaller:
     """Sends JSON-RPC requests through the handler as one connection."""
 
-    def __init__(self, app: ModuleType, context: dict[str, str]) -> None:
+    def __init__(self, app: ModuleType, token: str) -> None:
         self.app = app
-        self.context = context
+        self.token = token
         self.ids = itertools.count(10)
 
     def raw(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         body = {"jsonrpc": "2.0", "id": next(self.ids), "method": method, "params": params}
         response = self.app.handler(
-            event("mcp_tools_list.json", context=self.context, body=body), lambda_context()
+            event("mcp_tools_list.json", token=self.token, body=body), lambda_context()
         )
         assert response["statusCode"] == 200, response
         return json.loads(response["body"])
@@ -80,10 +81,14 @@ class McpCaller:
         return result["structuredContent"]
 
 
-def connection(stack: Any, name: str, scopes: list[str] | None = None) -> dict[str, str]:
+def connection(stack: Any, name: str, scopes: list[str] | None = None) -> str:
+    """A new connection's bearer token."""
     admin = stack.principal(stack.admin_token)
-    issued = stack.services.identity.create_connection(admin, name, scopes)
-    return stack.principal(issued.token).to_context()
+    return str(stack.services.identity.create_connection(admin, name, scopes).token)
+
+
+def connection_id(token: str) -> str:
+    return token.split(".")[2]
 
 
 def text_of(result: dict[str, Any]) -> str:
@@ -93,7 +98,7 @@ def text_of(result: dict[str, Any]) -> str:
 def test_initialize_names_the_server_and_offers_tools(stack: Any, mcp_app: ModuleType) -> None:
     """SPEC §10: initialize over stateless streamable HTTP, JSON response."""
     worker = connection(stack, "worker")
-    response = mcp_app.handler(event("mcp_initialize.json", context=worker), lambda_context())
+    response = mcp_app.handler(event("mcp_initialize.json", token=worker), lambda_context())
     assert response["statusCode"] == 200
     assert response["headers"]["content-type"].startswith("application/json")
     result = json.loads(response["body"])["result"]
@@ -106,7 +111,7 @@ def test_initialize_names_the_server_and_offers_tools(stack: Any, mcp_app: Modul
 def test_tools_list_describes_the_messages_tool(stack: Any, mcp_app: ModuleType) -> None:
     """SPEC §10: input schema with the action enum, annotations and an output schema."""
     response = mcp_app.handler(
-        event("mcp_tools_list.json", context=connection(stack, "worker")), lambda_context()
+        event("mcp_tools_list.json", token=connection(stack, "worker")), lambda_context()
     )
     tools = json.loads(response["body"])["result"]["tools"]
     (tool,) = [t for t in tools if t["name"] == "messages"]  # crews/functions: their own tests
@@ -119,8 +124,8 @@ def test_tools_list_describes_the_messages_tool(stack: Any, mcp_app: ModuleType)
         "wait_seconds", "limit", "message_id", "delivery", "purpose", "provider",
         "allowed_connection_ids",
     } <= set(schema["properties"])  # fmt: skip
-    assert schema["properties"]["message"]["maxLength"] == 20_000
-    assert schema["properties"]["wait_seconds"]["maximum"] == 25
+    assert schema["properties"]["message"]["maxLength"] == limits.MESSAGE_MAX_CHARS
+    assert schema["properties"]["wait_seconds"]["maximum"] == limits.WAIT_MAX_SECONDS
     # The descriptions teach the protocol: keep inbox_id, reply_address, retry key, acks.
     assert "KEEP" in tool["description"] and "reply_address" in tool["description"]
     assert "SAME submission_id" in schema["properties"]["submission_id"]["description"]
@@ -227,9 +232,19 @@ def test_retried_send_with_submission_id_replays(stack: Any, mcp_app: ModuleType
         ({"action": "ack", "message_id": "m", "delivery": "eaten"}, None),
         ({"action": "register", "agent_name": "x", "purpose": "p" * 513}, None),
         # M1 / M11: the domain's length rule, counted in characters, as over HTTP.
-        ({"action": "send", "target": "agent:x", "message": "é" * 20_001}, "message"),
-        ({"action": "read", "agent_name": "x", "wait_seconds": 26}, "wait_seconds"),
-        ({"action": "read", "agent_name": "x", "limit": 101}, "limit"),
+        (
+            {
+                "action": "send",
+                "target": "agent:x",
+                "message": "é" * (limits.MESSAGE_MAX_CHARS + 1),
+            },
+            "message",
+        ),
+        (
+            {"action": "read", "agent_name": "x", "wait_seconds": limits.WAIT_MAX_SECONDS + 1},
+            "wait_seconds",
+        ),
+        ({"action": "read", "agent_name": "x", "limit": limits.PAGE_MAX + 1}, "limit"),
     ],
 )
 def test_bad_arguments_are_invalid_request_results(
@@ -256,13 +271,11 @@ def test_read_waits_through_the_domain_long_poll(stack: Any, mcp_app: ModuleType
 
 def test_oversized_request_is_refused_before_parsing(stack: Any, mcp_app: ModuleType) -> None:
     """The MCP endpoint keeps the API's request-body bound (limits.REQUEST_BODY_MAX_BYTES)."""
-    from agentworks import limits
-
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "messages", "arguments": {"action": "send", "target": "agent:x",
         "message": "x" * (limits.REQUEST_BODY_MAX_BYTES + 1)}}}  # fmt: skip
     response = mcp_app.handler(
-        event("mcp_tools_list.json", context=connection(stack, "worker"), body=body),
+        event("mcp_tools_list.json", token=connection(stack, "worker"), body=body),
         lambda_context(),
     )
     assert response["statusCode"] == 413
@@ -290,14 +303,14 @@ def test_principal_does_not_leak_between_requests(stack: Any, mcp_app: ModuleTyp
 def test_register_allow_list_through_the_tool(stack: Any, mcp_app: ModuleType) -> None:
     """M5: allowed_connection_ids admits another connection; re-registering without the
     field keeps the list; [] leaves only the registering connection."""
-    owner_ctx, helper_ctx = connection(stack, "owner"), connection(stack, "helper")
-    owner, helper = McpCaller(mcp_app, owner_ctx), McpCaller(mcp_app, helper_ctx)
+    owner_token, helper_token = connection(stack, "owner"), connection(stack, "helper")
+    owner, helper = McpCaller(mcp_app, owner_token), McpCaller(mcp_app, helper_token)
     view = owner.ok(
-        action="register", agent_name="shared", allowed_connection_ids=[helper_ctx["connection_id"]]
+        action="register", agent_name="shared", allowed_connection_ids=[connection_id(helper_token)]
     )
     assert view["allowed_connection_ids"] == [
-        owner_ctx["connection_id"],
-        helper_ctx["connection_id"],
+        connection_id(owner_token),
+        connection_id(helper_token),
     ]
     assert helper.ok(action="read", agent_name="shared")["kind"] == "mailbox"
     kept = owner.ok(action="register", agent_name="shared", purpose="now with a purpose")
@@ -307,8 +320,8 @@ def test_register_allow_list_through_the_tool(stack: Any, mcp_app: ModuleType) -
     assert refused["structuredContent"]["error"]["code"] == "unavailable"
 
 
-def test_request_without_authorizer_context_is_refused(mcp_app: ModuleType) -> None:
-    """A3: no principal → 401 with a JSON-RPC error (the same error shape in data)."""
+def test_request_without_token_is_refused(stack: Any, mcp_app: ModuleType) -> None:
+    """A3: no token → 401 with a JSON-RPC error (the same error shape in data)."""
     response = mcp_app.handler(event("mcp_unauthenticated.json"), lambda_context())
     assert response["statusCode"] == 401
     body = json.loads(response["body"])
@@ -316,13 +329,20 @@ def test_request_without_authorizer_context_is_refused(mcp_app: ModuleType) -> N
     assert body["error"]["data"]["error"]["code"] == "unauthenticated"
 
 
-def test_garbled_authorizer_context_is_refused(mcp_app: ModuleType) -> None:
-    """A3: a context without the principal's keys is treated as no context, not a crash."""
-    garbled = event("mcp_tools_list.json", context={"account_id": "acct_1"})
-    assert mcp_app.handler(garbled, lambda_context())["statusCode"] == 401
-    broken_bounds = copy.deepcopy(event("mcp_tools_list.json"))
-    broken_bounds["requestContext"]["authorizer"]["lambda"]["target_bounds"] = "[not json"
-    assert mcp_app.handler(broken_bounds, lambda_context())["statusCode"] == 401
+def test_bad_revoked_and_forged_tokens_are_refused_alike(stack: Any, mcp_app: ModuleType) -> None:
+    """A3 / A5: garbage, a forged secret and a revoked token get the same 401 body as none."""
+    token = connection(stack, "worker")
+    account, conn = token.split(".")[1:3]
+    admin = stack.principal(stack.admin_token)
+    revoked = connection(stack, "gone")
+    stack.services.identity.revoke(admin, connection_id(revoked))
+    bodies = set()
+    for bad in (None, "garbage", f"aw1.{account}.{conn}.forged-secret", revoked, "x" * 300):
+        response = mcp_app.handler(event("mcp_tools_list.json", token=bad), lambda_context())
+        assert response["statusCode"] == 401
+        bodies.add(json.dumps(json.loads(response["body"])["error"], sort_keys=True))
+    assert len(bodies) == 1
+    assert McpCaller(mcp_app, token).raw("tools/list", {})["result"]["tools"]
 
 
 def test_sample_events_run(stack: Any, mcp_app: ModuleType) -> None:
@@ -330,10 +350,10 @@ def test_sample_events_run(stack: Any, mcp_app: ModuleType) -> None:
     worker, reviewer = connection(stack, "worker"), connection(stack, "reviewer")
     McpCaller(mcp_app, worker).ok(action="register", agent_name="worker")
     McpCaller(mcp_app, reviewer).ok(action="register", agent_name="reviewer")
-    sent = mcp_app.handler(event("mcp_tools_call_send.json", context=worker), lambda_context())
+    sent = mcp_app.handler(event("mcp_tools_call_send.json", token=worker), lambda_context())
     receipt = json.loads(sent["body"])["result"]["structuredContent"]
     assert receipt["receipt"] == "stored"
-    read = mcp_app.handler(event("mcp_tools_call_read.json", context=reviewer), lambda_context())
+    read = mcp_app.handler(event("mcp_tools_call_read.json", token=reviewer), lambda_context())
     (message,) = json.loads(read["body"])["result"]["structuredContent"]["messages"]
     assert message["message_id"] == receipt["message_id"]
     assert message["body"] == "The build is green; please review PR 42."

@@ -157,7 +157,7 @@ def test_a3_revoked_connection_is_refused_on_the_next_request(api, agents, stack
         api("DELETE", f"/v1/connections/{helper['connection_id']}", stack.admin_token).status == 200
     )
     got = _attempt(api, helper["token"], real)
-    assert got.status == 403 and got.body == {"message": "Forbidden"}
+    assert got.status == 401 and got.body["error"]["code"] == "unauthenticated"
     _assert_nothing_changed(api, world)
 
 
@@ -207,7 +207,7 @@ def test_a2_expired_connection_is_refused(api, stack):
     ).body
     assert api("GET", "/v1/whoami", created["token"]).status == 200
     stack.clock.advance(60)
-    assert api("GET", "/v1/whoami", created["token"]).status == 403
+    assert api("GET", "/v1/whoami", created["token"]).status == 401
     listed = api("GET", "/v1/connections", stack.admin_token).body["connections"]
     assert [c["status"] for c in listed if c["name"] == "short"] == ["expired"]
 
@@ -222,9 +222,10 @@ def test_a2_token_is_stored_only_as_a_hash(api, stack):
 
 
 def test_a3_tampered_token_refused(api, stack):
+    """A3: a tampered token, garbage and no token get one and the same 401 body."""
     token = stack.admin_token
-    assert (
-        api("GET", "/v1/whoami", token[:-2] + ("AA" if token[-2:] != "AA" else "BB")).status == 403
-    )
-    assert api("GET", "/v1/whoami", "garbage").status == 403
-    assert api("GET", "/v1/whoami", None).status == 401
+    tampered = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
+    refusals = [api("GET", "/v1/whoami", bad) for bad in (tampered, "garbage", None)]
+    assert {r.status for r in refusals} == {401}
+    assert all(r.body == refusals[0].body for r in refusals)
+    assert refusals[0].body["error"]["code"] == "unauthenticated"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from agentworks import limits
 from agentworks.dynamo import from_item, to_item
 from agentworks.messaging import keys
 
@@ -72,14 +73,15 @@ def test_m11_sixty_concurrent_sends_exactly_forty_accepted(api, agents, stack):
         replies = list(pool.map(send, range(60)))
     accepted = [r for r in replies if r.status == 201]
     refused = [r for r in replies if r.status == 429]
-    assert len(accepted) == 39 and len(refused) == 21  # + the first message = 40 in the hour
+    cap = limits.RATE_LIMIT_MESSAGES  # 40 in the hour, the first message included
+    assert len(accepted) == cap - 1 and len(refused) == 60 - (cap - 1)
     messages = _messages_in(stack, first["inbox_id"][4:-1])
-    assert len(messages) == 40
+    assert len(messages) == cap
     # The chain is gapless: every accepted send got its own seq, in commit order ...
-    assert [keys.message_seq(m["sk"]) for m in messages] == list(range(1, 41))
-    # ... and carried the rate window forward: the newest holds all 40 accepted sends.
-    assert len(messages[-1]["rate"]) == 40
-    assert [len(m["rate"]) for m in messages] == list(range(1, 41))
+    assert [keys.message_seq(m["sk"]) for m in messages] == list(range(1, cap + 1))
+    # ... and carried the rate window forward: the newest holds all accepted sends.
+    assert len(messages[-1]["rate"]) == cap
+    assert [len(m["rate"]) for m in messages] == list(range(1, cap + 1))
     # Per-side counts add up: each message counts itself on its receiving side.
     newest = messages[-1]
     assert newest["n_a"] + newest["n_b"] == 40

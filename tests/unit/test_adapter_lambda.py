@@ -16,7 +16,7 @@ from botocore.stub import Stubber
 from agentworks.crews.adapters.base import AdapterError, TurnRequest
 from agentworks.crews.adapters.lambda_adapter import LambdaAdapter, validate
 
-ARN = "arn:aws:lambda:us-east-1:123456789012:function:contract-agent"
+ARN = "arn:aws:lambda:us-east-1:123456789012:function:agentworks-agent-contract"
 
 
 @pytest.fixture
@@ -150,9 +150,45 @@ def test_s8_invoke_client_error_becomes_an_adapter_error(lambda_stub):
 
 
 def test_s8_lambda_settings_need_a_function_name():
-    assert validate({"type": "lambda", "function_name": "f"}) == []
+    assert validate({"type": "lambda", "function_name": "agentworks-agent-f"}) == []
     assert any("'function_name' is required" in p for p in validate({"type": "lambda"}))
     assert any(
         "'qualifier'" in p
-        for p in validate({"type": "lambda", "function_name": "f", "qualifier": 1})
+        for p in validate({"type": "lambda", "function_name": "agentworks-agent-f", "qualifier": 1})
     )
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        "agentworks-agent-summarizer",
+        "agentworks-agent-summarizer:live",
+        "123456789012:function:agentworks-agent-summarizer",
+        "arn:aws:lambda:eu-west-1:123456789012:function:agentworks-agent-summarizer:7",
+    ],
+)
+def test_s8_lambda_adapter_accepts_the_names_its_role_may_invoke(reference):
+    assert validate({"type": "lambda", "function_name": reference}) == []
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        "summarizer",
+        "agentworks-agent-",
+        "agentworks-api",
+        "arn:aws:lambda:us-east-1:123456789012:function:billing:agentworks-agent-x",
+        "123456789012:function:other-agentworks-agent-x",
+    ],
+)
+def test_s8_lambda_adapter_refuses_names_outside_its_role(reference):
+    """template.yaml lets the step runner invoke only agentworks-agent-*: the adapter says so
+    when the Crew is defined, and never calls Lambda with another name."""
+    problems = validate({"type": "lambda", "function_name": reference})
+    assert len(problems) == 1 and "only invoke functions named 'agentworks-agent-*'" in problems[0]
+
+    def no_client() -> None:
+        raise AssertionError("a refused function name must not reach Lambda")
+
+    with pytest.raises(AdapterError, match="agentworks-agent-"):
+        LambdaAdapter({"type": "lambda", "function_name": reference}, no_client)

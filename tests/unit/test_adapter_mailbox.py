@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from agentworks import limits
 from agentworks.crews.adapters.base import AdapterError, Handoff, TurnRequest, TurnResult
 from agentworks.crews.adapters.mailbox import MailboxAdapter, validate
 
@@ -73,7 +74,7 @@ def test_s8_message_turn_hands_over_the_prompt_itself():
     [
         ({}, "'agent' is required"),
         ({"agent": "-bad name"}, "'agent' must be an agent name"),
-        ({"agent": "a" * 65}, "'agent' must be an agent name"),
+        ({"agent": "a" * (limits.AGENT_NAME_MAX_CHARS + 1)}, "'agent' must be an agent name"),
         ({"agent": "ok", "queue": "x"}, "unknown setting 'queue'"),
     ],
 )

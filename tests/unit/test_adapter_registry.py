@@ -22,7 +22,7 @@ from agentworks.crews.adapters.scripted import ScriptedAdapter
 VALID: dict[str, dict[str, Any]] = {
     "scripted": {"type": "scripted", "rules": [{"default": "hi"}]},
     "bedrock": {"type": "bedrock", "model_id": "amazon.nova-lite-v1:0"},
-    "lambda": {"type": "lambda", "function_name": "agent"},
+    "lambda": {"type": "lambda", "function_name": "agentworks-agent-x"},
     "mailbox": {"type": "mailbox", "agent": "codex"},
 }
 EXPECTED = {

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from agentworks_cli import client
+from agentworks_cli import client, shapes
 from agentworks_cli.client import CONFIG_ENV
 from agentworks_cli.main import main
 
@@ -525,7 +525,6 @@ def test_register_list_ack_state_unregister(server, config, capsys):
             1,
             "error: This connection lacks 'admin'.",
         ),
-        (401, {"message": "Unauthorized"}, {}, 1, f"error: {client.NOT_AUTHORIZED}"),
         (403, {"message": "Forbidden"}, {}, 1, f"error: {client.NOT_AUTHORIZED}"),
         (502, b"<html>Bad gateway</html>", {}, 1, "error: the server answered HTTP 502"),
         (
@@ -545,6 +544,56 @@ def test_error_line_and_exit_code(server, config, capsys, status, body, headers,
     assert result == code
     assert err == line + "\n"
     assert out == ""
+
+
+def test_a_local_stack_that_forgot_the_token_says_it_restarted_and_where_the_new_one_is(
+    server, tmp_path, capsys, monkeypatch
+):
+    """A6: the local stack keeps tokens in memory; after a restart an old config's token is
+    unknown (401), and the error says so, where `agentworks dev` wrote the new admin token
+    and how to make this connection again."""
+    worker = tmp_path / "worker.json"
+    worker.write_text(json.dumps({"url": server.url, "token": "aw1.acct_old.conn_1.secret"}))
+    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "admin.json"))
+    # What `agentworks dev` wrote when it started again: a new account.
+    restarted = {"url": server.url, "token": "aw1.acct_new.conn_2.s", "account_id": "acct_new"}
+    (tmp_path / "admin.json").write_text(json.dumps(restarted))
+    refused = {"error": {"code": "unauthenticated", "message": "Unknown or revoked token."}}
+    server.on("POST", "/v1/messages", refused, status=401)
+    code, out, err = run(
+        capsys, "--config", str(worker), "messages", "send", "--inbox", "ibx_1a", "--message", "hi"
+    )
+    assert code == 1 and out == ""
+    line = err.strip()
+    assert line.startswith(f"error: the local stack at {server.url} does not know this token")
+    assert "the local stack was restarted" in line
+    assert f"wrote a new admin token to {tmp_path / 'admin.json'}" in line
+    assert f"connections create --name NAME --save-config {worker}" in line
+    code, out, _ = run(
+        capsys, "--config", str(worker), "messages", "send", "--inbox", "ibx_1a",
+        "--message", "hi", "--json",
+    )  # fmt: skip
+    assert code == 1 and json.loads(out)["error"]["code"] == "unauthenticated"
+
+
+def test_a_local_stack_refusing_a_token_of_its_own_account_says_not_authorized(
+    server, tmp_path, capsys, monkeypatch
+):
+    """A3: a revoked or expired token of the running local stack is not a restart."""
+    worker = tmp_path / "worker.json"
+    worker.write_text(json.dumps({"url": server.url, "token": "aw1.acct_1.conn_1.secret"}))
+    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "admin.json"))
+    current = {"url": server.url, "token": "aw1.acct_1.conn_0.s", "account_id": "acct_1"}
+    (tmp_path / "admin.json").write_text(json.dumps(current))
+    refused = {"error": {"code": "unauthenticated", "message": "Unknown or revoked token."}}
+    server.on("GET", "/v1/whoami", refused, status=401)
+    code, _, err = run(capsys, "--config", str(worker), "whoami")
+    assert code == 1 and "restarted" not in err
+
+
+def test_a_remote_server_refusing_the_token_says_not_authorized():
+    error = client.http_error(401, b'{"message": "Unauthorized"}')
+    assert error.message == client.NOT_AUTHORIZED
 
 
 def test_rate_limit_without_retry_after_in_the_message_gets_it_from_the_header(
@@ -587,12 +636,28 @@ def test_unreachable_server_names_the_url_and_how_to_start_it(tmp_path, capsys):
     assert json.loads(out)["error"]["code"] == "unreachable"
 
 
-def test_unexpected_failures_are_one_line_not_a_traceback(server, config, capsys):
-    server.on("GET", "/v1/whoami", ["not", "an", "object"])
+def test_unexpected_failures_are_one_line_not_a_traceback(server, config, capsys, monkeypatch):
+    def broken(self, body):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(shapes.Shape, "parse", broken)
+    server.on("GET", "/v1/whoami", WHOAMI)
     code, _, err = run(capsys, "whoami")
     assert code == 1
-    assert err.startswith("error: unexpected ") and err.count("\n") == 1
-    assert "Traceback" not in err
+    assert err == "error: unexpected RuntimeError: boom\n"
+
+
+def test_an_answer_without_the_models_fields_is_refused_in_one_line(server, config, capsys):
+    """The CLI reads answers with the server's response models: a renamed or missing
+    field is a clear error, not a KeyError or a wrong summary."""
+    server.on("GET", "/v1/whoami", ["not", "an", "object"])
+    code, _, err = run(capsys, "whoami")
+    assert code == 1 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("error: the server's answer does not have the shape this CLI reads")
+    renamed = {k if k != "connection_id" else "connection": v for k, v in WHOAMI.items()}
+    server.on("GET", "/v1/whoami", renamed)
+    code, _, err = run(capsys, "whoami")
+    assert code == 1 and "WhoAmI: connection_id: Field required" in err
 
 
 def test_non_json_success_is_refused_in_one_line(server, config, capsys):

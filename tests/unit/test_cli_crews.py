@@ -49,8 +49,8 @@ CREW_VIEW = {
     "target": "crew:contracts",
     "version": 1,
     "running": 0,
-    "created_at": 1_800_000_000_000,
-    "updated_at": 1_800_000_000_000,
+    "created_at": "2027-01-15T08:00:00.000+00:00",
+    "updated_at": "2027-01-15T08:00:00.000+00:00",
     "name": "contracts",
     "instructions": "Answer questions about contract clauses.",
     "messaging": "on",
@@ -249,8 +249,13 @@ def test_f1_crews_get_list_delete(server, capsys):
     assert code == 0 and "messaging: on" in out and "access:    the account" in out
     code, out, _ = run(capsys, "crews", "list")
     header, row = out.splitlines()
-    assert header.split() == ["TARGET", "VERSION", "ADAPTER", "MESSAGING", "RUNNING", "FUNCTIONS"]
-    assert row.split() == ["crew:contracts", "1", "scripted", "on", "0", "summarize"]
+    assert header.split() == [
+        "TARGET", "VERSION", "ADAPTER", "MESSAGING", "RUNNING", "UPDATED", "FUNCTIONS"
+    ]  # fmt: skip
+    # Dates as every other command shows them (from the API's ISO 8601 times).
+    assert row.split() == [
+        "crew:contracts", "1", "scripted", "on", "0", "2027-01-15", "08:00:00", "UTC", "summarize"
+    ]  # fmt: skip
     code, out, _ = run(capsys, "crews", "delete", "contracts")
     assert code == 0 and out == "deleted crew:contracts\n"
     assert server.last.method == "DELETE"
@@ -567,6 +572,23 @@ def test_read_decodes_base64_pages(server, capfdbinary):
     server.on("GET", "/v1/calls/call_1/files", page)
     assert main(["functions", "read", "--call-id", "call_1", "--file", "blob.bin"]) == 0
     assert capfdbinary.readouterr().out == data
+
+
+def test_f2_read_without_file_lists_the_calls_files(server, capsys):
+    files = [{"path": "report.txt", "size": 12}, {"path": "data/out.json", "size": 3}]
+    server.on("GET", "/v1/calls/call_1", status("succeeded", files=files))
+    code, out, _ = run(capsys, "functions", "read", "--call-id", "call_1")
+    assert code == 0 and server.last.path == "/v1/calls/call_1"
+    header, first, second = out.splitlines()
+    assert header.split() == ["PATH", "SIZE", "READ"]
+    assert first.startswith("report.txt") and "12 bytes" in first
+    assert first.endswith("agentworks functions read --call-id call_1 --file report.txt")
+    assert second.endswith("--file data/out.json")
+    code, out, _ = run(capsys, "functions", "read", "--call-id", "call_1", "--json")
+    assert json.loads(out) == {"call_id": "call_1", "result_file": None, "files": files}
+    server.on("GET", "/v1/calls/call_1", status("running"))
+    code, out, _ = run(capsys, "functions", "read", "--call-id", "call_1")
+    assert code == 0 and out == "call call_1 has no files (state: running)\n"
 
 
 def test_read_page_must_not_be_negative(server, capsys):

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agentworks import limits
 from agentworks.errors import InvalidInput
 from agentworks.identity import tokens
 from agentworks.messaging import rate_window
@@ -75,7 +76,10 @@ def test_m4_valid_names_normalize_to_lower_case(name):
     assert normalize_agent_name(name) == name.lower()
 
 
-@pytest.mark.parametrize("name", ["", "-a", ".a", "_a", "a b", "é", "a/b", "x" * 65, "a:b"])
+@pytest.mark.parametrize(
+    "name",
+    ["", "-a", ".a", "_a", "a b", "é", "a/b", "x" * (limits.AGENT_NAME_MAX_CHARS + 1), "a:b"],
+)
 def test_m4_invalid_names_refused(name):
     with pytest.raises(InvalidInput):
         normalize_agent_name(name)

@@ -35,22 +35,15 @@ from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, TtlTable
 
 
 def test_routes_are_the_templates_http_api_events() -> None:
-    routes = {(r.method, r.path): r for r in routes_from_template()}
-    assert routes[("GET", "/v1/openapi.json")].authorizer is None
-    proxy = routes[("ANY", "/v1/{proxy+}")]
-    assert (proxy.function, proxy.authorizer and proxy.authorizer.function) == (
-        "ApiFunction",
-        "AuthorizerFunction",
-    )
-    assert proxy.authorizer and proxy.authorizer.identity_headers == ("authorization",)
-    assert routes[("ANY", "/mcp")].function == "McpFunction"
+    routes = {(r.method, r.path): r.function for r in routes_from_template()}
+    # Authentication happens in the functions (A3): no authorizer, so one route per function.
+    assert routes == {("ANY", "/v1/{proxy+}"): "ApiFunction", ("ANY", "/mcp"): "McpFunction"}
 
 
 @pytest.mark.parametrize(
     ("method", "path", "route_key", "params"),
     [
-        ("GET", "/v1/openapi.json", "GET /v1/openapi.json", {}),
-        ("POST", "/v1/openapi.json", "ANY /v1/{proxy+}", {"proxy": "openapi.json"}),
+        ("GET", "/v1/openapi.json", "ANY /v1/{proxy+}", {"proxy": "openapi.json"}),
         ("GET", "/v1/inboxes/ib_1/state", "ANY /v1/{proxy+}", {"proxy": "inboxes/ib_1/state"}),
         ("DELETE", "/mcp", "ANY /mcp", {}),
     ],
@@ -169,55 +162,25 @@ def _gateway(answers: dict[str, Any]) -> tuple[Gateway, FakeHost]:
     return Gateway(host, warn=lambda line: None), host  # type: ignore[arg-type]
 
 
-def test_missing_authorization_is_401_without_calling_the_authorizer() -> None:
-    """A3: HTTP API refuses a request without the identity source itself."""
-    gateway, host = _gateway({})
-    response = gateway.handle(_request(token=None))
-    assert (response.status, json.loads(response.body)) == (401, {"message": "Unauthorized"})
-    assert host.calls == []
-
-
-def test_refused_token_is_403_and_the_function_never_runs() -> None:
-    gateway, host = _gateway({"AuthorizerFunction": {"isAuthorized": False}})
-    response = gateway.handle(_request())
-    assert (response.status, json.loads(response.body)) == (403, {"message": "Forbidden"})
-    assert [name for name, _ in host.calls] == ["AuthorizerFunction"]
-
-
-def test_authorizer_context_reaches_the_function() -> None:
-    context = {"account_id": "acct_1", "connection_id": "conn_1", "scopes": "admin"}
-    gateway, host = _gateway(
-        {
-            "AuthorizerFunction": {"isAuthorized": True, "context": context},
-            "ApiFunction": {"statusCode": 200, "body": '{"ok": true}'},
-        }
-    )
+def test_requests_reach_the_function_with_their_headers() -> None:
+    """A3: the gateway passes the Authorization header through; the function decides."""
+    gateway, host = _gateway({"ApiFunction": {"statusCode": 200, "body": '{"ok": true}'}})
     response = gateway.handle(_request("/v1/whoami?x=1"))
     assert response.status == 200
-    (_, auth_event), (_, api_event) = host.calls
-    assert auth_event["type"] == "REQUEST"
-    assert auth_event["identitySource"] == ["Bearer tok"]
-    assert auth_event["routeArn"].endswith("/$default/GET/v1/whoami")
-    assert "body" not in auth_event
-    assert api_event["requestContext"]["authorizer"] == {"lambda": context}
-
-
-def test_public_route_skips_the_authorizer() -> None:
-    gateway, host = _gateway({"ApiFunction": {"statusCode": 200, "body": "{}"}})
+    ((name, event),) = host.calls
+    assert name == "ApiFunction"
+    assert event["headers"]["authorization"] == "Bearer tok"
+    assert "authorizer" not in event["requestContext"]
     assert gateway.handle(_request("/v1/openapi.json", token=None)).status == 200
-    assert [name for name, _ in host.calls] == ["ApiFunction"]
 
 
 def test_missing_handler_is_501_and_a_crash_is_500() -> None:
-    allow = {"isAuthorized": True, "context": {}}
-    gateway, _ = _gateway(
-        {"AuthorizerFunction": allow, "McpFunction": HandlerMissing("no functions/mcp/app.py")}
-    )
+    gateway, _ = _gateway({"McpFunction": HandlerMissing("no functions/mcp/app.py")})
     missing = gateway.handle(_request("/mcp", method="POST"))
     assert missing.status == 501
     assert json.loads(missing.body)["error"]["code"] == "not_implemented"
     crash = FunctionError("ApiFunction", RuntimeError("boom"))
-    gateway, _ = _gateway({"AuthorizerFunction": allow, "ApiFunction": crash})
+    gateway, _ = _gateway({"ApiFunction": crash})
     failed = gateway.handle(_request())
     assert (failed.status, json.loads(failed.body)) == (500, {"message": "Internal Server Error"})
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from agentworks_cli import shapes
 from agentworks_cli.client import (
     DEFAULT_URL,
     EXIT_OK,
@@ -135,7 +136,7 @@ def run_login(session: Session) -> int:
     token = sys.stdin.readline().strip() if args.token == "-" else args.token.strip()
     if not token:
         raise CliError("--token is empty", EXIT_USAGE)
-    who = ApiClient(url, token).request("GET", "/v1/whoami")
+    who = shapes.WHOAMI.parse(ApiClient(url, token).request("GET", "/v1/whoami"))
     path = session.config_path
     write_config_file(
         path,
@@ -158,7 +159,7 @@ def run_login(session: Session) -> int:
 
 def run_whoami(session: Session) -> int:
     config = session.config()
-    who = ApiClient(config.url, config.token).request("GET", "/v1/whoami")
+    who = shapes.WHOAMI.parse(ApiClient(config.url, config.token).request("GET", "/v1/whoami"))
     if session.json:
         session.print_json(who)
         return EXIT_OK

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, write_config_file
 from agentworks_cli.commands.formatting import one_line, shell, table, when
 from agentworks_cli.commands.session import Session
@@ -38,7 +39,8 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         nargs="+",
         type=_comma_list,
         metavar="TARGET[,TARGET]",
-        help="the only targets it may touch, e.g. crew:contracts (default: no bound)",
+        help="the only targets it may touch, e.g. crew:contracts (default: none, or the "
+        "creating connection's own bounds; never wider than them)",
     )
     create.add_argument(
         "--expires-in", type=int, metavar="SECONDS", help="expire after this many seconds"
@@ -88,7 +90,7 @@ def run_create(session: Session) -> int:
         body["target_bounds"] = _flatten(args.target_bounds)
     if args.expires_in is not None:
         body["expires_in_seconds"] = args.expires_in
-    created = session.call("POST", "/v1/connections", body=body)
+    created = session.call("POST", "/v1/connections", body=body, shape=shapes.ISSUED_CONNECTION)
 
     save_error: CliError | None = None
     if save_path is not None:
@@ -130,7 +132,7 @@ def run_create(session: Session) -> int:
 
 
 def run_list(session: Session) -> int:
-    listed = session.call("GET", "/v1/connections")
+    listed = session.call("GET", "/v1/connections", shape=shapes.CONNECTIONS)
     if session.json:
         session.print_json(listed)
         return EXIT_OK
@@ -156,7 +158,9 @@ def run_list(session: Session) -> int:
 
 def run_revoke(session: Session) -> int:
     connection_id = session.args.connection_id
-    revoked = session.call("DELETE", f"/v1/connections/{quote(connection_id, safe='')}")
+    revoked = session.call(
+        "DELETE", f"/v1/connections/{quote(connection_id, safe='')}", shape=shapes.CONNECTION
+    )
     if session.json:
         session.print_json(revoked)
         return EXIT_OK

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
 from agentworks_cli.commands.formatting import one_line, shell, table, when
 from agentworks_cli.commands.session import Session
@@ -157,7 +158,7 @@ def _parse_yaml(raw: str, where: str) -> Any:
 
 def run_create(session: Session) -> int:
     definition = read_crew_file(session.args.file)
-    crew = session.call("POST", "/v1/crews", body=definition)
+    crew = session.call("POST", "/v1/crews", body=definition, shape=shapes.CREW)
     return _show_crew(session, crew, "created")
 
 
@@ -166,17 +167,19 @@ def run_update(session: Session) -> int:
     name = definition.get("name")
     if not isinstance(name, str) or not name.strip():
         raise CliError("the Crew file needs a name (the Crew to update)", EXIT_USAGE)
-    crew = session.call("PUT", f"/v1/crews/{quote(name.strip(), safe='')}", body=definition)
+    crew = session.call(
+        "PUT", f"/v1/crews/{quote(name.strip(), safe='')}", body=definition, shape=shapes.CREW
+    )
     return _show_crew(session, crew, "updated")
 
 
 def run_get(session: Session) -> int:
-    crew = session.call("GET", f"/v1/crews/{quote(session.args.name, safe='')}")
+    crew = session.call("GET", f"/v1/crews/{quote(session.args.name, safe='')}", shape=shapes.CREW)
     return _show_crew(session, crew, None)
 
 
 def run_list(session: Session) -> int:
-    listed = session.call("GET", "/v1/crews")
+    listed = session.call("GET", "/v1/crews", shape=shapes.CREWS)
     if session.json:
         session.print_json(listed)
         return EXIT_OK
@@ -192,18 +195,20 @@ def run_list(session: Session) -> int:
             (c.get("adapter") or {}).get("type", "-"),
             c.get("messaging"),
             c.get("running"),
+            when(c.get("updated_at")),
             ", ".join(f.get("name", "") for f in c.get("functions") or []) or "-",
         )
         for c in crews
     ]
-    for line in table(("TARGET", "VERSION", "ADAPTER", "MESSAGING", "RUNNING", "FUNCTIONS"), rows):
+    headers = ("TARGET", "VERSION", "ADAPTER", "MESSAGING", "RUNNING", "UPDATED", "FUNCTIONS")
+    for line in table(headers, rows):
         session.out(line)
     return EXIT_OK
 
 
 def run_delete(session: Session) -> int:
     name = session.args.name
-    deleted = session.call("DELETE", f"/v1/crews/{quote(name, safe='')}")
+    deleted = session.call("DELETE", f"/v1/crews/{quote(name, safe='')}", shape=shapes.CREW_DELETED)
     if session.json:
         session.print_json(deleted)
         return EXIT_OK
@@ -217,6 +222,7 @@ def run_release(session: Session) -> int:
         "POST",
         f"/v1/crews/{quote(args.crew, safe='')}/release",
         body={"message_id": args.message_id},
+        shape=shapes.REVIEW,
     )
     if session.json:
         session.print_json(outcome)
@@ -235,7 +241,9 @@ def run_decline(session: Session) -> int:
     body: dict[str, Any] = {"message_id": args.message_id}
     if args.reason is not None:
         body["reason"] = args.reason
-    outcome = session.call("POST", f"/v1/crews/{quote(args.crew, safe='')}/decline", body=body)
+    outcome = session.call(
+        "POST", f"/v1/crews/{quote(args.crew, safe='')}/decline", body=body, shape=shapes.REVIEW
+    )
     if session.json:
         session.print_json(outcome)
         return EXIT_OK
@@ -259,7 +267,7 @@ def _show_crew(session: Session, crew: dict[str, Any], verb: str | None) -> int:
     access = crew.get("access") or []
     session.out(f"access:    {', '.join(map(one_line, access)) if access else 'the account'}")
     session.out(f"running:   {crew.get('running', 0)} call(s)")
-    session.out(f"updated:   {when(_seconds(crew.get('updated_at')))}")
+    session.out(f"updated:   {when(crew.get('updated_at'))}")
     instructions = one_line(crew.get("instructions") or "")
     if instructions:
         if len(instructions) > INSTRUCTIONS_SHOWN_CHARS:
@@ -276,8 +284,3 @@ def _show_crew(session: Session, crew: dict[str, Any], verb: str | None) -> int:
     session.out("")
     session.out("schemas: " + shell(session.command("functions", "list", "--target", str(target))))
     return EXIT_OK
-
-
-def _seconds(milliseconds: object) -> object:
-    """Crew times are epoch milliseconds; `when` reads epoch seconds."""
-    return milliseconds / 1000 if isinstance(milliseconds, int | float) else milliseconds

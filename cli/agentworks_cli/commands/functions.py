@@ -17,6 +17,7 @@ import time
 from typing import Any
 from urllib.parse import quote
 
+from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
 from agentworks_cli.commands.formatting import clean, indent, one_line, shell, table, when
 from agentworks_cli.commands.session import Session
@@ -96,11 +97,12 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     read = actions.add_parser(
         "read",
         parents=[common],
-        help="a call's file, one page (≤ 2 MiB) at a time, to stdout",
+        help="a call's file, one page (≤ 2 MiB) at a time, to stdout; without --file, "
+        "the call's files",
     )
     read.add_argument("--call-id", required=True, metavar="ID")
     read.add_argument(
-        "--file", required=True, metavar="PATH", help="a path the call's status lists"
+        "--file", metavar="PATH", help="a path the call's status lists (omit to list them)"
     )
     read.add_argument("--page", type=int, default=0, metavar="N", help="0, 1, … (default 0)")
     read.set_defaults(handler=run_read)
@@ -150,7 +152,9 @@ def _wait_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_list(session: Session) -> int:
-    listed = session.call("GET", "/v1/functions", query={"target": session.args.target})
+    listed = session.call(
+        "GET", "/v1/functions", query={"target": session.args.target}, shape=shapes.FUNCTIONS
+    )
     if session.json:
         session.print_json(listed)
         return EXIT_OK
@@ -183,7 +187,7 @@ def run_call(session: Session) -> int:
     }
     if args.submission_id is not None:
         body["submission_id"] = args.submission_id
-    accepted = session.call("POST", "/v1/calls", body=body)
+    accepted = session.call("POST", "/v1/calls", body=body, shape=shapes.CALL_ACCEPTED)
     if args.wait:
         if accepted.get("replayed"):
             _note("replayed: this submission id already started this call; nothing new started")
@@ -208,7 +212,7 @@ def run_call(session: Session) -> int:
 def run_status(session: Session) -> int:
     args = session.args
     _check_timeout(args)
-    status = session.call("GET", f"/v1/calls/{quote(args.call_id, safe='')}")
+    status = session.call("GET", f"/v1/calls/{quote(args.call_id, safe='')}", shape=shapes.CALL)
     if args.wait:
         return _wait_and_show(session, status, args.timeout)
     if session.json:
@@ -222,10 +226,13 @@ def run_read(session: Session) -> int:
     args = session.args
     if args.page < 0:
         raise CliError("--page must be 0 or more", EXIT_USAGE)
+    if args.file is None:
+        return _list_files(session, args.call_id)
     page = session.call(
         "GET",
         f"/v1/calls/{quote(args.call_id, safe='')}/files",
         query={"path": args.file, "page": args.page},
+        shape=shapes.FILE_PAGE,
     )
     if session.json:
         session.print_json(page)
@@ -259,6 +266,30 @@ def run_read(session: Session) -> int:
     return EXIT_OK
 
 
+def _list_files(session: Session, call_id: str) -> int:
+    """The files a call wrote, each with the command that reads it (from its status)."""
+    status = session.call("GET", f"/v1/calls/{quote(call_id, safe='')}", shape=shapes.CALL)
+    files = [f for f in status.get("files") or [] if isinstance(f, dict)]
+    if session.json:
+        session.print_json(
+            {"call_id": status.get("call_id"), "result_file": status.get("result_file"),
+             "files": files}
+        )  # fmt: skip
+        return EXIT_OK
+    if not files:
+        state = one_line(status.get("state"))
+        session.out(f"call {one_line(call_id)} has no files (state: {state})")
+        return EXIT_OK
+    read = ["functions", "read", "--call-id", call_id, "--file"]
+    rows = [
+        (f.get("path"), f"{f.get('size')} bytes", shell(session.command(*read, str(f["path"]))))
+        for f in files
+    ]
+    for line in table(("PATH", "SIZE", "READ"), rows):
+        session.out(line)
+    return EXIT_OK
+
+
 def run_reply(session: Session) -> int:
     args = session.args
     answer = sys.stdin.read().rstrip("\n") if args.answer == "-" else args.answer
@@ -266,6 +297,7 @@ def run_reply(session: Session) -> int:
         "POST",
         f"/v1/calls/{quote(args.call_id, safe='')}/reply",
         body={"request_id": args.request_id, "answer": answer},
+        shape=shapes.CALL,
     )
     if session.json:
         session.print_json(status)
@@ -290,7 +322,9 @@ def run_complete(session: Session) -> int:
         body["final_text"] = sys.stdin.read().rstrip("\n") if args.text == "-" else args.text
     if args.result is not None:
         body["result"] = parse_json_value(args.result, "--result")
-    status = session.call("POST", f"/v1/calls/{quote(args.call_id, safe='')}/result", body=body)
+    status = session.call(
+        "POST", f"/v1/calls/{quote(args.call_id, safe='')}/result", body=body, shape=shapes.CALL
+    )
     if session.json:
         session.print_json(status)
         return EXIT_OK
@@ -355,7 +389,9 @@ class Waiter:
                                "call": status}},
                 )  # fmt: skip
             time.sleep(POLL_SECONDS)
-            status = self.session.call("GET", f"/v1/calls/{quote(call_id, safe='')}")
+            status = self.session.call(
+                "GET", f"/v1/calls/{quote(call_id, safe='')}", shape=shapes.CALL
+            )
 
     def report(self, status: dict[str, Any]) -> dict[str, Any]:
         """Prints what is new; returns the status to go on with (after an answer, its reply)."""
@@ -398,6 +434,7 @@ class Waiter:
                 "POST",
                 f"/v1/calls/{quote(call_id, safe='')}/reply",
                 body={"request_id": request_id, "answer": answer},
+                shape=shapes.CALL,
             )
         except CliError as error:  # answered elsewhere or the call ended: keep following it
             _note(f"the answer was not taken: {error.message}")

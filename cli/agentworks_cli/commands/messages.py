@@ -7,6 +7,8 @@ import sys
 from typing import Any
 from urllib.parse import quote
 
+from agentworks import limits
+from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
 from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
 from agentworks_cli.commands.session import Session
@@ -73,9 +75,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "--after", metavar="CURSOR", help="continue after this cursor ('0' = from the start)"
     )
     read.add_argument(
-        "--wait", type=float, default=0.0, metavar="S", help="long-poll up to S seconds (≤ 25)"
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help=f"long-poll up to S seconds (≤ {limits.WAIT_MAX_SECONDS})",
     )
-    read.add_argument("--limit", type=int, metavar="N", help="page size (≤ 100)")
+    read.add_argument("--limit", type=int, metavar="N", help=f"page size (≤ {limits.PAGE_MAX})")
     read.set_defaults(handler=run_read)
 
     ack = actions.add_parser(
@@ -137,7 +143,12 @@ def _when_arguments(parser: argparse.ArgumentParser) -> None:
     when.add_argument(
         "--at", metavar="TIME", help="ISO 8601, e.g. 2030-01-31T09:00:00Z (UTC without a zone)"
     )
-    when.add_argument("--delay", type=int, metavar="SECONDS", help="seconds from now (60–604800)")
+    when.add_argument(
+        "--delay",
+        type=int,
+        metavar="SECONDS",
+        help=f"seconds from now ({limits.WAKEUP_MIN_SECONDS}–{limits.WAKEUP_MAX_SECONDS})",
+    )
 
 
 def run_register(session: Session) -> int:
@@ -149,7 +160,7 @@ def run_register(session: Session) -> int:
         body["purpose"] = args.purpose
     if args.provider is not None:
         body["provider"] = args.provider
-    agent = session.call("POST", "/v1/agents", body=body)
+    agent = session.call("POST", "/v1/agents", body=body, shape=shapes.AGENT)
     if session.json:
         session.print_json(agent)
         return EXIT_OK
@@ -164,7 +175,7 @@ def run_register(session: Session) -> int:
 
 
 def run_list(session: Session) -> int:
-    listed = session.call("GET", "/v1/agents")
+    listed = session.call("GET", "/v1/agents", shape=shapes.AGENTS)
     if session.json:
         session.print_json(listed)
         return EXIT_OK
@@ -199,7 +210,7 @@ def run_send(session: Session) -> int:
     ):
         if value is not None:
             body[key] = value
-    receipt = session.call("POST", "/v1/messages", body=body)
+    receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
     if session.json:
         session.print_json(receipt)
         return EXIT_OK
@@ -213,7 +224,8 @@ def run_send(session: Session) -> int:
     session.out(f"conversation: {one_line(receipt.get('conversation_id'))}")
     session.out(f"time:         {when(receipt.get('created_at'))}")
     words = ["messages", "read", *_agent_words(args.agent), "--inbox", receipt.get("inbox_id", "")]
-    session.out("read replies: " + shell(session.command(*words, "--after", "0", "--wait", "25")))
+    wait = ["--after", "0", "--wait", str(limits.WAIT_MAX_SECONDS)]
+    session.out("read replies: " + shell(session.command(*words, *wait)))
     return EXIT_OK
 
 
@@ -245,6 +257,7 @@ def run_read(session: Session) -> int:
             "limit": args.limit,
         },
         wait_seconds=args.wait,
+        shape=shapes.PAGE,
     )
     if session.json:
         session.print_json(page)
@@ -292,6 +305,7 @@ def run_ack(session: Session) -> int:
         "POST",
         f"/v1/messages/{quote(args.message_id, safe='')}/ack",
         body={"delivery": args.delivery},
+        shape=shapes.ACK,
     )
     if session.json:
         session.print_json(result)
@@ -312,6 +326,7 @@ def run_state(session: Session) -> int:
         "GET",
         f"/v1/inboxes/{quote(args.inbox, safe='')}/state",
         query={"agent_name": args.agent},
+        shape=shapes.INBOX_STATE,
     )
     if session.json:
         session.print_json(state)
@@ -352,6 +367,7 @@ def _crew_state(session: Session) -> int:
         "GET",
         f"/v1/crews/{quote(name, safe='')}/state",
         query={"after": args.after, "limit": args.limit},
+        shape=shapes.CREW_STATE,
     )
     if session.json:
         session.print_json(state)
@@ -419,18 +435,26 @@ def run_wakeup_schedule(session: Session) -> int:
     body: dict[str, Any] = {"inbox_id": args.inbox, **_when(args)}
     if args.agent:
         body["agent_name"] = args.agent
-    return _show_wakeup(session, session.call("POST", "/v1/wakeups", body=body), "scheduled")
+    return _show_wakeup(
+        session, session.call("POST", "/v1/wakeups", body=body, shape=shapes.WAKEUP), "scheduled"
+    )
 
 
 def run_wakeup_cancel(session: Session) -> int:
     wakeup_id = quote(session.args.wakeup_id, safe="")
-    return _show_wakeup(session, session.call("DELETE", f"/v1/wakeups/{wakeup_id}"), "cancelled")
+    return _show_wakeup(
+        session,
+        session.call("DELETE", f"/v1/wakeups/{wakeup_id}", shape=shapes.WAKEUP),
+        "cancelled",
+    )
 
 
 def run_wakeup_reschedule(session: Session) -> int:
     args = session.args
     path = f"/v1/wakeups/{quote(args.wakeup_id, safe='')}/reschedule"
-    return _show_wakeup(session, session.call("POST", path, body=_when(args)), "rescheduled")
+    return _show_wakeup(
+        session, session.call("POST", path, body=_when(args), shape=shapes.WAKEUP), "rescheduled"
+    )
 
 
 def _show_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> int:
@@ -445,14 +469,15 @@ def _show_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> int:
     if wakeup.get("state") == "scheduled":
         cancel = ["messages", "wakeup", "cancel", "--wakeup-id", wakeup_id]
         session.out("cancel: " + shell(session.command(*cancel)))
-    read = ["messages", "read", "--inbox", str(wakeup.get("inbox_id") or ""), "--wait", "25"]
+    inbox = str(wakeup.get("inbox_id") or "")
+    read = ["messages", "read", "--inbox", inbox, "--wait", str(limits.WAIT_MAX_SECONDS)]
     session.out("answers: " + shell(session.command(*read)))
     return EXIT_OK
 
 
 def run_unregister(session: Session) -> int:
     name = session.args.agent
-    result = session.call("DELETE", f"/v1/agents/{quote(name, safe='')}")
+    result = session.call("DELETE", f"/v1/agents/{quote(name, safe='')}", shape=shapes.UNREGISTERED)
     if session.json:
         session.print_json(result)
         return EXIT_OK

@@ -7,9 +7,12 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentworks_cli.client import ApiClient, Config, load_config, resolve_config_path
+
+if TYPE_CHECKING:
+    from agentworks_cli.shapes import Shape
 
 
 @dataclass
@@ -27,7 +30,7 @@ class Session:
 
     def client(self) -> ApiClient:
         config = self.config()
-        return ApiClient(config.url, config.token)
+        return ApiClient(config.url, config.token, config.path)
 
     def call(
         self,
@@ -37,10 +40,13 @@ class Session:
         query: dict[str, Any] | None = None,
         body: dict[str, Any] | None = None,
         wait_seconds: float = 0.0,
+        shape: Shape | None = None,
     ) -> Any:
-        return self.client().request(
+        """The decoded answer; read with `shape` (the server's response model) when given."""
+        answer = self.client().request(
             method, path, query=query, body=body, wait_seconds=wait_seconds
         )
+        return answer if shape is None else shape.parse(answer)
 
     def print_json(self, body: Any) -> None:
         print(json.dumps(body, indent=2, ensure_ascii=False), file=sys.stdout)

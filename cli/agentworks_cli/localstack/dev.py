@@ -6,6 +6,8 @@ tick and a TTL sweeper (scheduler.py). Nothing here is part of a Lambda package.
 Tuning for tests and experiments (environment):
   AGENTWORKS_DEV_TICK_SECONDS   seconds between scheduled-function runs (default 5)
   AGENTWORKS_DEV_SWEEP_SECONDS  seconds between TTL sweeps (default 5)
+  AGENTWORKS_DEV_TTL_LAG_SECONDS  how long expired items stay before the sweep deletes
+                                them (default 0; AWS lags by up to 172800)
   AGENTWORKS_DEV_READY_FILE     where to write a JSON note once the stack serves requests
 """
 
@@ -25,7 +27,8 @@ from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentworks_cli.localstack import lambda_seam
+from agentworks import limits
+from agentworks_cli.localstack import lambda_seam, unavailable
 from agentworks_cli.localstack.configfile import (
     ConfigError,
     default_config_path,
@@ -37,7 +40,7 @@ from agentworks_cli.localstack.handlers import LOCAL_REGION, FunctionHost, Funct
 from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, ttl_tables
 
 # What every request needs is imported at start; the rest (MCP, Tick) on first use.
-EAGER_FUNCTIONS = ("AuthorizerFunction", "ApiFunction")
+EAGER_FUNCTIONS = ("ApiFunction",)
 RESOURCE_PREFIX = "agentworks"
 FUNCTION_LOG_NAME = "dev-functions.log"
 
@@ -105,6 +108,19 @@ def _powertools_environment() -> dict[str, str]:
     }
 
 
+def route_aws_logs(output: FunctionOutput) -> None:
+    """moto's server (werkzeug) logs each AWS call it serves, and a traceback for each it
+    cannot; moto, botocore and the other libraries log warnings from their own threads.
+    AWS-side detail, so it all goes to the function log: the console is for the API's
+    request lines. (Unrouted, werkzeug adds its own stderr handler on first use and the
+    rest reach stderr through logging's last-resort handler.)"""
+    aws = logging.getLogger("werkzeug")
+    aws.setLevel(logging.ERROR)
+    aws.handlers[:] = [logging.StreamHandler(output)]
+    aws.propagate = False
+    logging.getLogger().handlers[:] = [logging.StreamHandler(output)]
+
+
 def _home_relative(path: Path) -> str:
     """~/… when the path is under the home directory: shorter and copy-pasteable."""
     try:
@@ -146,6 +162,7 @@ class DevStack:
         ready_file: Path | None = None,
         tick_seconds: float = 5.0,
         sweep_seconds: float = 5.0,
+        ttl_lag_seconds: float = 0.0,
     ) -> None:
         self.config_path = (config_path or default_config_path()).expanduser().absolute()
         self.host = host
@@ -153,6 +170,7 @@ class DevStack:
         self.ready_file = ready_file
         self.tick_seconds = tick_seconds
         self.sweep_seconds = sweep_seconds
+        self.ttl_lag_seconds = ttl_lag_seconds
         self.output = FunctionOutput(self.config_path.parent / FUNCTION_LOG_NAME)
         self.functions = FunctionHost(output=self.output)
         self.server: GatewayServer | None = None
@@ -200,6 +218,8 @@ class DevStack:
         os.environ.update(_powertools_environment())
         self._start_moto()
         os.environ.update(_aws_environment(self.moto_url, self.moto.get_host_and_port()[1]))
+        # Services moto lacks (Bedrock) answer with an error that names the local stack.
+        unavailable.install()
         self._enable_step_functions()
 
         import boto3
@@ -239,7 +259,9 @@ class DevStack:
             },
         )
 
-        sweeper = TtlSweeper(session.client("dynamodb"), ttl_tables(resources))
+        sweeper = TtlSweeper(
+            session.client("dynamodb"), ttl_tables(resources), lag_seconds=self.ttl_lag_seconds
+        )
         self.scheduler = Scheduler(
             self.functions, sweeper, self.tick_seconds, self.sweep_seconds, warn=self._warn
         )
@@ -259,8 +281,7 @@ class DevStack:
         from agentworks_cli.localstack import moto_patches
 
         moto_patches.apply()  # the in-process server shares moto's modules
-        # werkzeug would log every AWS call moto serves; the console is for the API's lines.
-        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        route_aws_logs(self.output)
         # Port 0: the OS picks a free one, so a busy port can't hang moto's start.
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.moto.start()
@@ -358,7 +379,7 @@ class DevStack:
             f"  AGENTWORKS_CONFIG={worker} agentworks messages send --agent worker "
             "--target agent:reviewer --message 'Ready for review'",
             f"  AGENTWORKS_CONFIG={reviewer} agentworks messages read --agent reviewer "
-            "--after 0 --wait 25",
+            f"--after 0 --wait {limits.WAIT_MAX_SECONDS}",
             "",
             "Connect Claude Code over MCP (this uses the admin token; an agent is better "
             "served by its own connection's token):",
@@ -390,6 +411,9 @@ def run_dev(
             ready_file=ready_file or (Path(env_ready) if env_ready else None),
             tick_seconds=_env_seconds("AGENTWORKS_DEV_TICK_SECONDS", 5.0),
             sweep_seconds=_env_seconds("AGENTWORKS_DEV_SWEEP_SECONDS", 5.0),
+            ttl_lag_seconds=_env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 1.0)
+            if os.environ.get("AGENTWORKS_DEV_TTL_LAG_SECONDS")
+            else 0.0,
         )
         print("Starting the AgentWorks local stack…", file=sys.stderr, flush=True)
         stack.start()

@@ -1,5 +1,5 @@
-"""A local stand-in for API Gateway's HTTP API: routes from template.yaml, the Lambda REQUEST
-authorizer (payload 2.0, simple responses, no caching) and payload-2.0 proxy integrations.
+"""A local stand-in for API Gateway's HTTP API: routes from template.yaml and payload-2.0
+proxy integrations. (Authentication happens in the functions themselves, as deployed.)
 
 `Gateway` turns one request into events and a response (no sockets, so it can be tested
 directly); `GatewayServer` is the threaded HTTP server around it. Long polls hold a thread
@@ -40,20 +40,10 @@ _TEXT_TYPES = ("json", "xml", "javascript", "x-www-form-urlencoded", "yaml", "gr
 
 
 @dataclass(frozen=True)
-class Authorizer:
-    """A Lambda REQUEST authorizer of the HTTP API (payload 2.0, simple responses)."""
-
-    name: str
-    function: str  # logical id of the authorizer function
-    identity_headers: tuple[str, ...] = ("authorization",)
-
-
-@dataclass(frozen=True)
 class Route:
     method: str  # GET, POST … or ANY
     path: str  # "/v1/{proxy+}", "/mcp", or "$default"
     function: str  # logical id of the integration's function
-    authorizer: Authorizer | None
 
     @property
     def key(self) -> str:
@@ -93,51 +83,20 @@ class Route:
         return (2 + exact, literals, int(self.method != "ANY")), params
 
 
-def _logical_id(value: Any) -> str | None:
-    """The logical id behind !Ref X / !GetAtt X.Arn, as the template loader parses them."""
-    if isinstance(value, dict):
-        if "Ref" in value:
-            return str(value["Ref"])
-        if "Fn::GetAtt" in value:
-            return str(value["Fn::GetAtt"][0])
-    return None
-
-
 def routes_from_template(template: dict[str, Any] | None = None) -> list[Route]:
-    """Every HttpApi event of every function, with the API's default authorizer applied."""
+    """Every HttpApi event of every function."""
     template = template if template is not None else load_template()
-    apis = resources_of_type(template, "AWS::Serverless::HttpApi")
-    authorizers: dict[str, dict[str, Authorizer]] = {}
-    defaults: dict[str, str | None] = {}
-    for api_id, api in apis.items():
-        auth = (api.get("Properties") or {}).get("Auth") or {}
-        defaults[api_id] = auth.get("DefaultAuthorizer")
-        authorizers[api_id] = {}
-        for name, spec in (auth.get("Authorizers") or {}).items():
-            function = _logical_id(spec.get("FunctionArn"))
-            if function is None:
-                continue  # JWT authorizers have no local equivalent here
-            headers = ((spec.get("Identity") or {}).get("Headers")) or ["Authorization"]
-            authorizers[api_id][name] = Authorizer(
-                name, function, tuple(h.lower() for h in headers)
-            )
     routes = []
     for logical_id, resource in resources_of_type(template, "AWS::Serverless::Function").items():
         for event in ((resource.get("Properties") or {}).get("Events") or {}).values():
             if event.get("Type") != "HttpApi":
                 continue
             properties = event.get("Properties") or {}
-            api_id = _logical_id(properties.get("ApiId")) or next(iter(apis), "")
-            chosen = (properties.get("Auth") or {}).get("Authorizer", defaults.get(api_id))
-            authorizer = None
-            if chosen and chosen != "NONE":
-                authorizer = authorizers.get(api_id, {}).get(chosen)
             routes.append(
                 Route(
                     method=str(properties.get("Method", "ANY")).upper(),
                     path=str(properties.get("Path", "$default")),
                     function=logical_id,
-                    authorizer=authorizer,
                 )
             )
     return routes
@@ -175,7 +134,7 @@ class Response:
 
 
 def gateway_message(status: int, message: str) -> Response:
-    """HTTP API's own answers ({"message": …}), e.g. 401 Unauthorized, 404 Not Found."""
+    """HTTP API's own answers ({"message": …}), e.g. 404 Not Found, 413 Too Large."""
     body = json.dumps({"message": message}).encode()
     return Response(status, [("Content-Type", "application/json")], body)
 
@@ -265,32 +224,6 @@ def build_event(
     return event
 
 
-def build_authorizer_event(
-    event: dict[str, Any], route: Route, identity: list[str]
-) -> dict[str, Any]:
-    """The payload-2.0 REQUEST authorizer event for a proxy event (no body, as on AWS)."""
-    context = event["requestContext"]
-    route_arn = (
-        f"arn:aws:execute-api:us-east-1:{context['accountId']}:{context['apiId']}"
-        f"/$default/{context['http']['method']}{event['rawPath']}"
-    )
-    authorizer_event = {
-        "version": "2.0",
-        "type": "REQUEST",
-        "routeArn": route_arn,
-        "identitySource": identity,
-        "routeKey": event["routeKey"],
-        "rawPath": event["rawPath"],
-        "rawQueryString": event["rawQueryString"],
-        "headers": event["headers"],
-        "requestContext": context,
-    }
-    for optional in ("cookies", "queryStringParameters", "pathParameters"):
-        if optional in event:
-            authorizer_event[optional] = event[optional]
-    return authorizer_event
-
-
 def lambda_response(result: Any) -> Response:
     """A payload-2.0 proxy result as HTTP; anything without statusCode is a 200 JSON body,
     as HTTP API infers it."""
@@ -321,7 +254,7 @@ def lambda_response(result: Any) -> Response:
 
 
 class Gateway:
-    """Routes a request, runs the authorizer, then the integration's function."""
+    """Routes a request to the integration's function."""
 
     def __init__(
         self,
@@ -352,31 +285,7 @@ class Gateway:
         if len(request.body) > MAX_BODY_BYTES:
             return gateway_message(413, "Request Entity Too Large")
         event = build_event(request, route, path_parameters, request_id)
-        if route.authorizer is not None:
-            refused = self._authorize(event, route, route.authorizer)
-            if refused is not None:
-                return refused
         return self._integrate(route, event)
-
-    def _authorize(self, event: dict[str, Any], route: Route, auth: Authorizer) -> Response | None:
-        identity = [event["headers"].get(h, "") for h in auth.identity_headers]
-        # A missing or empty identity source is refused before the authorizer runs.
-        if not all(v.strip() for v in identity):
-            return gateway_message(401, "Unauthorized")
-        try:
-            decision = self._invoke(auth.function, build_authorizer_event(event, route, identity))
-        except HandlerMissing as missing:
-            self.warn(f"error: {missing}")
-            return gateway_message(500, "Internal Server Error")
-        except FunctionError:
-            return gateway_message(500, "Internal Server Error")
-        if not isinstance(decision, dict) or not isinstance(decision.get("isAuthorized"), bool):
-            self.warn(f"error: {auth.function} answered without a boolean isAuthorized")
-            return gateway_message(500, "Internal Server Error")
-        if not decision["isAuthorized"]:
-            return gateway_message(403, "Forbidden")
-        event["requestContext"]["authorizer"] = {"lambda": decision.get("context") or {}}
-        return None
 
     def _integrate(self, route: Route, event: dict[str, Any]) -> Response:
         try:
@@ -504,7 +413,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+    # TRACE too: the ANY route takes it and the function answers 405 in the API's error
+    # shape (without this the server itself would answer a 501 HTML page).
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_TRACE = _serve
 
 
 class GatewayServer(ThreadingHTTPServer):

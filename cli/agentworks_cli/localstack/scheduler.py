@@ -2,9 +2,10 @@
 
 - EventBridge: every function with a `Schedule` event (the Tick function) runs every few
   seconds with a "Scheduled Event" (moto's schedule rules never fire);
-- DynamoDB TTL: items whose TTL attribute is at or before now are deleted (moto stores TTL
-  settings but never expires anything). On AWS deletion is eventual, so code must already
-  ignore expired-but-present items; the sweeper only keeps local tables from growing.
+- DynamoDB TTL: items whose TTL attribute is at or before now (less a configurable lag)
+  are deleted (moto stores TTL settings but never expires anything). On AWS deletion lags
+  by up to ~48 h, so code must already ignore expired-but-present items; the lag lets the
+  local stack hold them as AWS does.
 """
 
 from __future__ import annotations
@@ -83,17 +84,21 @@ class TtlSweeper:
         client: Any,
         tables: list[TtlTable],
         clock: Callable[[], float] = time.time,
+        lag_seconds: float = 0.0,
     ) -> None:
         self._client = client
         self._tables = tables
         self._clock = clock
+        # AWS deletes expired items up to ~48 h late: a lag holds them that long locally,
+        # so code that forgets to treat expired-but-present as absent fails here too.
+        self._lag = lag_seconds
 
     def sweep_once(self) -> int:
         """One pass over every TTL table; returns how many items were deleted."""
         return sum(self._sweep_table(table) for table in self._tables)
 
     def _sweep_table(self, table: TtlTable) -> int:
-        now = self._clock()
+        now = self._clock() - self._lag
         names = {f"#k{i}": name for i, name in enumerate(table.key_attributes)}
         names["#ttl"] = table.ttl_attribute
         scan: dict[str, Any] = {

@@ -9,13 +9,19 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 
+def dynamodb_config() -> Any:
+    """Standard retries (throttling and 5xx, with backoff): 4 retries, 5 attempts; the tests'
+    client uses the same, so injected faults meet the retries the functions have."""
+    from botocore.config import Config
+
+    return Config(retries={"mode": "standard", "max_attempts": 4}, tcp_keepalive=True)
+
+
 @lru_cache(maxsize=1)
 def dynamodb() -> DynamoDBClient:
     import boto3
-    from botocore.config import Config
 
-    config = Config(retries={"mode": "standard", "max_attempts": 4}, tcp_keepalive=True)
-    return boto3.client("dynamodb", config=config)
+    return boto3.client("dynamodb", config=dynamodb_config())
 
 
 @lru_cache(maxsize=1)

@@ -1,8 +1,11 @@
-"""Small helpers over the low-level DynamoDB client: item (de)serialization and
-transaction-cancellation reasons. Stores own their keys; this module owns no schema."""
+"""Small helpers over the low-level DynamoDB client: item (de)serialization, transactions
+whose cancellation reasons are read by item name, and which failures are transient. Stores
+own their keys; this module owns no schema."""
 
 from __future__ import annotations
 
+import random
+import time
 from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -10,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
     from botocore.exceptions import ClientError
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from agentworks.errors import AgentWorksError
 
 
 @cache
@@ -58,15 +64,114 @@ def error_code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
 
 
-def cancellation_reasons(error: ClientError) -> list[dict[str, Any]]:
-    """Per-item reasons of a cancelled transaction, in request order."""
-    reasons = error.response.get("CancellationReasons") or []
-    return [dict(r) for r in reasons]
+# Reason codes of a cancelled transaction that say nothing about the data: the same
+# transaction may commit when sent again.
+TRANSIENT_REASONS = frozenset(
+    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
+)
+# Error codes botocore's standard retry mode already retried (and gave up on).
+TRANSIENT_ERRORS = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "TransactionInProgressException",
+    }
+)
+# A cancelled-only-for-conflict transaction is sent this many times in all.
+TRANSACTION_ATTEMPTS = 4
+_BACKOFF_S = 0.02
 
 
-def is_conditional_failure(reason: dict[str, Any]) -> bool:
-    return reason.get("Code") == "ConditionalCheckFailed"
+class TransactionCancelled(Exception):
+    """A transaction refused by a condition: its reasons by item name, not by position."""
+
+    def __init__(self, reasons: dict[str, str], old: dict[str, dict[str, Any] | None]) -> None:
+        super().__init__(", ".join(f"{n}={c}" for n, c in reasons.items() if c != "None"))
+        self.reasons = reasons
+        self.old = old
+
+    def failed(self, name: str) -> bool:
+        """The condition on item `name` was false."""
+        return self.reasons.get(name) == "ConditionalCheckFailed"
+
+    @property
+    def transient(self) -> bool:
+        """No condition failed; only a conflict or throttling cancelled it."""
+        codes = set(self.reasons.values())
+        return "ConditionalCheckFailed" not in codes and bool(codes & TRANSIENT_REASONS)
 
 
-def is_conflict(reason: dict[str, Any]) -> bool:
-    return reason.get("Code") in {"TransactionConflict", "ThrottlingError"}
+def named_cancellation(error: ClientError, names: list[str]) -> TransactionCancelled | None:
+    """{item name: reason code} of a cancelled transaction whose items were sent in the order
+    of `names`; None for any other error. `old` holds the items returned by
+    ReturnValuesOnConditionCheckFailure."""
+    if error_code(error) != "TransactionCanceledException":
+        return None
+    raw: list[dict[str, Any]] = [dict(r) for r in error.response.get("CancellationReasons") or []]
+    reasons: dict[str, str] = {}
+    old: dict[str, dict[str, Any] | None] = {}
+    for name, reason in zip(names, raw, strict=False):
+        reasons[name] = str(reason.get("Code") or "None")
+        old[name] = from_item(reason.get("Item"))
+    return TransactionCancelled(reasons, old)
+
+
+def transact_write(
+    client: DynamoDBClient,
+    items: dict[str, dict[str, Any]],
+    attempts: int = TRANSACTION_ATTEMPTS,
+) -> None:
+    """Runs the named items as one TransactWriteItems (at most 100 items).
+
+    A cancellation that only names conflicts or throttling changed nothing, so the same
+    transaction is sent again, a few times; if it still cannot commit, `TryAgain` (the
+    caller's request may be retried as is). A failed condition raises `TransactionCancelled`
+    with the reasons by item name."""
+    from botocore.exceptions import ClientError
+
+    from agentworks import limits
+    from agentworks.errors import TryAgain
+
+    if len(items) > limits.TRANSACTION_MAX_ITEMS:
+        raise ValueError(
+            f"a transaction holds at most {limits.TRANSACTION_MAX_ITEMS} items, not {len(items)}"
+        )
+    names = list(items)
+    for attempt in range(attempts):
+        try:
+            client.transact_write_items(TransactItems=list(items.values()))  # type: ignore[arg-type]
+            return
+        except ClientError as error:
+            cancelled = named_cancellation(error, names)
+            if cancelled is None:
+                raise
+            if not cancelled.transient:
+                raise cancelled from None
+        if attempt + 1 < attempts:
+            # Jittered: two transactions that conflicted must not meet again at once.
+            time.sleep(random.uniform(0, _BACKOFF_S * 2**attempt))
+    raise TryAgain("The store is busy with concurrent changes to the same items; retry shortly.")
+
+
+def is_transient(error: ClientError) -> bool:
+    """Throttling or a server error that outlasted botocore's retries, or a transaction
+    cancelled only by conflicts: nothing to fix in the request, it may succeed later."""
+    if error_code(error) in TRANSIENT_ERRORS:
+        return True
+    if error_code(error) != "TransactionCanceledException":
+        return False
+    raw = error.response.get("CancellationReasons") or []
+    codes = {str(r.get("Code") or "None") for r in raw}
+    return "ConditionalCheckFailed" not in codes and bool(codes & TRANSIENT_REASONS)
+
+
+def retry_later(error: ClientError) -> AgentWorksError | None:
+    """The domain error a surface answers for a transient store failure, else None."""
+    from agentworks.errors import TryAgain
+
+    if not is_transient(error):
+        return None
+    return TryAgain("The store is busy (throttled or unavailable) right now; retry shortly.")

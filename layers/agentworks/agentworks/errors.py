@@ -88,3 +88,15 @@ class Busy(AgentWorksError):
 
     status = 429
     code = "busy"
+
+
+class TryAgain(AgentWorksError):
+    """The store throttled or could not commit after its retries: send the same request
+    again after `retry_after` seconds (with the same submission_id it is not stored twice)."""
+
+    status = 503
+    code = "unavailable_retry"
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message, retry_after=retry_after)
+        self.retry_after = retry_after

@@ -48,9 +48,91 @@ SUBMISSION_BINDING_SECONDS = MESSAGE_RETENTION_SECONDS
 # M8: delivery records shown per inbox by `state`.
 STATE_DELIVERY_RECORDS = 20
 
+# M5: connections a name's allow-list holds (each is mirrored on its connection item).
+ALLOWED_CONNECTIONS_MAX = 50
+
+# DynamoDB: items in one TransactWriteItems.
+TRANSACTION_MAX_ITEMS = 100
+
 # A2: connections.
 CONNECTION_NAME_MAX_CHARS = 64
 CONNECTIONS_PER_ACCOUNT = 200
 
 # HTTP: a 20,000-emoji body escaped as JSON (\\uXXXX pairs) is ~240 KB; allow headroom.
 REQUEST_BODY_MAX_BYTES = 512 * 1024
+
+# Request JSON (HTTP and MCP): nesting deeper than this, or a number written with more
+# characters than this, is refused before any route sees the body (never a 500).
+JSON_MAX_DEPTH = 64
+JSON_NUMBER_MAX_CHARS = 100
+# F3: a function call's `args` may nest this deep (the request envelope takes the rest).
+ARGS_MAX_DEPTH = 32
+# F7: a person's answer to a call's question.
+ANSWER_MAX_CHARS = 20_000
+# F1: connection ids a Crew's `access` list may name.
+CREW_ACCESS_MAX_ENTRIES = 100
+
+# M9: the one-minute tick has 50 s. It claims at most this many due wakeups, shared fairly
+# among at most this many accounts (longest waiting first), and records at most this many
+# stale claims as interrupted.
+WAKEUPS_PER_TICK = 500
+WAKEUP_ACCOUNTS_PER_TICK = 200
+WAKEUP_STALE_PER_TICK = 100
+# The due index is eventually consistent: an account's marker touched this recently may
+# hide a wakeup the index does not show yet, so the tick leaves it to look again.
+WAKEUP_INDEX_SETTLE_SECONDS = 60
+
+# F5: the tick asks Step Functions about at most this many open calls a minute; a call is
+# first asked about this long after its last change, then again this often while it runs.
+RECONCILE_CALLS_PER_TICK = 100
+RECONCILE_GRACE_SECONDS = 120
+RECONCILE_RECHECK_SECONDS = 600
+
+# DynamoDB refuses an item of 400 KB (names + values); every stored item stays under it at
+# every limit at once (tests/integration/test_item_sizes.py adds them up).
+DYNAMODB_ITEM_MAX_BYTES = 400 * 1024
+# A Crew's definition, as stored (JSON): its item's other attributes take under 1 KB.
+CREW_DEFINITION_MAX_BYTES = 380 * 1024
+# F2–F8: what a call record keeps besides `args` and an inline result, in stored bytes
+# (JSON, UTF-8). Longer text is shortened with a marker; the oldest entries of a list go
+# first. An inline result takes what is left of CALL_RECORD_MAX_BYTES after the call's
+# own args and all of these; a larger one goes to the call's result.json (F6).
+CALL_RECORD_MAX_BYTES = 390_000
+CALL_FINAL_TEXT_MAX_BYTES = 24 * 1024
+CALL_PROGRESS_MAX_BYTES = 8 * 1024
+CALL_ERRORS_MAX_BYTES = 8 * 1024
+CALL_QUESTIONS_MAX_BYTES = 8 * 1024
+CALL_ANSWERS_MAX_BYTES = 24 * 1024
+CALL_HANDOFF_MESSAGE_MAX_BYTES = 24 * 1024
+CALL_CORRECTION_MAX_BYTES = 4 * 1024
+CALL_FILES_MAX_BYTES = 8 * 1024
+# Everything else on the record: ids, names, counters, the task token (AWS: ≤ 1,024 chars).
+CALL_FIXED_FIELDS_MAX_BYTES = 6 * 1024
+
+# ---- Crews and structured functions (SPEC §4, the communication-protocols limits) ----
+
+RUNNING_PER_CREW = 3  # F5: full → busy without queueing
+CALL_SUBMISSION_BINDING_SECONDS = 7 * 24 * 3600  # F4
+RESULT_INLINE_MAX_BYTES = 256 * 1024  # F6: larger results go to a file
+RESULT_VALIDATION_MAX_BYTES = 16 * 1024 * 1024  # F6
+FILE_PAGE_MAX_BYTES = 2 * 1024 * 1024  # F2 read
+CORRECTION_TURNS = 1  # F6
+MAX_TURNS = 8  # turns of one call before it fails (questions and corrections included)
+FUNCTIONS_PER_CREW = 50
+CREWS_PER_ACCOUNT = 100
+INSTRUCTIONS_MAX_CHARS = 20_000
+ARGS_MAX_BYTES = 256 * 1024
+CALL_OUTPUT_RETENTION_DAYS = 7  # F8: matches the bucket lifecycle rule
+
+# M9: a wakeup is due 60 s to 7 days from when it is (re)scheduled.
+WAKEUP_MIN_SECONDS = 60
+WAKEUP_MAX_SECONDS = 7 * 24 * 3600
+# A wakeup the tick claimed (`firing`) but never recorded as fired within this long was
+# interrupted (the tick stopped): it is recorded `interrupted`, never fired again.
+WAKEUP_FIRING_STALE_SECONDS = 300
+WAKEUPS_SHOWN_PER_INBOX = 20  # M8 state
+# M8: a Crew's state is paged by conversation.
+STATE_PAGE_DEFAULT = 10
+STATE_PAGE_MAX = 20
+# Delivery records of messages to a Crew live as long as the messages (M11).
+DELIVERY_RECORD_SECONDS = 7 * 24 * 3600

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from agentworks.crews.conversations import CrewInboxes, CrewReception, LiveConnection
     from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.message_runs import MessageRuns
+    from agentworks.crews.reconcile import CallReconciler
     from agentworks.crews.runner import StepRunner
     from agentworks.crews.service import CrewService
     from agentworks.crews.wakeups import Wakeups
@@ -39,6 +40,7 @@ class Crews:
     runner: StepRunner
     inboxes: CrewInboxes
     wakeups: Wakeups
+    reconciler: CallReconciler
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class TickServices:
 
     lifecycle: InboxLifecycle
     wakeups: Wakeups
+    reconciler: CallReconciler
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,27 @@ def _message_runs(
     return inbox, MessageRuns(CallStore(client, settings.work_table), inbox, executions, clock)
 
 
+def _reconciler(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    stepfunctions: Any,
+    inbox: CrewInboxStore,
+) -> CallReconciler:
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.open_call_store import OpenCallStore
+    from agentworks.crews.reconcile import CallReconciler
+
+    return CallReconciler(
+        CallStore(client, settings.work_table),
+        OpenCallStore(client, settings.work_table),
+        Executions(settings.function_call_state_machine_arn, stepfunctions),
+        inbox,
+        clock,
+    )
+
+
 def build_reception(
     settings: Settings,
     client: DynamoDBClient,
@@ -187,6 +211,7 @@ def build_crews(
         ),
         inboxes=CrewInboxes(crews, inbox, runs, messaging, is_live_connection, clock),
         wakeups=Wakeups(inbox, runs, messaging, clock),
+        reconciler=_reconciler(settings, client, clock, stepfunctions, inbox),
     )
 
 
@@ -214,7 +239,7 @@ def _default_services() -> Services:
 
 
 def identity_only() -> IdentityService:
-    """What the authorizer needs: no signing secret, no messaging stores."""
+    """What authentication needs: the connection store, no signing secret or messaging."""
     return _installed.identity if _installed is not None else _default_identity()
 
 
@@ -228,10 +253,13 @@ def _default_identity() -> IdentityService:
 
 
 def tick_services() -> TickServices:
-    """What the tick needs: the retention rules over the messages table, and firing due
-    wakeups (the work table and StartExecution; no signing secret, no identity table)."""
+    """What the tick needs: the retention rules over the messages table, firing due wakeups
+    and reconciling ended executions (the work table, StartExecution and DescribeExecution;
+    no signing secret, no identity table)."""
     if _installed is not None:
-        return TickServices(_installed.lifecycle, _installed.crews.wakeups)
+        return TickServices(
+            _installed.lifecycle, _installed.crews.wakeups, _installed.crews.reconciler
+        )
     return _default_tick()
 
 
@@ -247,4 +275,5 @@ def _default_tick() -> TickServices:
     return TickServices(
         InboxLifecycle(LifecycleStore(dynamodb(), settings.messages_table)),
         Wakeups(inbox, runs, None),
+        _reconciler(settings, dynamodb(), SYSTEM_CLOCK, None, inbox),
     )

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
-from agentworks.crews import limits
+from agentworks import limits
+from agentworks.crews.call_bounds import bound_record
 from agentworks.crews.crew_store import crew_key
 from agentworks.crews.models import CallRecord, Crew, PendingInput
+from agentworks.crews.open_call_store import open_index
 from agentworks.dynamo import (
-    cancellation_reasons,
+    TransactionCancelled,
     error_code,
     from_item,
-    is_conditional_failure,
     to_item,
+    transact_write,
 )
 
 if TYPE_CHECKING:
@@ -58,13 +60,22 @@ def binding_key(account_id: str, connection_id: str, submission_id: str) -> dict
 
 
 def _encode(record: CallRecord) -> str:
-    return json.dumps(asdict(record), separators=(",", ":"), default=str)
+    # UTF-8 as is (not \u escapes): the stored size is what call_bounds budgets.
+    return json.dumps(
+        asdict(bound_record(record)), ensure_ascii=False, separators=(",", ":"), default=str
+    )
 
 
 def _decode(data: dict[str, Any]) -> tuple[CallRecord, int]:
     raw = json.loads(data["record"])
     raw["pending_inputs"] = [PendingInput(**p) for p in raw.get("pending_inputs", [])]
     return CallRecord(**raw), int(data["version"])
+
+
+def _is_own_write(stored: dict[str, Any] | None, written: dict[str, Any]) -> bool:
+    """The item a refused write found is the one it wrote: an earlier attempt of this very
+    write committed and botocore, not seeing the answer, sent it again."""
+    return bool(stored) and stored == written
 
 
 class CallStore:
@@ -87,6 +98,8 @@ class CallStore:
                 "state": record.state,
                 "account_id": record.account_id,
                 "version": version,
+                # Open until terminal: the tick's reconciliation finds it (open_call_store).
+                **open_index(record),
             }
         )
 
@@ -94,8 +107,8 @@ class CallStore:
         self, crew: Crew, record: CallRecord, args_hash: str, submission_id: str | None
     ) -> None:
         """Takes a slot and stores the accepted call (and its binding) atomically."""
-        items: list[dict[str, Any]] = [
-            {
+        items: dict[str, dict[str, Any]] = {
+            "slot": {
                 "Update": {
                     "TableName": self._table,
                     "Key": to_item(crew_key(crew.account_id, crew.name)),
@@ -107,46 +120,47 @@ class CallStore:
                     "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                 }
             },
-            {
+            "call": {
                 "Put": {
                     "TableName": self._table,
                     "Item": self._item(record, 1),
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
-        ]
+        }
         if submission_id is not None:
-            items.append(
-                {
-                    "Put": {
-                        "TableName": self._table,
-                        "Item": to_item(
-                            {
-                                **binding_key(
-                                    record.account_id, record.caller_connection_id, submission_id
-                                ),
-                                "call_id": record.call_id,
-                                "args_hash": args_hash,
-                                "expires_ttl": record.created_at // 1000
-                                + limits.SUBMISSION_BINDING_SECONDS,
-                            }
-                        ),
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                    }
+            created_s = record.created_at // 1000
+            items["binding"] = {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": to_item(
+                        {
+                            **binding_key(
+                                record.account_id, record.caller_connection_id, submission_id
+                            ),
+                            "call_id": record.call_id,
+                            "args_hash": args_hash,
+                            "expires_ttl": created_s + limits.CALL_SUBMISSION_BINDING_SECONDS,
+                        }
+                    ),
+                    # An expired binding DynamoDB has not deleted yet is no binding.
+                    "ConditionExpression": "attribute_not_exists(pk) OR expires_ttl <= :now",
+                    "ExpressionAttributeValues": to_item({":now": created_s}),
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                 }
-            )
+            }
         try:
-            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
-                raise
-            reasons = cancellation_reasons(error)
-            if len(reasons) == 3 and is_conditional_failure(reasons[2]) and reasons[2].get("Item"):
-                existing = from_item(reasons[2]["Item"]) or {}
+            transact_write(self._db, items)
+        except TransactionCancelled as cancelled:
+            existing = cancelled.old.get("binding")
+            if cancelled.failed("call") and self.get(record.call_id) is not None:
+                # An earlier attempt of this very request committed (its answer was lost
+                # and botocore sent it again): the call was admitted once, slot and all.
+                return
+            if cancelled.failed("binding") and existing:
                 raise CallBindingExists(existing["call_id"], existing["args_hash"]) from None
-            if reasons and is_conditional_failure(reasons[0]):
-                old = from_item(reasons[0].get("Item")) or {}
+            if cancelled.failed("slot"):
+                old = cancelled.old.get("slot") or {}
                 if old.get("crew_id") == crew.crew_id:
                     raise CrewBusy() from None
                 raise CrewChanged() from None
@@ -169,66 +183,73 @@ class CallStore:
 
     def save(self, record: CallRecord, version: int) -> int:
         """Writes the record if nobody else did since `version`; returns the new version."""
+        item = self._item(record, version + 1)
         try:
             self._db.put_item(
                 TableName=self._table,
-                Item=self._item(record, version + 1),
+                Item=item,
                 ConditionExpression="version = :v",
                 ExpressionAttributeValues=to_item({":v": version}),
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            if not _is_own_write(cast(dict[str, Any], error.response).get("Item"), item):
                 raise StaleCall() from None
-            raise
         return version + 1
 
     def finish(self, record: CallRecord, version: int, release_slot: bool) -> None:
-        """Records a terminal state and frees the Crew's slot in one transaction."""
-        items: list[dict[str, Any]] = [
-            {
+        """Records a terminal state and frees the Crew's slot in one transaction. A
+        transaction that cannot commit (conflicts, throttling) raises `TryAgain` with nothing
+        written, so the caller's retry still gives the slot back: it is never leaked."""
+        item = self._item(record, version + 1)
+        items: dict[str, dict[str, Any]] = {
+            "record": {
                 "Put": {
                     "TableName": self._table,
-                    "Item": self._item(record, version + 1),
+                    "Item": item,
                     "ConditionExpression": "version = :v",
                     "ExpressionAttributeValues": to_item({":v": version}),
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                 }
             }
-        ]
+        }
         if release_slot:
-            items.append(
-                {
-                    "Update": {
-                        "TableName": self._table,
-                        "Key": to_item(crew_key(record.account_id, record.crew_name)),
-                        "UpdateExpression": "SET running = running - :one",
-                        "ConditionExpression": "crew_id = :id AND running > :zero",
-                        "ExpressionAttributeValues": to_item(
-                            {":one": 1, ":zero": 0, ":id": record.crew_id}
-                        ),
-                    }
+            items["slot"] = {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": to_item(crew_key(record.account_id, record.crew_name)),
+                    "UpdateExpression": "SET running = running - :one",
+                    "ConditionExpression": "crew_id = :id AND running > :zero",
+                    "ExpressionAttributeValues": to_item(
+                        {":one": 1, ":zero": 0, ":id": record.crew_id}
+                    ),
                 }
-            )
+            }
         try:
-            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
-                raise
-            reasons = cancellation_reasons(error)
-            if reasons and is_conditional_failure(reasons[0]):
+            transact_write(self._db, items)
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("record"):
+                if _is_own_write(to_item(cancelled.old.get("record") or {}), item):
+                    return  # this transaction committed (slot and all); its answer was lost
                 raise StaleCall() from None
-            if release_slot:
+            if cancelled.failed("slot"):
                 # The Crew was deleted or re-created: there is no slot to give back.
                 self.finish(record, version, release_slot=False)
                 return
-            raise StaleCall() from None
+            raise
 
     def get_binding(
-        self, account_id: str, connection_id: str, submission_id: str
+        self, account_id: str, connection_id: str, submission_id: str, now_ms: int
     ) -> tuple[str, str] | None:
+        """The call a submission id names; an expired binding not yet deleted names none."""
         response = self._db.get_item(
             TableName=self._table,
             Key=to_item(binding_key(account_id, connection_id, submission_id)),
             ConsistentRead=True,
         )
         data = from_item(response.get("Item"))
-        return (data["call_id"], data["args_hash"]) if data else None
+        if not data or int(data.get("expires_ttl", 0)) <= now_ms // 1000:
+            return None
+        return data["call_id"], data["args_hash"]

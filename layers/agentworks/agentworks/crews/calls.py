@@ -8,8 +8,8 @@ import json
 import time
 from typing import Any
 
+from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews import limits
 from agentworks.crews.access import may_see_call, parse_crew_target, visible
 from agentworks.crews.call_store import (
     CallBindingExists,
@@ -34,6 +34,7 @@ from agentworks.errors import (
 )
 from agentworks.identity.models import FUNCTIONS_CALL, FUNCTIONS_READ, MESSAGES_SEND, Principal
 from agentworks.ids import new_id
+from agentworks.json_input import depth_of
 from agentworks.messaging.models import iso
 from agentworks.messaging.names import normalize_agent_name
 
@@ -112,7 +113,14 @@ class FunctionCalls:
                 field="function",
             )
         if len(json.dumps(request.args)) > limits.ARGS_MAX_BYTES:
-            raise InvalidInput("args are limited to 256 KiB of JSON.", field="args")
+            raise InvalidInput(
+                f"args are limited to {limits.ARGS_MAX_BYTES // 1024} KiB of JSON.", field="args"
+            )
+        if depth_of(request.args) > limits.ARGS_MAX_DEPTH:
+            # Bounded before the schema check, whose validator recurses per level.
+            raise InvalidInput(
+                f"args may nest at most {limits.ARGS_MAX_DEPTH} levels.", field="args"
+            )
         try:
             check(spec.input_schema, request.args)
         except SchemaProblem as problem:
@@ -265,6 +273,7 @@ class FunctionCalls:
                 or found is None
                 or record.account_id != principal.account_id
                 or consent is None
+                or not principal.may_target(f"agent:{name}")  # A4: bounds name it too
                 or record.handoff_agent != name
                 or consent.agent_id != record.handoff_agent_id
             ):

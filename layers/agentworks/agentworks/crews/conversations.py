@@ -13,8 +13,8 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews import limits
 from agentworks.crews.access import visible
 from agentworks.crews.crew_inbox_store import CrewInboxStore, Delivery, Wakeup
 from agentworks.crews.crew_store import CrewStore

@@ -8,36 +8,40 @@ table:
                                                  fired, cancelled, interrupted), run_id
     ACCOUNT#<account>         SCHEDULER          the account's scheduler pause
 
-A scheduled wakeup carries `wake_store` = "ALL" and `wake_due` = `<due ms:013d>#<id>`, so
-the sparse DueWakeups index lists due wakeups oldest first; a claimed one moves to
-`F#<claimed ms:013d>#<id>` (after every digit, so never "due" again) until it is recorded
-fired or interrupted, when it leaves the index. Bodies are never stored here.
+A scheduled wakeup is in its account's partition of the sparse DueWakeups index, oldest
+first; a claimed one moves to the FIRING partition until it is recorded fired or
+interrupted, when it leaves the index (wakeup_queue_store.py has the index and the pause).
+Bodies are never stored here.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
-from agentworks.crews import limits
+from agentworks import limits
+from agentworks.crews.wakeup_queue_store import (
+    FIRING,
+    WakeupQueueStore,
+    account_store,
+    due_key,
+    marker_touch,
+)
 from agentworks.dynamo import (
-    cancellation_reasons,
+    TransactionCancelled,
     error_code,
     from_item,
-    is_conditional_failure,
     to_item,
+    transact_write,
 )
 from agentworks.errors import Unavailable
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-DUE_WAKEUPS = "DueWakeups"
-STORE = "ALL"
-FIRING = "F#"
 TTL_ATTRIBUTE = "expires_ttl"
 _WAKEUP_ID = re.compile(r"^wku_([0-9A-HJKMNP-TV-Z]{26})([0-9A-HJKMNP-TV-Z]{26})$")
 
@@ -61,14 +65,6 @@ def delivery_key(conversation: str, seq: int) -> dict[str, str]:
 
 def wakeup_key(conversation: str, wake: str) -> dict[str, str]:
     return {"pk": conversation_pk(conversation), "sk": f"WAKE#{wake}"}
-
-
-def scheduler_key(account_id: str) -> dict[str, str]:
-    return {"pk": f"ACCOUNT#{account_id}", "sk": "SCHEDULER"}
-
-
-def _due_key(due_ms: int, wakeup_id: str) -> str:
-    return f"{due_ms:013d}#{wakeup_id}"
 
 
 @dataclass
@@ -167,7 +163,10 @@ def _wakeup_item(w: Wakeup) -> dict[str, Any]:
         TTL_ATTRIBUTE: _wakeup_ttl(w.due_at),
     }
     if w.state == "scheduled":
-        item |= {"wake_store": STORE, "wake_due": _due_key(w.due_at, w.wakeup_id)}
+        item |= {
+            "wake_store": account_store(w.account_id),
+            "wake_due": due_key(w.due_at, w.wakeup_id),
+        }
     return item
 
 
@@ -194,19 +193,19 @@ def _wakeup_from(data: dict[str, Any]) -> Wakeup:
 
 
 def _conditional_failure(error: ClientError) -> bool:
-    """A write refused by its condition (in a transaction: by the first item's, the one
-    that decides; a conflict with another transaction is not a refusal)."""
-    code = error_code(error)
-    if code == "TransactionCanceledException":
-        reasons = cancellation_reasons(error)
-        return bool(reasons) and is_conditional_failure(reasons[0])
-    return code == "ConditionalCheckFailedException"
+    """A single write refused by its condition (not throttling, not a server error)."""
+    return error_code(error) == "ConditionalCheckFailedException"
 
 
 class CrewInboxStore:
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self._db = client
         self._table = table
+
+    @property
+    def table(self) -> tuple[DynamoDBClient, str]:
+        """The client and table, for the stores that share the work table."""
+        return self._db, self._table
 
     # ---- delivery records ----
 
@@ -224,9 +223,13 @@ class CrewInboxStore:
             if run_put is None:
                 self._db.put_item(**put["Put"])  # type: ignore[arg-type]
             else:
-                self._db.transact_write_items(TransactItems=[put, run_put])  # type: ignore[list-item]
+                transact_write(self._db, {"delivery": put, "run": run_put})
         except ClientError as error:
             if _conditional_failure(error):
+                return False
+            raise
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("delivery"):
                 return False
             raise
         return True
@@ -243,9 +246,10 @@ class CrewInboxStore:
     def release(self, delivery: Delivery, run_id: str, run_put: dict[str, Any], now: int) -> bool:
         """pending_review → running, with the run's record; False when it is not pending."""
         try:
-            self._db.transact_write_items(
-                TransactItems=[
-                    {
+            transact_write(
+                self._db,
+                {
+                    "delivery": {
                         "Update": {
                             "TableName": self._table,
                             "Key": to_item(delivery_key(delivery.conversation, delivery.seq)),
@@ -264,11 +268,11 @@ class CrewInboxStore:
                             ),
                         }
                     },
-                    run_put,  # type: ignore[list-item]
-                ]
+                    "run": run_put,
+                },
             )
-        except ClientError as error:
-            if _conditional_failure(error):
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("delivery"):
                 return False
             raise
         return True
@@ -309,10 +313,20 @@ class CrewInboxStore:
     # ---- wakeups ----
 
     def put_wakeup(self, wakeup: Wakeup) -> None:
-        self._db.put_item(
-            TableName=self._table,
-            Item=to_item(_wakeup_item(wakeup)),
-            ConditionExpression="attribute_not_exists(pk)",
+        """Stores a scheduled wakeup and, in the same transaction, tells the tick to look at
+        its account (so no wakeup is ever in the index unseen)."""
+        transact_write(
+            self._db,
+            {
+                "wakeup": {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": to_item(_wakeup_item(wakeup)),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                "marker": marker_touch(self._table, wakeup.account_id, wakeup.created_at),
+            },
         )
 
     def get_wakeup(self, conversation: str, wake: str) -> Wakeup | None:
@@ -323,19 +337,37 @@ class CrewInboxStore:
         return _wakeup_from(data) if data else None
 
     def reschedule(self, wakeup: Wakeup, due_at: int, now: int) -> bool:
-        """Moves a scheduled wakeup; False when it is no longer scheduled."""
-        return self._move(
-            wakeup_key(wakeup.conversation, wakeup.wake),
-            f"SET due_at = :due, wake_due = :key, updated_at = :now, {TTL_ATTRIBUTE} = :ttl",
-            "#state = :scheduled",
-            {
-                ":due": due_at,
-                ":key": _due_key(due_at, wakeup.wakeup_id),
-                ":now": now,
-                ":ttl": _wakeup_ttl(due_at),
-                ":scheduled": "scheduled",
-            },
-        )
+        """Moves a scheduled wakeup (maybe earlier: the tick looks at its account again, in
+        the same transaction); False when it is no longer scheduled."""
+        move = {
+            "Update": {
+                "TableName": self._table,
+                "Key": to_item(wakeup_key(wakeup.conversation, wakeup.wake)),
+                "UpdateExpression": "SET due_at = :due, wake_due = :key, updated_at = :now, "
+                f"{TTL_ATTRIBUTE} = :ttl",
+                "ConditionExpression": "#state = :scheduled",
+                "ExpressionAttributeNames": {"#state": "state"},
+                "ExpressionAttributeValues": to_item(
+                    {
+                        ":due": due_at,
+                        ":key": due_key(due_at, wakeup.wakeup_id),
+                        ":now": now,
+                        ":ttl": _wakeup_ttl(due_at),
+                        ":scheduled": "scheduled",
+                    }
+                ),
+            }
+        }
+        try:
+            transact_write(
+                self._db,
+                {"wakeup": move, "marker": marker_touch(self._table, wakeup.account_id, now)},
+            )
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("wakeup"):
+                return False
+            raise
+        return True
 
     def cancel(self, wakeup: Wakeup, now: int) -> bool:
         """scheduled → cancelled (out of the due index); False when not scheduled."""
@@ -346,17 +378,6 @@ class CrewInboxStore:
             {":cancelled": "cancelled", ":now": now, ":scheduled": "scheduled"},
         )
 
-    def due(
-        self, now: int, limit: int, start: dict[str, Any] | None = None
-    ) -> tuple[list[tuple[str, str, str]], dict[str, Any] | None]:
-        """(conversation, wake, account) of wakeups due by `now`, oldest first, one page;
-        and where the next page starts (None: no more)."""
-        return self._index_range("0", _due_key(now, "~"), limit, start)
-
-    def stale_firing(self, claimed_before: int, limit: int) -> list[tuple[str, str, str]]:
-        """Wakeups claimed before `claimed_before` and never recorded fired."""
-        return self._index_range(FIRING, f"{FIRING}{claimed_before:013d}#~", limit, None)[0]
-
     def claim(self, conversation: str, wake: str, now: int, run_id: str) -> Wakeup | None:
         """scheduled and due → firing, naming the run it is about to start (at most one tick
         wins); None when another tick got it, or it was cancelled or rescheduled meanwhile."""
@@ -365,25 +386,32 @@ class CrewInboxStore:
             response = self._db.update_item(
                 TableName=self._table,
                 Key=to_item(key),
-                UpdateExpression="SET #state = :firing, wake_due = :claimed, run_id = :run, "
-                "updated_at = :now",
+                UpdateExpression="SET #state = :firing, wake_store = :firing_store, "
+                "wake_due = :claimed, run_id = :run, updated_at = :now",
                 ConditionExpression="#state = :scheduled AND due_at <= :now",
                 ExpressionAttributeNames={"#state": "state"},
                 ExpressionAttributeValues=to_item(
                     {
                         ":firing": "firing",
-                        ":claimed": f"{FIRING}{now:013d}#wku_{conversation}{wake}",
+                        ":firing_store": FIRING,
+                        ":claimed": due_key(now, f"wku_{conversation}{wake}"),
                         ":run": run_id,
                         ":now": now,
                         ":scheduled": "scheduled",
                     }
                 ),
                 ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if _conditional_failure(error):
-                return None
-            raise
+            if not _conditional_failure(error):
+                raise
+            old = from_item(cast(dict[str, Any], error.response).get("Item"))
+            if old and old.get("state") == "firing" and old.get("run_id") == run_id:
+                # This very claim committed and its answer was lost (botocore sent it
+                # again): it is ours, so the wakeup still fires.
+                return _wakeup_from(old)
+            return None
         return _wakeup_from(from_item(response.get("Attributes")) or {})
 
     def settle(
@@ -421,18 +449,10 @@ class CrewInboxStore:
     # ---- the scheduler pause ----
 
     def paused(self, account_id: str) -> bool:
-        response = self._db.get_item(
-            TableName=self._table, Key=to_item(scheduler_key(account_id)), ConsistentRead=True
-        )
-        return bool((from_item(response.get("Item")) or {}).get("paused", False))
+        return WakeupQueueStore(self._db, self._table).paused(account_id)
 
     def set_paused(self, account_id: str, paused: bool, by: str, now: int) -> None:
-        self._db.put_item(
-            TableName=self._table,
-            Item=to_item(
-                {**scheduler_key(account_id), "paused": paused, "updated_by": by, "updated_at": now}
-            ),
-        )
+        WakeupQueueStore(self._db, self._table).set_paused(account_id, paused, by, now)
 
     # ---- helpers ----
 
@@ -469,28 +489,3 @@ class CrewInboxStore:
             ConsistentRead=True,
         )
         return [from_item(i) or {} for i in response["Items"]]
-
-    def _index_range(
-        self, low: str, high: str, limit: int, start: dict[str, Any] | None
-    ) -> tuple[list[tuple[str, str, str]], dict[str, Any] | None]:
-        query: dict[str, Any] = {
-            "TableName": self._table,
-            "IndexName": DUE_WAKEUPS,
-            "KeyConditionExpression": "wake_store = :store AND wake_due BETWEEN :low AND :high",
-            "ExpressionAttributeValues": to_item({":store": STORE, ":low": low, ":high": high}),
-            "Limit": limit,
-        }
-        if start:
-            query["ExclusiveStartKey"] = start
-        response = self._db.query(**query)
-        found = []
-        for raw in response["Items"]:
-            data = from_item(raw) or {}
-            found.append(
-                (
-                    data["pk"].removeprefix("CREWCONV#"),
-                    data["sk"].removeprefix("WAKE#"),
-                    data["account_id"],
-                )
-            )
-        return found, response.get("LastEvaluatedKey")

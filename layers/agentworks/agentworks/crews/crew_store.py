@@ -120,11 +120,14 @@ class CrewStore:
                 Key=to_item(crew_key(crew.account_id, crew.name)),
                 ConditionExpression="crew_id = :id",
                 ExpressionAttributeValues=to_item({":id": crew.crew_id}),
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
-                return False
-            raise
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            # Gone (by this very delete, whose answer was lost and which botocore sent
+            # again, or by another): the Crew that was read is deleted. Re-created: not.
+            return "Item" not in error.response
         return True
 
 

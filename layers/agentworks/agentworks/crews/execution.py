@@ -35,3 +35,18 @@ class Executions:
 
     def status(self, execution_arn: str) -> str:
         return str(self.client.describe_execution(executionArn=execution_arn)["status"])
+
+    def execution_arn(self, call_id: str) -> str:
+        # arn:…:stateMachine:<machine> → arn:…:execution:<machine>:<call_id> (named by `start`)
+        return f"{self._arn.replace(':stateMachine:', ':execution:', 1)}:{call_id}"
+
+    def status_of_call(self, call_id: str) -> str | None:
+        """The status of the call's execution (RUNNING, SUCCEEDED, FAILED, TIMED_OUT,
+        ABORTED, …); None when it was never started."""
+        try:
+            return self.status(self.execution_arn(call_id))
+        except Exception as error:
+            code = getattr(error, "response", {}).get("Error", {}).get("Code")
+            if code == "ExecutionDoesNotExist":
+                return None
+            raise

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from agentworks.crews import limits as crew_limits
+from agentworks import limits
 
 Messaging = Literal["off", "review", "on"]
 CallState = Literal[
@@ -44,16 +44,16 @@ class CrewDefinition(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    instructions: str = Field("", max_length=crew_limits.INSTRUCTIONS_MAX_CHARS)
+    instructions: str = Field("", max_length=limits.INSTRUCTIONS_MAX_CHARS)
     messaging: Messaging = "off"
     adapter: dict[str, Any]
     access: list[str] = Field(
         default_factory=list,
-        max_length=100,
+        max_length=limits.CREW_ACCESS_MAX_ENTRIES,
         description="Connection ids that may call or message this Crew; empty = the account.",
     )
     functions: list[FunctionSpec] = Field(
-        default_factory=list, max_length=crew_limits.FUNCTIONS_PER_CREW
+        default_factory=list, max_length=limits.FUNCTIONS_PER_CREW
     )
 
     @field_validator("name")
@@ -169,14 +169,19 @@ class CallFunction(BaseModel):
     model_config = ConfigDict(extra="forbid")
     target: str = Field(description="crew:NAME")
     function: str
-    args: dict[str, Any] = Field(default_factory=dict)
-    submission_id: str | None = Field(None, min_length=1, max_length=128)
+    args: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Matching the function's input_schema; at most "
+        f"{limits.ARGS_MAX_BYTES // 1024} KiB of JSON, nested at most "
+        f"{limits.ARGS_MAX_DEPTH} levels.",
+    )
+    submission_id: str | None = Field(None, min_length=1, max_length=limits.SUBMISSION_ID_MAX_CHARS)
 
 
 class ReplyToCall(BaseModel):
     model_config = ConfigDict(extra="forbid")
     request_id: str = Field(min_length=1, max_length=64)
-    answer: str = Field(min_length=1, max_length=20_000)
+    answer: str = Field(min_length=1, max_length=limits.ANSWER_MAX_CHARS)
 
 
 class PostCallResult(BaseModel):
@@ -207,7 +212,9 @@ class ScheduleWakeup(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     inbox_id: str = Field(max_length=64, description="Your side of a conversation with a Crew.")
-    agent_name: str | None = Field(None, max_length=64, description="Act as this name.")
+    agent_name: str | None = Field(
+        None, max_length=limits.AGENT_NAME_MAX_CHARS, description="Act as this name."
+    )
     at: str | None = Field(None, max_length=64, description="ISO 8601 time (UTC if no zone).")
     delay_seconds: int | None = Field(None, description="Seconds from now.")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from agentworks.crews import limits
+from agentworks import limits
 
 
 def call_prefix(crew_id: str, call_id: str) -> str:

@@ -12,10 +12,10 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentworks import limits as message_limits
+from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews import limits
 from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, TurnResult
+from agentworks.crews.call_bounds import inline_result_max, stored_size
 from agentworks.crews.call_store import CallStore, StaleCall
 from agentworks.crews.crew_inbox_store import CrewInboxStore, parse_wakeup_id
 from agentworks.crews.crew_store import CrewStore
@@ -42,10 +42,14 @@ class HandoffFailed(Exception):
 
 
 def store_result(record: CallRecord, outputs: OutputStore, value: Any) -> None:
-    """F6: a result up to 256 KiB inline on the record, larger ones as `result.json`."""
+    """F6: a result up to 256 KiB inline on the record, larger ones as `result.json` — and
+    so is one that would not fit in the record beside the call's own large args (one
+    DynamoDB item holds under 400 KB; call_bounds)."""
     encoded = json.dumps(value).encode()
     record.has_result = True
-    if len(encoded) <= limits.RESULT_INLINE_MAX_BYTES:
+    if len(encoded) <= limits.RESULT_INLINE_MAX_BYTES and stored_size(value) <= inline_result_max(
+        record
+    ):
         record.result, record.result_file = value, None
         return
     outputs.put(call_prefix(record.crew_id, record.call_id), RESULT_FILE, encoded)
@@ -373,10 +377,10 @@ class StepRunner:
     def _hand_over(self, record: CallRecord, agent: str, body: str) -> tuple[Any, str]:
         if self._messaging is None:
             raise AgentWorksError("messages are not available to this runner")
-        if len(body) > message_limits.MESSAGE_MAX_CHARS:
+        if len(body) > limits.MESSAGE_MAX_CHARS:
             raise AgentWorksError(
                 f"the work is {len(body):,} characters; a message holds at most "
-                f"{message_limits.MESSAGE_MAX_CHARS:,}"
+                f"{limits.MESSAGE_MAX_CHARS:,}"
             )
         return self._messaging.first_contact_as_system(
             record.account_id,
@@ -440,7 +444,7 @@ class StepRunner:
             text = json.dumps(record.result, ensure_ascii=False)
         if not text.strip():
             return version
-        limit = message_limits.MESSAGE_MAX_CHARS
+        limit = limits.MESSAGE_MAX_CHARS
         if len(text) > limit:
             text = text[: limit - 40] + "\n[answer shortened to fit a message]"
         try:

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews import limits
 from agentworks.crews.access import visible
 from agentworks.crews.adapters.registry import validate_adapter_settings
 from agentworks.crews.crew_store import CrewExists, CrewStore
@@ -16,6 +16,7 @@ from agentworks.crews.schema_check import schema_error
 from agentworks.errors import Conflict, InvalidInput, LimitReached, Unavailable
 from agentworks.identity.models import ADMIN, FUNCTIONS_READ, Principal
 from agentworks.ids import new_id
+from agentworks.messaging.models import iso
 
 
 def parse_definition(data: Any) -> CrewDefinition:
@@ -27,6 +28,13 @@ def parse_definition(data: Any) -> CrewDefinition:
             f"{'.'.join(str(p) for p in e['loc']) or 'crew'}: {e['msg']}" for e in error.errors()
         ]
         raise InvalidInput("Invalid Crew definition: " + "; ".join(problems)[:1500]) from None
+    stored = len(definition.model_dump_json().encode())
+    if stored > limits.CREW_DEFINITION_MAX_BYTES:
+        # Stored as one DynamoDB item (under 400 KB), whatever the request size allows.
+        raise InvalidInput(
+            f"Invalid Crew definition: it takes {stored:,} bytes as JSON; at most "
+            f"{limits.CREW_DEFINITION_MAX_BYTES:,} (shorten instructions or schemas)."
+        )
     problems = validate_adapter_settings(definition.adapter)
     for spec in definition.functions:
         for label, schema in (
@@ -40,16 +48,21 @@ def parse_definition(data: Any) -> CrewDefinition:
     return definition
 
 
-def crew_view(crew: Crew) -> dict[str, Any]:
-    return {
+def crew_view(crew: Crew, viewer: Principal) -> dict[str, Any]:
+    """A Crew as callers see it. Only an admin sees the adapter's settings (its rules,
+    model or function name); anyone else sees which kind of adapter answers."""
+    view = {
         "crew_id": crew.crew_id,
         "target": f"crew:{crew.name}",
         "version": crew.version,
         "running": crew.running,
-        "created_at": crew.created_at,
-        "updated_at": crew.updated_at,
+        "created_at": iso(crew.created_at),
+        "updated_at": iso(crew.updated_at),
         **crew.definition.model_dump(mode="json"),
     }
+    if ADMIN not in viewer.scopes:
+        view["adapter"] = {"type": crew.definition.adapter.get("type")}
+    return view
 
 
 class CrewService:

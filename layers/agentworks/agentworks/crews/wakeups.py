@@ -6,7 +6,8 @@ switch). The one-minute tick fires due wakeups: `scheduled → firing` under a c
 tick wins), the run is stored and started, then `fired`. If starting fails after `firing`,
 or the tick stops before it records the outcome, the wakeup is recorded `interrupted` and
 never fired again. Replies don't cancel wakeups. An account's scheduler pause makes the
-tick leave its wakeups scheduled until it is lifted.
+tick leave its wakeups scheduled, out of its sight, until it is lifted; one account's
+backlog never holds up another's (fair shares within the tick's cap).
 """
 
 from __future__ import annotations
@@ -14,23 +15,21 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews import limits
 from agentworks.crews.conversations import wakeup_view
 from agentworks.crews.crew_inbox_store import CrewInboxStore, Wakeup, parse_wakeup_id
 from agentworks.crews.message_runs import NOT_STARTED, MessageRuns
 from agentworks.crews.models import RescheduleWakeup, ScheduleWakeup, WakeupView
+from agentworks.crews.wakeup_queue_store import WakeupQueueStore
 from agentworks.errors import Conflict, InvalidInput, Unavailable
-from agentworks.identity.models import ADMIN, MESSAGES_SEND, Principal
+from agentworks.identity.models import MESSAGES_SEND, Principal
 from agentworks.ids import new_id, new_ulid, parse_inbox_id
 
 if TYPE_CHECKING:
     from agentworks.messaging.crew_gate import CrewTarget
     from agentworks.messaging.service import MessagingService
 
-# Due wakeups read per query, and at most this many handled per tick (the tick has 50 s).
-_BATCH = 100
-_MAX_PER_TICK = 500
 STOPPED = "The tick stopped while starting this wakeup; it is not fired again."
 
 
@@ -46,6 +45,7 @@ class Wakeups:
         self._runs = runs
         self._messaging = messaging
         self._clock = clock
+        self._queue = WakeupQueueStore(*inbox.table)
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
@@ -160,50 +160,66 @@ class Wakeups:
     # ---- the scheduler pause (per account) ----
 
     def scheduler(self, principal: Principal) -> dict[str, Any]:
-        principal.require(ADMIN)
+        principal.require_account_admin()
         return {"paused": self._inbox.paused(principal.account_id)}
 
     def set_paused(self, principal: Principal, paused: bool) -> dict[str, Any]:
-        principal.require(ADMIN)
+        principal.require_account_admin()
         self._inbox.set_paused(principal.account_id, paused, principal.connection_id, self._now())
         return {"paused": paused}
 
     # ---- the tick ----
 
     def fire_due(self) -> dict[str, int]:
-        """Fires every due wakeup once (the one-minute tick); records the interrupted ones."""
+        """Fires due wakeups once (the one-minute tick); records the interrupted ones.
+
+        At most WAKEUPS_PER_TICK are claimed, shared out in rounds among the accounts that
+        have some due: each round gives every account still holding due wakeups an equal
+        part of what is left, so an account with a backlog takes only what the others
+        leave. Paused accounts are not in the index the tick reads (wakeup_queue_store)."""
         now = self._now()
-        fired = interrupted = held = 0
-        pauses: dict[str, bool] = {}
-        start: dict[str, Any] | None = None
-        handled = 0
-        while handled < _MAX_PER_TICK:
-            due, start = self._inbox.due(now, _BATCH, start)
-            for conversation, wake, account_id in due:
-                handled += 1
-                if account_id not in pauses:
-                    pauses[account_id] = self._inbox.paused(account_id)
-                if pauses[account_id]:
-                    held += 1
-                    continue
-                # The run's id is named on the claim, so the run can report its outcome to
-                # the wakeup whatever the order in which the two are recorded.
-                run_id = new_id("run", self._clock)
-                wakeup = self._inbox.claim(conversation, wake, now, run_id)
-                if wakeup is None:
-                    continue  # another tick, a cancel or a reschedule got there first
-                if self._fire(wakeup, now):
-                    fired += 1
+        fired = interrupted = 0
+        accounts = self._queue.due_accounts(now, limits.WAKEUP_ACCOUNTS_PER_TICK)
+        # account → where its next page starts (None: from its oldest)
+        waiting: dict[str, dict[str, Any] | None] = dict.fromkeys(accounts)
+        budget = limits.WAKEUPS_PER_TICK
+        while budget > 0 and waiting:
+            share = max(1, budget // len(waiting))
+            for account_id in list(waiting):
+                if budget <= 0:
+                    break
+                page, more = self._queue.account_due(
+                    account_id, now, min(share, budget), waiting[account_id]
+                )
+                for conversation, wake in page:
+                    budget -= 1
+                    outcome = self._claim_and_fire(conversation, wake, now)
+                    fired += outcome is True
+                    interrupted += outcome is False
+                if more is None or not page:
+                    del waiting[account_id]
                 else:
-                    interrupted += 1
-            if start is None:
-                break
+                    waiting[account_id] = more
+        for account_id in accounts:
+            self._queue.settle_account(account_id, now)
         stale_before = now - limits.WAKEUP_FIRING_STALE_SECONDS * 1000
-        for conversation, wake, _ in self._inbox.stale_firing(stale_before, _BATCH):
+        for conversation, wake in self._queue.stale_firing(
+            stale_before, limits.WAKEUP_STALE_PER_TICK
+        ):
             wakeup = self._inbox.get_wakeup(conversation, wake)
             if wakeup and self._inbox.settle(wakeup, "interrupted", wakeup.run_id, STOPPED, now):
                 interrupted += 1
-        return {"wakeups_fired": fired, "wakeups_interrupted": interrupted, "wakeups_paused": held}
+        return {"wakeups_fired": fired, "wakeups_interrupted": interrupted}
+
+    def _claim_and_fire(self, conversation: str, wake: str, now: int) -> bool | None:
+        """True: fired; False: interrupted; None: someone else got there first."""
+        # The run's id is named on the claim, so the run can report its outcome to the
+        # wakeup whatever the order in which the two are recorded.
+        run_id = new_id("run", self._clock)
+        wakeup = self._inbox.claim(conversation, wake, now, run_id)
+        if wakeup is None:
+            return None  # another tick, a cancel or a reschedule got there first
+        return self._fire(wakeup, now)
 
     def _fire(self, wakeup: Wakeup, now: int) -> bool:
         assert wakeup.run_id is not None

@@ -5,15 +5,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from botocore.exceptions import ClientError
 
-from agentworks import limits
-from agentworks.errors import AgentWorksError, RateLimited
+from agentworks import json_input, limits
+from agentworks.dynamo import retry_later
+from agentworks.errors import AgentWorksError, RateLimited, Unauthenticated
 from agentworks.http_api import connections, crews, messages, wakeups
+from agentworks.http_api.openapi import openapi_json
+from agentworks.http_api.principal import authenticate
+from agentworks.http_api.resolver import Resolver
 from agentworks.observability import count_refusal, logger
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = Resolver(enable_validation=True)
 app.include_router(connections.router, prefix="/v1")
 app.include_router(messages.router, prefix="/v1")
 app.include_router(crews.router, prefix="/v1")
@@ -47,6 +52,15 @@ def handle_domain_error(error: AgentWorksError) -> Response[Any]:
     return error_response(error.status, error.code, error.message, **error.details)
 
 
+@app.exception_handler(ClientError)
+def handle_store_error(error: ClientError) -> Response[Any]:
+    """Throttling that outlasted the retries is the caller's to retry (503), not a crash."""
+    transient = retry_later(error)
+    if transient is None:
+        raise error
+    return handle_domain_error(transient)
+
+
 @app.exception_handler(RequestValidationError)
 def handle_validation_error(error: RequestValidationError) -> Response[Any]:
     problems = []
@@ -59,46 +73,67 @@ def handle_validation_error(error: RequestValidationError) -> Response[Any]:
 
 @app.not_found
 def handle_not_found(_: Exception) -> Response[Any]:
+    event = app.current_event
+    allowed = app.allowed_methods(event.path)
+    if allowed:
+        # The path exists: the method is what is wrong (TRACE, HEAD, PUT …).
+        message = f"{event.http_method} is not allowed here; use {', '.join(allowed)}."
+        return Response(
+            status_code=405,
+            content_type=_JSON,
+            body={"error": {"code": "method_not_allowed", "message": message}},
+            headers={"Allow": ", ".join(allowed)},
+        )
     return error_response(404, "not_found", "No such route. See /v1/openapi.json for the API.")
 
 
 @app.get("/v1/openapi.json", include_in_schema=False)
 def openapi_document() -> Response[str]:
-    document = app.get_openapi_json_schema(
-        title="AgentWorks API",
-        version="0.1.0",
-        description="Direct messages between agents, Crews and their typed functions. "
-        "Authenticate with 'Bearer <token>'.",
-    )
-    return Response(status_code=200, content_type=_JSON, body=document)
+    return Response(status_code=200, content_type=_JSON, body=openapi_json(app))
+
+
+def _plain(status: int, code: str, message: str) -> dict[str, Any]:
+    """An error answered before the resolver runs, in the same shape as every other."""
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": _JSON},
+        "body": json.dumps({"error": {"code": code, "message": message}}),
+    }
+
+
+def _invalid_body(event: dict[str, Any]) -> dict[str, Any] | None:
+    """A 400 for a body that is not strict JSON (json_input), before powertools parses it."""
+    if not event.get("body"):
+        return None
+    try:
+        json_input.loads(json_input.body_text(event))
+    except json_input.InvalidJson as invalid:
+        count_refusal("Request", "invalid_request")
+        return _plain(400, "invalid_request", str(invalid))
+    return None
 
 
 def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Entry point: refuses oversized bodies before parsing them, then routes."""
+    """Entry point: refuses oversized bodies before parsing them, authenticates (A3: in
+    the function, so a refusal has the API's error shape), then routes."""
     body = event.get("body") or ""
     if len(body) > limits.REQUEST_BODY_MAX_BYTES * (4 / 3 if event.get("isBase64Encoded") else 1):
-        return {
-            "statusCode": 413,
-            "headers": {"Content-Type": _JSON},
-            "body": json.dumps(
-                {
-                    "error": {
-                        "code": "payload_too_large",
-                        "message": f"Request bodies are limited to "
-                        f"{limits.REQUEST_BODY_MAX_BYTES // 1024} KiB.",
-                    }
-                }
-            ),
-        }
+        return _plain(
+            413,
+            "payload_too_large",
+            f"Request bodies are limited to {limits.REQUEST_BODY_MAX_BYTES // 1024} KiB.",
+        )
+    invalid = _invalid_body(event)
+    if invalid is not None:
+        return invalid
     try:
+        authenticate(app, event)
         return app.resolve(event, context)
+    except Unauthenticated as refused:
+        count_refusal("Request", refused.code)
+        app.clear_context()
+        return _plain(refused.status, refused.code, refused.message)
     except Exception:
         # Never a stack trace to the caller; the log has it (without bodies or tokens).
         logger.exception("unhandled error")
-        return {
-            "statusCode": 500,
-            "headers": {"Content-Type": _JSON},
-            "body": json.dumps(
-                {"error": {"code": "internal", "message": "Internal error; retry later."}}
-            ),
-        }
+        return _plain(500, "internal", "Internal error; retry later.")

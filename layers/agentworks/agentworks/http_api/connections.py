@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from aws_lambda_powertools.event_handler.api_gateway import Response, Router
+from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentworks.http_api.principal import current_principal
+from agentworks.http_api.responses import documented
+from agentworks.identity.views import (
+    ConnectionList,
+    ConnectionView,
+    IssuedConnectionView,
+    WhoAmI,
+)
 from agentworks.runtime import services
 
 router = Router()
@@ -22,21 +29,26 @@ class CreateConnection(BaseModel):
     expires_in_seconds: int | None = None
 
 
-@router.get("/whoami", summary="Who this token acts as")
-def whoami() -> dict[str, Any]:
+@router.get("/whoami", summary="Who this token acts as", responses=documented(200))
+def whoami() -> WhoAmI:
     principal = current_principal(router)
-    return {
-        "account_id": principal.account_id,
-        "connection_id": principal.connection_id,
-        "scopes": sorted(principal.scopes),
-        "target_bounds": list(principal.target_bounds)
+    return WhoAmI(
+        account_id=principal.account_id,
+        connection_id=principal.connection_id,
+        scopes=sorted(principal.scopes),
+        target_bounds=list(principal.target_bounds)
         if principal.target_bounds is not None
         else None,
-    }
+    )
 
 
-@router.post("/connections", summary="Create a connection (admin); the token is shown once")
-def create_connection(request: Annotated[CreateConnection, Body()]) -> Response[dict[str, Any]]:
+@router.post(
+    "/connections",
+    summary="Create a connection (admin); the token is shown once",
+    status_code=201,
+    responses=documented(201, 400, 403, 409, 413),
+)
+def create_connection(request: Annotated[CreateConnection, Body()]) -> IssuedConnectionView:
     identity = services().identity
     issued = identity.create_connection(
         current_principal(router),
@@ -45,18 +57,26 @@ def create_connection(request: Annotated[CreateConnection, Body()]) -> Response[
         request.target_bounds,
         request.expires_in_seconds,
     )
-    body = {**identity.view(issued.connection), "token": issued.token}
-    return Response(status_code=201, body=body, content_type="application/json")
+    return IssuedConnectionView(**identity.view(issued.connection), token=issued.token)
 
 
-@router.get("/connections", summary="List the account's connections (admin)")
-def list_connections() -> dict[str, Any]:
+@router.get(
+    "/connections",
+    summary="List the account's connections (admin)",
+    responses=documented(200, 403),
+)
+def list_connections() -> ConnectionList:
     identity = services().identity
     connections = identity.list_connections(current_principal(router))
-    return {"connections": [identity.view(c) for c in connections]}
+    return ConnectionList.model_validate({"connections": [identity.view(c) for c in connections]})
 
 
-@router.delete("/connections/<connection_id>", summary="Revoke a connection (admin)")
-def revoke_connection(connection_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+@router.delete(
+    "/connections/<connection_id>",
+    summary="Revoke a connection (admin)",
+    responses=documented(200, 400, 403, 404),
+)
+def revoke_connection(connection_id: Annotated[str, Path(max_length=64)]) -> ConnectionView:
     identity = services().identity
-    return identity.view(identity.revoke(current_principal(router), connection_id))
+    revoked = identity.revoke(current_principal(router), connection_id)
+    return ConnectionView.model_validate(identity.view(revoked))

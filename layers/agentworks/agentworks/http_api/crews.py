@@ -16,63 +16,97 @@ from agentworks.crews.models import (
     ReplyToCall,
     ReviewOutcome,
 )
+from agentworks.crews.views import (
+    CallAccepted,
+    CallView,
+    CrewDeleted,
+    CrewList,
+    CrewView,
+    FilePage,
+    FunctionList,
+)
 from agentworks.http_api.principal import current_principal
+from agentworks.http_api.responses import also, documented
 from agentworks.observability import count
 from agentworks.runtime import services
 
 router = Router()
 
 
-def crew_view(crew: Any) -> dict[str, Any]:
+def crew_view(crew: Any) -> CrewView:
     # The Crew service (adapters, schema compiler) loads on first use, not at cold start.
     from agentworks.crews.service import crew_view as view
 
-    return view(crew)
+    return CrewView.model_validate(view(crew, current_principal(router)))
 
 
 _JSON = "application/json"
 
 
-@router.post("/crews", summary="Create a Crew from its definition (admin)")
-def create_crew(definition: Annotated[dict[str, Any], Body()]) -> Response[dict[str, Any]]:
-    crew = services().crews.definitions.create(current_principal(router), definition)
-    return Response(status_code=201, body=crew_view(crew), content_type=_JSON)
+@router.post(
+    "/crews",
+    summary="Create a Crew from its definition (admin)",
+    status_code=201,
+    responses=documented(201, 400, 403, 404, 409, 413),
+)
+def create_crew(definition: Annotated[dict[str, Any], Body()]) -> CrewView:
+    return crew_view(services().crews.definitions.create(current_principal(router), definition))
 
 
-@router.get("/crews", summary="The Crews this connection may use")
-def list_crews() -> dict[str, Any]:
+@router.get("/crews", summary="The Crews this connection may use", responses=documented(200, 403))
+def list_crews() -> CrewList:
     crews = services().crews.definitions.list(current_principal(router))
-    return {"crews": [crew_view(c) for c in crews]}
+    return CrewList(crews=[crew_view(c) for c in crews])
 
 
-@router.get("/crews/<name>", summary="A Crew's current definition")
-def get_crew(name: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+@router.get(
+    "/crews/<name>",
+    summary="A Crew's current definition",
+    responses=documented(200, 400, 403, 404),
+)
+def get_crew(name: Annotated[str, Path(max_length=64)]) -> CrewView:
     return crew_view(services().crews.definitions.get(current_principal(router), name))
 
 
-@router.put("/crews/<name>", summary="Replace a Crew's definition (admin)")
+@router.put(
+    "/crews/<name>",
+    summary="Replace a Crew's definition (admin)",
+    responses=documented(200, 400, 403, 404, 409, 413),
+)
 def update_crew(
     name: Annotated[str, Path(max_length=64)], definition: Annotated[dict[str, Any], Body()]
-) -> dict[str, Any]:
+) -> CrewView:
     return crew_view(
         services().crews.definitions.update(current_principal(router), name, definition)
     )
 
 
-@router.delete("/crews/<name>", summary="Delete a Crew (admin); call records remain")
-def delete_crew(name: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+@router.delete(
+    "/crews/<name>",
+    summary="Delete a Crew (admin); call records remain",
+    responses=documented(200, 400, 403, 404),
+)
+def delete_crew(name: Annotated[str, Path(max_length=64)]) -> CrewDeleted:
     services().crews.definitions.delete(current_principal(router), name)
-    return {"target": f"crew:{name.lower()}", "deleted": True}
+    return CrewDeleted(target=f"crew:{name.lower()}", deleted=True)
 
 
-@router.post("/crews/<name>/release", summary="Release a message waiting for review (admin)")
+@router.post(
+    "/crews/<name>/release",
+    summary="Release a message waiting for review (admin)",
+    responses=documented(200, 400, 403, 404, 409, 413),
+)
 def release_message(
     name: Annotated[str, Path(max_length=64)], request: Annotated[ReleaseMessage, Body()]
 ) -> ReviewOutcome:
     return services().crews.inboxes.release(current_principal(router), name, request.message_id)
 
 
-@router.post("/crews/<name>/decline", summary="Decline a message waiting for review (admin)")
+@router.post(
+    "/crews/<name>/decline",
+    summary="Decline a message waiting for review (admin)",
+    responses=documented(200, 400, 403, 404, 409, 413),
+)
 def decline_message(
     name: Annotated[str, Path(max_length=64)], request: Annotated[DeclineMessage, Body()]
 ) -> ReviewOutcome:
@@ -81,7 +115,11 @@ def decline_message(
     )
 
 
-@router.get("/crews/<name>/state", summary="A Crew's conversations, deliveries and wakeups (admin)")
+@router.get(
+    "/crews/<name>/state",
+    summary="A Crew's conversations, deliveries and wakeups (admin)",
+    responses=documented(200, 400, 403, 404),
+)
 def crew_state(
     name: Annotated[str, Path(max_length=64)],
     after: Annotated[str | None, Query(max_length=64)] = None,
@@ -90,46 +128,79 @@ def crew_state(
     return services().crews.inboxes.state(current_principal(router), name, after, limit)
 
 
-@router.get("/functions", summary="Discover a target's current functions")
-def list_functions(target: Annotated[str, Query(max_length=80)]) -> dict[str, Any]:
-    return services().crews.calls.list_functions(current_principal(router), target)
+@router.get(
+    "/functions",
+    summary="Discover a target's current functions",
+    responses=documented(200, 400, 403, 404),
+)
+def list_functions(target: Annotated[str, Query(max_length=80)]) -> FunctionList:
+    listed = services().crews.calls.list_functions(current_principal(router), target)
+    return FunctionList.model_validate(listed)
 
 
-@router.post("/calls", summary="Call a function: checked inputs, a call_id, a tracked outcome")
-def call_function(request: Annotated[CallFunction, Body()]) -> Response[dict[str, Any]]:
-    accepted = services().crews.calls.call(current_principal(router), request)
-    count("FunctionCallsAccepted", 0 if accepted["replayed"] else 1)
+@router.post(
+    "/calls",
+    summary="Call a function: checked inputs, a call_id, a tracked outcome",
+    responses=also(
+        documented(202, 400, 403, 404, 409, 413, 422, 429, description="Accepted"),
+        200,
+        "A retry with the same submission_id: the original call (replayed)",
+    ),
+)
+def call_function(request: Annotated[CallFunction, Body()]) -> Response[CallAccepted]:
+    accepted = CallAccepted.model_validate(
+        services().crews.calls.call(current_principal(router), request)
+    )
+    count("FunctionCallsAccepted", 0 if accepted.replayed else 1)
     return Response(
-        status_code=200 if accepted["replayed"] else 202, body=accepted, content_type=_JSON
+        status_code=200 if accepted.replayed else 202, body=accepted, content_type=_JSON
     )
 
 
-@router.get("/calls/<call_id>", summary="A call's state, progress, questions and outcome")
-def call_status(call_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
-    return services().crews.calls.status(current_principal(router), call_id)
+@router.get(
+    "/calls/<call_id>",
+    summary="A call's state, progress, questions and outcome",
+    responses=documented(200, 400, 403, 404),
+)
+def call_status(call_id: Annotated[str, Path(max_length=64)]) -> CallView:
+    return CallView.model_validate(
+        services().crews.calls.status(current_principal(router), call_id)
+    )
 
 
-@router.get("/calls/<call_id>/files", summary="Read a call's file, one page (≤ 2 MiB) at a time")
+@router.get(
+    "/calls/<call_id>/files",
+    summary="Read a call's file, one page (≤ 2 MiB) at a time",
+    responses=documented(200, 400, 403, 404, 410),
+)
 def read_call_file(
     call_id: Annotated[str, Path(max_length=64)],
     path: Annotated[str, Query(max_length=512)],
     page: Annotated[int, Query()] = 0,
-) -> dict[str, Any]:
-    return services().crews.calls.read(current_principal(router), call_id, path, page)
+) -> FilePage:
+    read = services().crews.calls.read(current_principal(router), call_id, path, page)
+    return FilePage.model_validate(read)
 
 
-@router.post("/calls/<call_id>/reply", summary="Answer a call's pending question")
+@router.post(
+    "/calls/<call_id>/reply",
+    summary="Answer a call's pending question",
+    responses=documented(200, 400, 403, 404, 409, 413),
+)
 def reply_to_call(
     call_id: Annotated[str, Path(max_length=64)], request: Annotated[ReplyToCall, Body()]
-) -> dict[str, Any]:
-    return services().crews.calls.reply(current_principal(router), call_id, request)
+) -> CallView:
+    replied = services().crews.calls.reply(current_principal(router), call_id, request)
+    return CallView.model_validate(replied)
 
 
 @router.post(
     "/calls/<call_id>/result",
     summary="Post the outcome of work handed to your agent name (mailbox adapter)",
+    responses=documented(200, 400, 403, 404, 409, 413, 422),
 )
 def post_call_result(
     call_id: Annotated[str, Path(max_length=64)], request: Annotated[PostCallResult, Body()]
-) -> dict[str, Any]:
-    return services().crews.calls.post_result(current_principal(router), call_id, request)
+) -> CallView:
+    posted = services().crews.calls.post_result(current_principal(router), call_id, request)
+    return CallView.model_validate(posted)

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from agentworks.http_api.principal import current_principal
+from agentworks.http_api.responses import also, documented
 from agentworks.messaging.models import (
     AckMessage,
     AckResult,
+    AgentList,
+    AgentUnregistered,
     AgentView,
     InboxState,
     ReadPage,
     RegisterAgent,
     SendMessage,
+    SendReceipt,
 )
 from agentworks.observability import count
 from agentworks.runtime import services
@@ -23,35 +27,58 @@ from agentworks.runtime import services
 router = Router()
 
 
-@router.post("/agents", summary="Register (or re-register) a named agent address")
+@router.post(
+    "/agents",
+    summary="Register (or re-register) a named agent address",
+    responses=documented(200, 400, 403, 404, 409, 413),
+)
 def register_agent(request: Annotated[RegisterAgent, Body()]) -> AgentView:
     return services().directory.register(current_principal(router), request)
 
 
-@router.get("/agents", summary="The account's directory of named agents")
-def list_agents() -> dict[str, Any]:
-    agents = services().directory.list(current_principal(router))
-    return {"agents": [a.model_dump(mode="json") for a in agents]}
+@router.get(
+    "/agents",
+    summary="The account's directory of named agents",
+    responses=documented(200, 403),
+)
+def list_agents() -> AgentList:
+    return AgentList(agents=services().directory.list(current_principal(router)))
 
 
-@router.delete("/agents/<agent_name>", summary="Unregister a named agent")
-def unregister_agent(agent_name: Annotated[str, Path(max_length=200)]) -> dict[str, Any]:
+@router.delete(
+    "/agents/<agent_name>",
+    summary="Unregister a named agent",
+    responses=documented(200, 400, 403, 404),
+)
+def unregister_agent(agent_name: Annotated[str, Path(max_length=200)]) -> AgentUnregistered:
     services().directory.unregister(current_principal(router), agent_name)
-    return {"agent_name": agent_name, "unregistered": True}
+    return AgentUnregistered(agent_name=agent_name, unregistered=True)
 
 
-@router.post("/messages", summary="Send a message (first contact or into an inbox)")
-def send_message(request: Annotated[SendMessage, Body()]) -> Response[dict[str, Any]]:
+@router.post(
+    "/messages",
+    summary="Send a message (first contact or into an inbox)",
+    responses=also(
+        documented(201, 400, 403, 404, 409, 410, 413, 429, description="Sent"),
+        200,
+        "A retry with the same submission_id: the original receipt (replayed)",
+    ),
+)
+def send_message(request: Annotated[SendMessage, Body()]) -> Response[SendReceipt]:
     receipt = services().messaging.send(current_principal(router), request)
     count("MessagesSent", 0 if receipt.replayed else 1)
     return Response(
         status_code=200 if receipt.replayed else 201,
-        body=receipt.model_dump(mode="json"),
+        body=receipt,
         content_type="application/json",
     )
 
 
-@router.get("/messages", summary="Read an inbox (inbox_id) or a name's mailbox (agent_name)")
+@router.get(
+    "/messages",
+    summary="Read an inbox (inbox_id) or a name's mailbox (agent_name)",
+    responses=documented(200, 400, 403, 404, 410),
+)
 def read_messages(
     inbox_id: Annotated[str | None, Query(max_length=64)] = None,
     agent_name: Annotated[str | None, Query(max_length=200)] = None,
@@ -71,14 +98,22 @@ def read_messages(
     return page
 
 
-@router.post("/messages/<message_id>/ack", summary="Move a received message's receipt forward")
+@router.post(
+    "/messages/<message_id>/ack",
+    summary="Move a received message's receipt forward",
+    responses=documented(200, 400, 403, 404, 409, 413),
+)
 def ack_message(
     message_id: Annotated[str, Path(max_length=64)], request: Annotated[AckMessage, Body()]
 ) -> AckResult:
     return services().messaging.ack(current_principal(router), message_id, request.delivery)
 
 
-@router.get("/inboxes/<inbox_id>/state", summary="An inbox's state and delivery records")
+@router.get(
+    "/inboxes/<inbox_id>/state",
+    summary="An inbox's state and delivery records",
+    responses=documented(200, 400, 403, 404),
+)
 def inbox_state(
     inbox_id: Annotated[str, Path(max_length=64)],
     agent_name: Annotated[str | None, Query(max_length=200)] = None,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from aws_lambda_powertools.event_handler.api_gateway import Response, Router
+from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from agentworks.crews.models import (
@@ -13,26 +13,38 @@ from agentworks.crews.models import (
     ScheduleWakeup,
     WakeupView,
 )
+from agentworks.crews.views import SchedulerView
 from agentworks.http_api.principal import current_principal
+from agentworks.http_api.responses import documented
 from agentworks.runtime import services
 
 router = Router()
 
 
-@router.post("/wakeups", summary="Schedule another turn of a Crew in your conversation with it")
-def schedule_wakeup(request: Annotated[ScheduleWakeup, Body()]) -> Response[dict[str, Any]]:
-    scheduled = services().crews.wakeups.schedule(current_principal(router), request)
-    return Response(
-        status_code=201, body=scheduled.model_dump(mode="json"), content_type="application/json"
-    )
+@router.post(
+    "/wakeups",
+    summary="Schedule another turn of a Crew in your conversation with it",
+    status_code=201,
+    responses=documented(201, 400, 403, 404, 409, 410, 413),
+)
+def schedule_wakeup(request: Annotated[ScheduleWakeup, Body()]) -> WakeupView:
+    return services().crews.wakeups.schedule(current_principal(router), request)
 
 
-@router.delete("/wakeups/<wakeup_id>", summary="Cancel a scheduled wakeup")
+@router.delete(
+    "/wakeups/<wakeup_id>",
+    summary="Cancel a scheduled wakeup",
+    responses=documented(200, 400, 403, 404, 409),
+)
 def cancel_wakeup(wakeup_id: Annotated[str, Path(max_length=64)]) -> WakeupView:
     return services().crews.wakeups.cancel(current_principal(router), wakeup_id)
 
 
-@router.post("/wakeups/<wakeup_id>/reschedule", summary="Move a scheduled wakeup")
+@router.post(
+    "/wakeups/<wakeup_id>/reschedule",
+    summary="Move a scheduled wakeup",
+    responses=documented(200, 400, 403, 404, 409, 413),
+)
 def reschedule_wakeup(
     wakeup_id: Annotated[str, Path(max_length=64)],
     request: Annotated[RescheduleWakeup, Body()],
@@ -40,11 +52,24 @@ def reschedule_wakeup(
     return services().crews.wakeups.reschedule(current_principal(router), wakeup_id, request)
 
 
-@router.get("/scheduler", summary="Whether this account's wakeups are paused (admin)")
-def get_scheduler() -> dict[str, Any]:
-    return services().crews.wakeups.scheduler(current_principal(router))
+@router.get(
+    "/scheduler",
+    summary="Whether this account's wakeups are paused (admin)",
+    responses=documented(200, 403),
+)
+def get_scheduler() -> SchedulerView:
+    return SchedulerView.model_validate(
+        services().crews.wakeups.scheduler(current_principal(router))
+    )
 
 
-@router.post("/scheduler", summary="Pause or resume this account's wakeups (admin)")
-def set_scheduler(request: Annotated[SchedulerSetting, Body()]) -> dict[str, Any]:
-    return services().crews.wakeups.set_paused(current_principal(router), request.paused)
+@router.post(
+    "/scheduler",
+    summary="Pause or resume this account's wakeups (admin)",
+    responses=documented(200, 400, 403, 413),
+)
+def set_scheduler(request: Annotated[SchedulerSetting, Body()]) -> SchedulerView:
+    principal = current_principal(router)
+    return SchedulerView.model_validate(
+        services().crews.wakeups.set_paused(principal, request.paused)
+    )

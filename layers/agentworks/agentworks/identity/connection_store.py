@@ -1,14 +1,17 @@
 """Data access for accounts and connections in the identity table.
 
 Keys:  pk = ACCOUNT#<account_id>
-       sk = ACCOUNT            the account itself
+       sk = ACCOUNT            the account itself; `live_connections` counts the connections
+                               not yet revoked (expired ones count until revoked), changed
+                               only in the transaction that creates or revokes one, so the
+                               account limit holds under concurrent creates
        sk = CONN#<connection_id>   one connection (hash of its secret, scopes, bounds, and
                                    `acting_as`: the names whose allow-list holds it)
 All reads of a connection are strongly consistent so a revocation counts at once (A3).
 
 `acting_as` is a map {name: {id, display, seen}}: entries are added and removed only by the
 transactions that change a name's allow-list (messaging/agent_store.py builds them with
-the helpers below), so the authorizer's one read answers "may this connection act as
+the helpers below), so authentication's one read answers "may this connection act as
 NAME" (M5); `seen` is the connection's last presence refresh as that name.
 """
 
@@ -18,7 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from agentworks.dynamo import error_code, from_item, to_item
+from agentworks.dynamo import (
+    TransactionCancelled,
+    error_code,
+    from_item,
+    to_item,
+    transact_write,
+)
 from agentworks.identity.models import Connection, Consent
 
 if TYPE_CHECKING:
@@ -27,6 +36,18 @@ if TYPE_CHECKING:
 
 def _account_pk(account_id: str) -> str:
     return f"ACCOUNT#{account_id}"
+
+
+def _account_key(account_id: str) -> dict[str, str]:
+    return {"pk": _account_pk(account_id), "sk": "ACCOUNT"}
+
+
+class ConnectionLimit(Exception):
+    """The account holds its maximum of live connections."""
+
+
+class ConnectionGone(Exception):
+    """No such connection in this account."""
 
 
 def connection_key(account_id: str, connection_id: str) -> dict[str, str]:
@@ -125,12 +146,15 @@ class ConnectionStore:
                     "account_id": account_id,
                     "name": name,
                     "created_at": created_at,
+                    "live_connections": 0,
                 }
             ),
             ConditionExpression="attribute_not_exists(pk)",
         )
 
-    def put_connection(self, connection: Connection) -> None:
+    def put_connection(self, connection: Connection, max_live: int) -> None:
+        """Stores a new connection and counts it, in one transaction: `ConnectionLimit` when
+        the account already holds `max_live` live connections."""
         item = {
             "pk": _account_pk(connection.account_id),
             "sk": f"CONN#{connection.connection_id}",
@@ -149,11 +173,54 @@ class ConnectionStore:
             # transactions can set one entry.
             "acting_as": {},
         }
-        self._db.put_item(
-            TableName=self._table,
-            Item=to_item(item),
-            ConditionExpression="attribute_not_exists(pk)",
-        )
+        items = {
+            "count": {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": to_item(_account_key(connection.account_id)),
+                    "UpdateExpression": "ADD live_connections :one",
+                    "ConditionExpression": "attribute_exists(pk) AND live_connections < :max",
+                    "ExpressionAttributeValues": to_item({":one": 1, ":max": max_live}),
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            },
+            "connection": {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": to_item(item),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+        }
+        for _attempt in range(2):
+            try:
+                transact_write(self._db, items)
+                return
+            except TransactionCancelled as cancelled:
+                if not cancelled.failed("count"):
+                    raise
+                account = cancelled.old.get("count")
+                if account is None or "live_connections" in account:
+                    raise ConnectionLimit() from None
+                # An account from before the count: count its live connections once.
+                self._start_count(connection.account_id)
+        raise ConnectionLimit()
+
+    def _start_count(self, account_id: str) -> None:
+        live = sum(1 for c in self.list_connections(account_id) if c.revoked_at is None)
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=to_item(_account_key(account_id)),
+                UpdateExpression="SET live_connections = :n",
+                ConditionExpression=(
+                    "attribute_exists(pk) AND attribute_not_exists(live_connections)"
+                ),
+                ExpressionAttributeValues=to_item({":n": live}),
+            )
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise  # another request started the count meanwhile: that one stands
 
     def get_connection(self, account_id: str, connection_id: str) -> Connection | None:
         response = self._db.get_item(
@@ -182,8 +249,48 @@ class ConnectionStore:
                 return connections
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def revoke(self, account_id: str, connection_id: str, at: int) -> bool:
-        """Marks a connection revoked; False when it does not exist in this account."""
+    def revoke(self, account_id: str, connection_id: str, at: int) -> None:
+        """Marks a connection revoked and frees its place in the account's count, in one
+        transaction. Revoking a revoked connection changes nothing; `ConnectionGone` when it
+        does not exist in this account."""
+        items = {
+            "connection": {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": to_item(connection_key(account_id, connection_id)),
+                    "UpdateExpression": "SET revoked_at = :at",
+                    "ConditionExpression": (
+                        "attribute_exists(pk) AND attribute_not_exists(revoked_at)"
+                    ),
+                    "ExpressionAttributeValues": to_item({":at": at}),
+                }
+            },
+            "count": {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": to_item(_account_key(account_id)),
+                    "UpdateExpression": "ADD live_connections :minus_one",
+                    "ConditionExpression": "live_connections > :zero",
+                    "ExpressionAttributeValues": to_item({":minus_one": -1, ":zero": 0}),
+                }
+            },
+        }
+        try:
+            transact_write(self._db, items)
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("count") and not cancelled.failed("connection"):
+                # No count to free (an account from before it): a revocation never waits
+                # on the count, so revoke alone.
+                self._revoke_uncounted(account_id, connection_id, at)
+                return
+            if not cancelled.failed("connection"):
+                raise
+            existing = self.get_connection(account_id, connection_id)
+            if existing is None:
+                raise ConnectionGone() from None
+            # Already revoked: nothing to change, and its place was freed then.
+
+    def _revoke_uncounted(self, account_id: str, connection_id: str, at: int) -> None:
         try:
             self._db.update_item(
                 TableName=self._table,
@@ -194,6 +301,5 @@ class ConnectionStore:
             )
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
-                return False
+                raise ConnectionGone() from None
             raise
-        return True

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +33,7 @@ class Consent:
     """M5: this connection is on the allow-list of a registered name (one identity of it).
 
     Kept on the connection item, in the same transaction that changes the name's
-    allow-list, so the authorizer's single read carries it to every request."""
+    allow-list, so authentication's single read carries it to every request."""
 
     agent_id: str
     display_name: str
@@ -50,31 +49,9 @@ class Consent:
         )
 
 
-def _consents_to_json(consents: dict[str, Consent]) -> str:
-    """Compact JSON for the authorizer context (HTTP API passes only flat strings)."""
-    compact: dict[str, dict[str, Any]] = {}
-    for name, consent in sorted(consents.items()):
-        entry: dict[str, Any] = {"id": consent.agent_id}
-        if consent.display_name and consent.display_name != name:
-            entry["display"] = consent.display_name
-        if consent.seen_at is not None:
-            entry["seen"] = consent.seen_at
-        compact[name] = entry
-    return json.dumps(compact, separators=(",", ":")) if compact else ""
-
-
-def _consents_from_json(text: str) -> dict[str, Consent]:
-    if not text:
-        return {}
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError("acting_as must be a JSON object")
-    return {str(name): Consent.from_map(entry, str(name)) for name, entry in data.items()}
-
-
 @dataclass(frozen=True)
 class Principal:
-    """Who a request acts as: resolved by the authorizer, trusted by the handlers."""
+    """Who a request acts as: resolved from its bearer token (identity.bearer)."""
 
     account_id: str
     connection_id: str
@@ -97,31 +74,19 @@ class Principal:
                 scope=scope,
             )
 
+    def require_account_admin(self) -> None:
+        """A3b: account-wide administration (every connection, the scheduler) needs `admin`
+        without target bounds. Says nothing about any target, so it leaks nothing."""
+        self.require(ADMIN)
+        if self.target_bounds is not None:
+            raise MissingScope(
+                "This admin connection is limited by target bounds; account-wide "
+                "administration needs an admin connection without target bounds.",
+                scope=ADMIN,
+            )
+
     def may_target(self, target: str) -> bool:
         return self.target_bounds is None or target in self.target_bounds
-
-    def to_context(self) -> dict[str, str]:
-        """Authorizer context: HTTP API passes string values through to the handler."""
-        return {
-            "account_id": self.account_id,
-            "connection_id": self.connection_id,
-            "scopes": " ".join(sorted(self.scopes)),
-            "target_bounds": json.dumps(list(self.target_bounds))
-            if self.target_bounds is not None
-            else "",
-            "acting_as": _consents_to_json(self.consents),
-        }
-
-    @classmethod
-    def from_context(cls, context: dict[str, Any]) -> Principal:
-        bounds = context.get("target_bounds") or ""
-        return cls(
-            account_id=str(context["account_id"]),
-            connection_id=str(context["connection_id"]),
-            scopes=frozenset(str(context.get("scopes", "")).split()),
-            target_bounds=tuple(json.loads(bounds)) if bounds else None,
-            consents=_consents_from_json(str(context.get("acting_as") or "")),
-        )
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.errors import InvalidInput, LimitReached, Unauthenticated, Unavailable
 from agentworks.identity import tokens
-from agentworks.identity.connection_store import ConnectionStore
+from agentworks.identity.connection_store import ConnectionGone, ConnectionLimit, ConnectionStore
 from agentworks.identity.models import (
     ADMIN,
     ALL_SCOPES,
@@ -29,7 +29,9 @@ def _check_name(name: str) -> str:
     name = name.strip()
     if not (1 <= len(name) <= limits.CONNECTION_NAME_MAX_CHARS) or not _NAME_RE.match(name):
         raise InvalidInput(
-            "Connection name must be 1–64 ASCII letters, digits, '.', '_' or '-'.", field="name"
+            f"Connection name must be 1–{limits.CONNECTION_NAME_MAX_CHARS} ASCII letters, "
+            "digits, '.', '_' or '-'.",
+            field="name",
         )
     return name
 
@@ -61,6 +63,16 @@ def _check_bounds(bounds: Iterable[str] | None) -> tuple[str, ...] | None:
     return chosen
 
 
+def _manages(admin: Principal, connection: Connection) -> bool:
+    """A3b: a bounded admin administers only connections whose bounds lie within its own
+    (never an unbounded one); an unbounded admin administers them all."""
+    if admin.target_bounds is None:
+        return True
+    return connection.target_bounds is not None and set(connection.target_bounds) <= set(
+        admin.target_bounds
+    )
+
+
 class IdentityService:
     def __init__(self, store: ConnectionStore, clock: Clock = SYSTEM_CLOCK) -> None:
         self._store = store
@@ -85,23 +97,25 @@ class IdentityService:
         chosen_scopes = _check_scopes(scopes)
         if ADMIN in chosen_scopes and principal.target_bounds is not None:
             raise InvalidInput("A bounded connection cannot create an admin connection.")
-        # A connection never grants more than its creator holds (A4).
+        # A connection never grants more than its creator holds (A4): a bounded creator's
+        # connections inherit its bounds, and asking for more is refused, not narrowed.
         bounds = _check_bounds(target_bounds)
         if principal.target_bounds is not None:
-            bounds = tuple(
-                b for b in (bounds or principal.target_bounds) if b in principal.target_bounds
-            )
+            if bounds is None:
+                bounds = principal.target_bounds
+            outside = [b for b in bounds if b not in principal.target_bounds]
+            if outside:
+                raise InvalidInput(
+                    f"target_bounds {outside} lie outside this connection's own bounds "
+                    f"{list(principal.target_bounds)}; ask within them, or ask an admin "
+                    "connection without target bounds.",
+                    field="target_bounds",
+                )
         expires_at = None
         if expires_in_seconds is not None:
             if not (60 <= expires_in_seconds <= 400 * limits.DAY_SECONDS):
                 raise InvalidInput("expires_in_seconds must be between 60 and 34,560,000.")
             expires_at = int(self._clock.now()) + expires_in_seconds
-        existing = self._store.list_connections(principal.account_id)
-        if len(existing) >= limits.CONNECTIONS_PER_ACCOUNT:
-            raise LimitReached(
-                f"An account holds at most {limits.CONNECTIONS_PER_ACCOUNT} connections; "
-                "revoke unused ones first."
-            )
         return self._issue(
             principal.account_id,
             _check_name(name),
@@ -132,7 +146,14 @@ class IdentityService:
             expires_at=expires_at,
             created_by=created_by,
         )
-        self._store.put_connection(connection)
+        try:
+            self._store.put_connection(connection, limits.CONNECTIONS_PER_ACCOUNT)
+        except ConnectionLimit:
+            raise LimitReached(
+                f"An account holds at most {limits.CONNECTIONS_PER_ACCOUNT} connections that "
+                "are not revoked (expired ones count until revoked); revoke unused ones first: "
+                "agentworks connections revoke CONNECTION_ID"
+            ) from None
         token = tokens.format_token(account_id, connection.connection_id, secret)
         return IssuedConnection(connection, token)
 
@@ -141,19 +162,26 @@ class IdentityService:
         return connection.public(self._clock.now())
 
     def list_connections(self, principal: Principal) -> list[Connection]:
+        """A3b: every connection for an unbounded admin; for a bounded one, only those its
+        bounds cover."""
         principal.require(ADMIN)
-        return sorted(
-            self._store.list_connections(principal.account_id), key=lambda c: c.connection_id
-        )
+        listed = self._store.list_connections(principal.account_id)
+        return sorted((c for c in listed if _manages(principal, c)), key=lambda c: c.connection_id)
 
     def revoke(self, principal: Principal, connection_id: str) -> Connection:
         principal.require(ADMIN)
-        if not self._store.revoke(principal.account_id, connection_id, int(self._clock.now())):
-            raise Unavailable()
         connection = self._store.get_connection(principal.account_id, connection_id)
-        if connection is None:
+        # A connection outside a bounded admin's bounds answers like an unknown one (A5).
+        if connection is None or not _manages(principal, connection):
             raise Unavailable()
-        return connection
+        try:
+            self._store.revoke(principal.account_id, connection_id, int(self._clock.now()))
+        except ConnectionGone:
+            raise Unavailable() from None
+        revoked = self._store.get_connection(principal.account_id, connection_id)
+        if revoked is None:
+            raise Unavailable()
+        return revoked
 
     def is_live_connection(self, account_id: str, connection_id: str) -> bool:
         connection = self._store.get_connection(account_id, connection_id)

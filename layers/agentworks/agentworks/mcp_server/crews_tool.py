@@ -70,8 +70,8 @@ class CrewView(CrewDefinition):
     target: str = Field(description="What callers pass as target: crew:NAME")
     version: int
     running: int = Field(description="Calls running now (at most 3 at a time)")
-    created_at: int = Field(description="Epoch milliseconds")
-    updated_at: int = Field(description="Epoch milliseconds")
+    created_at: str = Field(description="ISO 8601, UTC")
+    updated_at: str = Field(description="ISO 8601, UTC")
 
 
 class CrewList(BaseModel):
@@ -109,7 +109,7 @@ def services() -> Services:
 
 
 def _create(principal: Principal, call: CrewsCall) -> dict[str, Any]:
-    return crew_view(services().crews.definitions.create(principal, call.definition))
+    return crew_view(services().crews.definitions.create(principal, call.definition), principal)
 
 
 def _update(principal: Principal, call: CrewsCall) -> dict[str, Any]:
@@ -117,15 +117,17 @@ def _update(principal: Principal, call: CrewsCall) -> dict[str, Any]:
     name = text_argument(call, "name") or definition.get("name")
     if not isinstance(name, str) or not name:
         raise InvalidInput("action=update needs the definition's name.", field="definition")
-    return crew_view(services().crews.definitions.update(principal, name.lower(), definition))
+    crew = services().crews.definitions.update(principal, name.lower(), definition)
+    return crew_view(crew, principal)
 
 
 def _get(principal: Principal, call: CrewsCall) -> dict[str, Any]:
-    return crew_view(services().crews.definitions.get(principal, str(call.name)))
+    return crew_view(services().crews.definitions.get(principal, str(call.name)), principal)
 
 
 def _list(principal: Principal, call: CrewsCall) -> dict[str, Any]:
-    return {"crews": [crew_view(c) for c in services().crews.definitions.list(principal)]}
+    crews = services().crews.definitions.list(principal)
+    return {"crews": [crew_view(c, principal) for c in crews]}
 
 
 def _delete(principal: Principal, call: CrewsCall) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from mcp.types import (
 )
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from agentworks.crews import limits as crew_limits
+from agentworks import limits
 from agentworks.crews.models import (
     CallFunction,
     CallState,
@@ -65,7 +65,7 @@ the Crews). A call runs in the background and may take minutes. Pick an `action`
   `call_id` at once: KEEP IT. Give every call a fresh `submission_id`; if a call fails
   or times out and you cannot tell whether it started, call again with the SAME
   submission_id and args: you get the original call (replayed=true), not a second one.
-  `busy` means the Crew already runs {crew_limits.RUNNING_PER_CREW} calls: nothing was
+  `busy` means the Crew already runs {limits.RUNNING_PER_CREW} calls: nothing was
   queued; retry later with the same submission_id.
 - status: the call's state. Poll it (every few seconds) until `terminal` is true:
   succeeded (the outcome is in `result`, or in the file `result_file`), failed,
@@ -459,14 +459,14 @@ def functions(
         str | None,
         Field(
             description="reply: your answer to that question.",
-            json_schema_extra={"minLength": 1, "maxLength": 20_000},
+            json_schema_extra={"minLength": 1, "maxLength": limits.ANSWER_MAX_CHARS},
         ),
     ] = None,
     agent_name: Annotated[
         str | None,
         Field(
             description="complete: your agent name, the one the work was handed to.",
-            json_schema_extra={"maxLength": 64},
+            json_schema_extra={"maxLength": limits.AGENT_NAME_MAX_CHARS},
         ),
     ] = None,
     final_text: Annotated[

@@ -1,40 +1,36 @@
 """Serves one API Gateway HTTP API (payload 2.0) event with the MCP app.
 
-The HTTP API's Lambda authorizer has already checked the bearer token; its context is
-the principal. Without one the request is refused with a JSON-RPC error, status 401.
+The bearer token is resolved here (identity.bearer, the same middleware as the REST API);
+without a principal the request is refused with a JSON-RPC error, status 401, whose data
+holds the product's error shape.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from mangum import Mangum
 
-from agentworks.mcp_server.principal import acting_as, principal_from_event
+from agentworks.errors import Unauthenticated
+from agentworks.identity.bearer import authenticate_event
+from agentworks.mcp_server import transport
+from agentworks.mcp_server.principal import acting_as
 from agentworks.mcp_server.server import asgi_app
+from agentworks.mcp_server.transport import INTERNAL, UNAUTHENTICATED
 from agentworks.observability import logger
-
-# JSON-RPC "server error" range; the SDK uses -32000…-32099 for its own transport errors.
-UNAUTHENTICATED = -32001
-INTERNAL = -32603
 
 
 def handle_event(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    principal = principal_from_event(event)
-    if principal is None:
-        return _jsonrpc_error(
-            event,
-            401,
-            UNAUTHENTICATED,
-            "unauthenticated",
-            "This endpoint needs 'Authorization: Bearer <token>'.",
-        )
-    logger.append_keys(account_id=principal.account_id, connection_id=principal.connection_id)
+    refused_by_transport = transport.refusal(event)
+    if refused_by_transport is not None:
+        return refused_by_transport
+    try:
+        principal = authenticate_event(event)
+    except Unauthenticated as refused:
+        return _jsonrpc_error(event, 401, UNAUTHENTICATED, refused.code, refused.message)
     try:
         with acting_as(principal), _event_loop():
             # lifespan="auto": Mangum starts and stops the session manager per request.
@@ -43,9 +39,7 @@ def handle_event(event: dict[str, Any], context: Any) -> dict[str, Any]:
         # Never a stack trace to the caller; the log has it (without bodies or tokens).
         logger.exception("mcp request failed")
         return _jsonrpc_error(event, 500, INTERNAL, "internal", "Internal error; retry later.")
-    # Starlette may hand back an HTTPStatus; Lambda's response wants a plain int.
-    response["statusCode"] = int(response["statusCode"])
-    return response
+    return transport.as_jsonrpc(event, response)
 
 
 @contextmanager
@@ -61,34 +55,7 @@ def _event_loop() -> Iterator[None]:
         loop.close()
 
 
-def _request_id(event: dict[str, Any]) -> Any:
-    """The JSON-RPC id of the request, when the body is one readable request."""
-    body = event.get("body") or ""
-    try:
-        if event.get("isBase64Encoded"):
-            body = base64.b64decode(body).decode()
-        parsed = json.loads(body)
-    except (ValueError, TypeError):
-        return None
-    return parsed.get("id") if isinstance(parsed, dict) else None
-
-
 def _jsonrpc_error(
     event: dict[str, Any], status: int, rpc_code: int, code: str, message: str
 ) -> dict[str, Any]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": _request_id(event),
-        "error": {
-            "code": rpc_code,
-            "message": message,
-            # The product's error shape, as every other surface returns it.
-            "data": {"error": {"code": code, "message": message}},
-        },
-    }
-    return {
-        "statusCode": status,
-        "headers": {"Content-Type": "application/json"},
-        "body": json.dumps(body),
-        "isBase64Encoded": False,
-    }
+    return transport.jsonrpc_error(status, rpc_code, code, message, transport.request_id(event))

@@ -458,8 +458,12 @@ def messages(
     delay_seconds: Annotated[
         int | None,
         Field(
-            description="wakeup: when, as seconds from now (60–604800).",
-            json_schema_extra={"minimum": 60, "maximum": 604_800},
+            description="wakeup: when, as seconds from now "
+            f"({limits.WAKEUP_MIN_SECONDS}–{limits.WAKEUP_MAX_SECONDS}).",
+            json_schema_extra={
+                "minimum": limits.WAKEUP_MIN_SECONDS,
+                "maximum": limits.WAKEUP_MAX_SECONDS,
+            },
         ),
     ] = None,
 ) -> Annotated[CallToolResult, MessagesOutput]:

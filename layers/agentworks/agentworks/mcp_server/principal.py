@@ -6,11 +6,9 @@ other's principal; asyncio tasks and anyio worker threads inherit it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
 
 from agentworks.errors import Unauthenticated
 from agentworks.identity.models import Principal
@@ -36,21 +34,6 @@ def acting_principal() -> Principal | None:
 def current_principal() -> Principal:
     principal = _current.get()
     if principal is None:
-        # Only reachable if the endpoint is wired without the authorizer.
+        # Only reachable if a tool runs outside handle_event's authenticated block.
         raise Unauthenticated("This endpoint needs 'Authorization: Bearer <token>'.")
     return principal
-
-
-def principal_from_event(event: dict[str, Any]) -> Principal | None:
-    """The principal the HTTP API Lambda authorizer put in an API Gateway v2 event, if any."""
-    request_context = event.get("requestContext") or {}
-    authorizer = request_context.get("authorizer") or {}
-    context = authorizer.get("lambda") or {}
-    if not isinstance(context, dict):
-        return None
-    if not context.get("account_id") or not context.get("connection_id"):
-        return None
-    try:
-        return Principal.from_context(context)
-    except (KeyError, TypeError, ValueError, json.JSONDecodeError):
-        return None

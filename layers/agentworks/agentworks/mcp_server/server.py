@@ -28,7 +28,7 @@ INSTRUCTIONS = (
 # Behind API Gateway the Host header is the API's domain (or a custom one), which the
 # SDK's localhost-only DNS-rebinding check would refuse (421). The check guards local
 # servers reachable from a browser without credentials; here every request already
-# passed the bearer-token authorizer, which a rebinding page cannot present. So: off.
+# passed bearer-token authentication, which a rebinding page cannot present. So: off.
 TRANSPORT_SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 

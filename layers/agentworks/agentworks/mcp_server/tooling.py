@@ -23,6 +23,15 @@ class InternalError(AgentWorksError):
     code = "internal"
 
 
+def _transient(cause: BaseException | None) -> AgentWorksError | None:
+    """Throttling that outlasted the retries is the caller's to retry, not a crash."""
+    from botocore.exceptions import ClientError
+
+    from agentworks.dynamo import retry_later
+
+    return retry_later(cause) if isinstance(cause, ClientError) else None
+
+
 class DomainTool(Tool):
     async def run(
         self, arguments: dict[str, Any], context: Any, convert_result: bool = False
@@ -30,6 +39,9 @@ class DomainTool(Tool):
         try:
             return await super().run(arguments, context, convert_result=convert_result)
         except UnexpectedToolError as crash:
+            transient = _transient(crash.__cause__)
+            if transient is not None:
+                return error_result(transient)
             # The log has the cause; the caller gets a generic message (never the text).
             logger.exception("tool crashed", extra={"tool": self.name}, exc_info=crash.__cause__)
             return error_result(InternalError("Internal error; retry later."))

@@ -1,6 +1,6 @@
 """Who may act in a conversation or as a name (A4, A5, M5).
 
-Consent to act as a name comes with the principal: the authorizer read it from the
+Consent to act as a name comes with the principal: authentication read it from the
 connection item (`acting_as`), which every allow-list change updates in the same
 transaction as the registration, so a change counts from the next request on.
 Every refusal is `Unavailable`, the same answer an unknown id gets.
@@ -24,7 +24,10 @@ def consent_for(
     principal: Principal, name: str, fresh: FreshConsents, agent_id: str | None = None
 ) -> Consent:
     """M5: acting as a name needs a current registration whose allow-list holds this
-    connection (and, when `agent_id` is given, that exact identity of the name)."""
+    connection (and, when `agent_id` is given, that exact identity of the name). A bounded
+    connection acts only as names its bounds cover (A4), whatever the allow-list says."""
+    if not principal.may_target(f"agent:{name}"):
+        raise Unavailable()
     consent = principal.consents.get(name)
     if consent is None or (agent_id is not None and consent.agent_id != agent_id):
         consent = fresh(principal).get(name)

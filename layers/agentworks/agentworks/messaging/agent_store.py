@@ -1,7 +1,7 @@
 """Data access for agent registrations and their counters (M4, M5).
 
 A registration's allow-list is mirrored on the allowed connection items (identity table,
-`acting_as`) in the same transaction as every change to it, so the authorizer's one read
+`acting_as`) in the same transaction as every change to it, so authentication's one read
 of the connection says which names it may act as.
 """
 
@@ -13,11 +13,11 @@ from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.dynamo import (
-    cancellation_reasons,
+    TransactionCancelled,
     error_code,
     from_item,
-    is_conditional_failure,
     to_item,
+    transact_write,
 )
 from agentworks.identity.connection_store import (
     ConnectionStore,
@@ -155,15 +155,15 @@ class AgentStore:
         """Puts a new name, counts it against both limits and grants it to the allowed
         connections, atomically."""
         count = "SET agents = if_not_exists(agents, :zero) + :one"
-        items: list[dict[str, Any]] = [
-            {
+        items: dict[str, dict[str, Any]] = {
+            "registration": {
                 "Put": {
                     "TableName": self._table,
                     "Item": to_item(registration_to_item(reg)),
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
-            {
+            "account_count": {
                 "Update": {
                     "TableName": self._table,
                     "Key": to_item(keys.account_counters(reg.account_id)),
@@ -174,7 +174,7 @@ class AgentStore:
                     ),
                 }
             },
-            {
+            "server_count": {
                 "Update": {
                     "TableName": self._table,
                     "Key": to_item(keys.server_counters()),
@@ -185,21 +185,18 @@ class AgentStore:
                     ),
                 }
             },
-        ]
-        granted = list(reg.allowed_connection_ids)
-        items += self._grants(reg, granted)
+            **self._grants(reg, list(reg.allowed_connection_ids)),
+        }
         failed = self._transact(items)
         if failed is None:
             return
-        if failed < 0:
-            raise RegistrationChanged()
-        if failed == 0:
+        if failed == "registration":
             raise RegistrationExists()
-        if failed == 1:
+        if failed == "account_count":
             raise RegistrationLimit("account")
-        if failed == 2:
+        if failed == "server_count":
             raise RegistrationLimit("server")
-        raise ConnectionMissing(granted[failed - 3])
+        raise ConnectionMissing(failed.split(":", 1)[1])
 
     def update_settings(
         self,
@@ -233,8 +230,9 @@ class AgentStore:
         expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
         added = [c for c in allowed_connection_ids if c not in reg.allowed_connection_ids]
         removed = [c for c in reg.allowed_connection_ids if c not in allowed_connection_ids]
-        items: list[dict[str, Any]] = [
-            {
+        revokes = self._revokes(reg, removed)
+        items: dict[str, dict[str, Any]] = {
+            "registration": {
                 "Update": {
                     "TableName": self._table,
                     "Key": to_item(keys.agent(reg.account_id, reg.name)),
@@ -243,22 +241,49 @@ class AgentStore:
                     "ExpressionAttributeValues": to_item(values),
                 }
             },
-            *self._grants(reg, added),
-            *self._revokes(reg, removed),
-        ]
+            **self._grants(reg, added),
+        }
+        if len(items) + len(revokes) > limits.TRANSACTION_MAX_ITEMS:
+            # Too many changes for one transaction (a full allow-list replaced by another):
+            # the connections that leave lose the name first, under the same version check,
+            # so a failure between the two leaves less authority, never more.
+            self._revoke_first(reg, condition, values, revokes)
+        else:
+            items |= revokes
         failed = self._transact(items)
         if failed is None:
             return
-        if failed <= 0:
+        if failed == "registration":
             raise RegistrationChanged()
-        raise ConnectionMissing([*added, *removed][failed - 1])
+        raise ConnectionMissing(failed.split(":", 1)[1])
+
+    def _revoke_first(
+        self,
+        reg: Registration,
+        condition: str,
+        values: dict[str, Any],
+        revokes: dict[str, dict[str, Any]],
+    ) -> None:
+        check = {
+            "ConditionCheck": {
+                "TableName": self._table,
+                "Key": to_item(keys.agent(reg.account_id, reg.name)),
+                "ConditionExpression": condition,
+                "ExpressionAttributeValues": to_item({k: values[k] for k in (":id", ":seen")}),
+            }
+        }
+        failed = self._transact({"registration": check, **revokes})
+        if failed == "registration":
+            raise RegistrationChanged()
+        if failed is not None:
+            raise ConnectionMissing(failed.split(":", 1)[1])
 
     def delete(self, reg: Registration) -> bool:
         """Removes the name (only this identity of it), releases its counts and takes it
         from the allowed connections."""
         release = "SET agents = agents - :one"
-        items: list[dict[str, Any]] = [
-            {
+        items: dict[str, dict[str, Any]] = {
+            "registration": {
                 "Delete": {
                     "TableName": self._table,
                     "Key": to_item(keys.agent(reg.account_id, reg.name)),
@@ -266,7 +291,7 @@ class AgentStore:
                     "ExpressionAttributeValues": to_item({":id": reg.agent_id}),
                 }
             },
-            {
+            "account_count": {
                 "Update": {
                     "TableName": self._table,
                     "Key": to_item(keys.account_counters(reg.account_id)),
@@ -274,7 +299,7 @@ class AgentStore:
                     "ExpressionAttributeValues": to_item({":one": 1}),
                 }
             },
-            {
+            "server_count": {
                 "Update": {
                     "TableName": self._table,
                     "Key": to_item(keys.server_counters()),
@@ -282,15 +307,15 @@ class AgentStore:
                     "ExpressionAttributeValues": to_item({":one": 1}),
                 }
             },
-            *self._revokes(reg, reg.allowed_connection_ids),
-        ]
+            **self._revokes(reg, reg.allowed_connection_ids),
+        }
         return self._transact(items) is None
 
     def touch(
         self, account_id: str, name: str, consent: Consent, connection_id: str, now_ms: int
     ) -> None:
         """Marks the name as seen (online) through this connection — called at most once a
-        minute per name and connection: the connection item holds when, and the authorizer
+        minute per name and connection: the connection item holds when, and authentication
         reads it on every request, so the next refresh needs no read."""
         try:
             self._db.update_item(
@@ -304,29 +329,29 @@ class AgentStore:
 
     # ---- helpers ----
 
-    def _grants(self, reg: Registration, connection_ids: list[str]) -> list[dict[str, Any]]:
+    def _grants(self, reg: Registration, connection_ids: list[str]) -> dict[str, dict[str, Any]]:
         consent = consent_of(reg)
-        return [
-            grant_consent_item(self._identity_table, reg.account_id, c, reg.name, consent)
+        return {
+            f"grant:{c}": grant_consent_item(
+                self._identity_table, reg.account_id, c, reg.name, consent
+            )
             for c in connection_ids
-        ]
+        }
 
-    def _revokes(self, reg: Registration, connection_ids: list[str]) -> list[dict[str, Any]]:
-        return [
-            revoke_consent_item(self._identity_table, reg.account_id, c, reg.name)
+    def _revokes(self, reg: Registration, connection_ids: list[str]) -> dict[str, dict[str, Any]]:
+        return {
+            f"revoke:{c}": revoke_consent_item(self._identity_table, reg.account_id, c, reg.name)
             for c in connection_ids
-        ]
+        }
 
-    def _transact(self, items: list[dict[str, Any]]) -> int | None:
-        """Runs the transaction; None when it committed, else the index of the first item
-        whose condition failed (-1 when none did, e.g. a conflicting transaction)."""
+    def _transact(self, items: dict[str, dict[str, Any]]) -> str | None:
+        """Runs the transaction; None when it committed, else the name of the first item
+        whose condition failed (conflicts were retried: see `transact_write`)."""
         try:
-            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
+            transact_write(self._db, items)
+        except TransactionCancelled as cancelled:
+            failed = next((name for name in items if cancelled.failed(name)), None)
+            if failed is None:
                 raise
-            for index, reason in enumerate(cancellation_reasons(error)):
-                if is_conditional_failure(reason):
-                    return index
-            return -1
+            return failed
         return None

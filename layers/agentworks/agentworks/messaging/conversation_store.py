@@ -19,11 +19,11 @@ from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.dynamo import (
-    cancellation_reasons,
+    TransactionCancelled,
     error_code,
     from_item,
-    is_conditional_failure,
     to_item,
+    transact_write,
 )
 from agentworks.ids import Side
 from agentworks.messaging import keys
@@ -194,6 +194,20 @@ def _live(data: dict[str, Any] | None, now_ms: int) -> dict[str, Any] | None:
 
 def _conditional_failure(error: ClientError) -> bool:
     return error_code(error) == "ConditionalCheckFailedException"
+
+
+def _first_contact_refusal(cancelled: TransactionCancelled) -> Exception:
+    """What a first contact's failed condition means (conflicts and throttling were
+    retried by `transact_write` and never get here)."""
+    if cancelled.failed("account_cap"):
+        return CapReached("account")
+    if cancelled.failed("store_cap"):
+        return CapReached("store")
+    if cancelled.failed("conversation"):
+        return ConversationExists()
+    if cancelled.failed("mailbox_seq") or cancelled.failed("mailbox"):
+        return WriteConflict()  # the target's mailbox moved (or the name changed): read again
+    return cancelled
 
 
 @dataclass(frozen=True)
@@ -496,10 +510,13 @@ class ConversationStore:
         """First contact: new conversation, its first message, and the target's mailbox
         entry, with the target's mailbox sequence moved under its own condition."""
         live = live_attributes(conv.account_id, conv.activity_hour, conv.conversation)
-        items: list[dict[str, Any]] = [
-            self._put(conversation_to_item(conv) | live, "attribute_not_exists(pk)"),
-            self._put(message_to_item(message), "attribute_not_exists(pk)"),
-            self._put(
+        account_cap, store_cap = admission_items(self._table, conv.account_id)
+        items: dict[str, dict[str, Any]] = {
+            "conversation": self._put(
+                conversation_to_item(conv) | live, "attribute_not_exists(pk)"
+            ),
+            "message": self._put(message_to_item(message), "attribute_not_exists(pk)"),
+            "mailbox": self._put(
                 {
                     **keys.mailbox(mailbox.agent_id, mailbox.seq),
                     "message_id": mailbox.message_id,
@@ -512,7 +529,7 @@ class ConversationStore:
                 },
                 "attribute_not_exists(pk)",
             ),
-            {
+            "mailbox_seq": {
                 "Update": {
                     "TableName": self._table,
                     "Key": to_item(keys.agent(target.account_id, target.name)),
@@ -527,22 +544,13 @@ class ConversationStore:
                     ),
                 }
             },
-            *admission_items(self._table, conv.account_id),
-        ]
+            "account_cap": account_cap,
+            "store_cap": store_cap,
+        }
         try:
-            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
-                raise
-            reasons = cancellation_reasons(error)
-            failed = [i for i, r in enumerate(reasons) if is_conditional_failure(r)]
-            if 4 in failed:
-                raise CapReached("account") from None
-            if 5 in failed:
-                raise CapReached("store") from None
-            if 0 in failed:
-                raise ConversationExists() from None
-            raise WriteConflict() from None
+            transact_write(self._db, items)
+        except TransactionCancelled as cancelled:
+            raise _first_contact_refusal(cancelled) from None
 
     def create_direct(self, conv: Conversation, message: StoredMessage) -> None:
         """First contact with a Crew: the conversation and its first message, counted by the
@@ -555,39 +563,37 @@ class ConversationStore:
             "crew_key": crew_key(conv.account_id, target.agent_id),
             "crew_sort": conv.conversation,
         }
-        items: list[dict[str, Any]] = [
-            self._put(conversation_to_item(conv) | live | indexed, "attribute_not_exists(pk)"),
-            self._put(message_to_item(message), "attribute_not_exists(pk)"),
-            *admission_items(self._table, conv.account_id),
-        ]
+        account_cap, store_cap = admission_items(self._table, conv.account_id)
+        items: dict[str, dict[str, Any]] = {
+            "conversation": self._put(
+                conversation_to_item(conv) | live | indexed, "attribute_not_exists(pk)"
+            ),
+            "message": self._put(message_to_item(message), "attribute_not_exists(pk)"),
+            "account_cap": account_cap,
+            "store_cap": store_cap,
+        }
         try:
-            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
-                raise
-            failed = [
-                i for i, r in enumerate(cancellation_reasons(error)) if is_conditional_failure(r)
-            ]
-            if 2 in failed:
-                raise CapReached("account") from None
-            if 3 in failed:
-                raise CapReached("store") from None
-            if 0 in failed:
-                raise ConversationExists() from None
-            raise WriteConflict() from None
+            transact_write(self._db, items)
+        except TransactionCancelled as cancelled:
+            raise _first_contact_refusal(cancelled) from None
 
     def append(self, message: StoredMessage) -> None:
         """Puts the next message of the chain; `WriteConflict` when that seq is taken."""
+        item = to_item(message_to_item(message))
         try:
             self._db.put_item(
                 TableName=self._table,
-                Item=to_item(message_to_item(message)),
+                Item=item,
                 ConditionExpression="attribute_not_exists(pk)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if _conditional_failure(error):
+            if not _conditional_failure(error):
+                raise
+            if cast(dict[str, Any], error.response).get("Item") != item:
                 raise WriteConflict() from None
-            raise
+            # The seq holds this very message: an earlier attempt committed and botocore,
+            # not seeing the answer, sent it again. Stored once.
 
     def evict(self, conversation: str, seq: int) -> None:
         """Deletes message `seq` to keep the history bound (M11), unless it is still being
@@ -672,7 +678,9 @@ class ConversationStore:
             self._db.put_item(
                 TableName=self._table,
                 Item=to_item(_binding_item(binding)),
-                ConditionExpression="attribute_not_exists(pk)",
+                # Expired but not yet deleted (TTL lags by up to two days) is no binding.
+                ConditionExpression=f"attribute_not_exists(pk) OR {keys.TTL_ATTRIBUTE} <= :now",
+                ExpressionAttributeValues=to_item({":now": binding.claimed_at // 1000}),
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:

@@ -77,6 +77,10 @@ class AgentDirectory:
             existing = self._agents.get(principal.account_id, name)
             if existing is not None:
                 if principal.connection_id not in existing.allowed_connection_ids:
+                    if MESSAGES_READ not in principal.scopes:
+                        # It cannot list the directory, so it must not learn that the name
+                        # exists: the answer of a name it may not take at all (A5).
+                        raise Unavailable()
                     raise Conflict(
                         f"The name '{name}' is registered and this connection is not on its "
                         "allow-list. Ask a connection on the list to add this one "
@@ -128,6 +132,9 @@ class AgentDirectory:
     def unregister(self, principal: Principal, agent_name: str) -> None:
         principal.require(MESSAGES_SEND)
         name = normalize_agent_name(agent_name)
+        # A4: a name outside the bounds answers like an unknown one, before any read.
+        if not principal.may_target(f"agent:{name}"):
+            raise Unavailable()
         reg = self._agents.get(principal.account_id, name)
         # M5: only a connection on the name's current allow-list may remove it.
         if reg is None or principal.connection_id not in reg.allowed_connection_ids:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.dynamo import error_code, from_item, to_item
+from agentworks.dynamo import TransactionCancelled, error_code, from_item, to_item, transact_write
 from agentworks.messaging import keys
 
 if TYPE_CHECKING:
@@ -133,8 +133,8 @@ class LifecycleStore:
             f"{keys.TTL_ATTRIBUTE} = :ttl REMOVE idle_account, idle_store, idle_key"
         )
         release = "SET inboxes = inboxes - :one"
-        items: list[dict[str, Any]] = [
-            {
+        items: dict[str, dict[str, Any]] = {
+            "conversation": {
                 "Update": {
                     "TableName": self._table,
                     "Key": to_item(keys.conversation(conversation)),
@@ -150,8 +150,8 @@ class LifecycleStore:
                     ),
                 }
             },
-            *(
-                {
+            **{
+                name: {
                     "Update": {
                         "TableName": self._table,
                         "Key": to_item(key),
@@ -160,15 +160,17 @@ class LifecycleStore:
                         "ExpressionAttributeValues": to_item({":one": 1, ":zero": 0}),
                     }
                 }
-                for key in (keys.account_counters(account_id), keys.server_counters())
-            ),
-        ]
+                for name, key in (
+                    ("account_count", keys.account_counters(account_id)),
+                    ("store_count", keys.server_counters()),
+                )
+            },
+        }
         try:
-            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-        except ClientError as error:
-            if error_code(error) == "TransactionCanceledException":
-                return False
-            raise
+            transact_write(self._db, items)
+        except TransactionCancelled:
+            # Retired already (or a counter is at zero): conflicts were retried, not here.
+            return False
         return True
 
     def retired_count(self) -> int:

@@ -79,7 +79,9 @@ class RegisterAgent(_Strict):
     agent_name: str
     purpose: str | None = Field(None, max_length=limits.PURPOSE_MAX_CHARS)
     provider: str | None = Field(None, max_length=64)
-    allowed_connection_ids: list[str] | None = Field(None, max_length=50)
+    allowed_connection_ids: list[str] | None = Field(
+        None, max_length=limits.ALLOWED_CONNECTIONS_MAX
+    )
 
 
 class AgentView(BaseModel):
@@ -91,6 +93,15 @@ class AgentView(BaseModel):
     allowed_connection_ids: list[str]
     created_at: str
     last_seen_at: str | None = None
+
+
+class AgentList(BaseModel):
+    agents: list[AgentView]
+
+
+class AgentUnregistered(BaseModel):
+    agent_name: str
+    unregistered: bool
 
 
 class AckMessage(_Strict):

@@ -24,8 +24,8 @@ def normalize_agent_name(name: str, field: str = "agent_name") -> str:
     """The canonical (lower-case) form, or `InvalidInput` saying what a name may be."""
     if not is_valid_agent_name(name):
         raise InvalidInput(
-            f"{field} must be 1–64 ASCII letters, digits, '.', '_' or '-', starting with a "
-            "letter or digit.",
+            f"{field} must be 1–{limits.AGENT_NAME_MAX_CHARS} ASCII letters, digits, '.', '_' "
+            "or '-', starting with a letter or digit.",
             field=field,
         )
     return name.lower()

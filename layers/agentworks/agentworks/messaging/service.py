@@ -453,7 +453,7 @@ class MessagingService:
                     self._lifecycle.make_room(account_id, full.scope)
                     continue
                 except ConversationExists:
-                    raise _possibly_stored() from None
+                    return self._committed_opening(mine, delivered)
                 return _Stored(_new_receipt(mine, delivered, now), now)
             raise Conflict("The name's mailbox is too busy right now; retry.")
 
@@ -501,7 +501,7 @@ class MessagingService:
                     self._lifecycle.make_room(account_id, full.scope)
                     continue
                 except ConversationExists:
-                    raise _possibly_stored() from None
+                    return self._committed_opening(mine, delivered)
                 return _Stored(_new_receipt(mine, delivered, now), now)
             raise Conflict("The conversation could not be created right now; retry.")
 
@@ -509,6 +509,14 @@ class MessagingService:
         crew_inbox = parse_inbox_id(receipt.inbox_id).peer
         self._deliver_to_crew(principal, crew, crew_inbox, receipt, sender)
         return receipt
+
+    def _committed_opening(self, mine: InboxRef, delivered: MessageRef) -> _Stored:
+        """The conversation id is this send's own (planned per request), so an existing one
+        means an earlier attempt committed and only its answer was lost: that is the send."""
+        first = self._conversations.get_message(mine.conversation, 1, self._now_ms())
+        if first is None:
+            raise _possibly_stored()
+        return _Stored(_new_receipt(mine, delivered, first.created_at), first.created_at)
 
     def authorize_send(
         self,
@@ -655,7 +663,7 @@ class MessagingService:
             raise Expired(f"{what} Start a new conversation with target=agent:NAME.")
 
     def _recheck(self, principal: Principal, party: Party) -> None:
-        """Authority as stored now (the principal's is as of the authorizer's read)."""
+        """Authority as stored now (the principal's is as of authentication's read)."""
         connection = self._agents.connection(principal.account_id, principal.connection_id)
         if connection is None or not connection.is_live(self._clock.now()):
             raise Unavailable()
@@ -779,7 +787,7 @@ class MessagingService:
 
     def _mark_seen(self, principal: Principal, name: str, consent: Consent) -> None:
         """Presence (online) at most once a minute per name and connection: the
-        connection remembers when it last refreshed, and the authorizer read that."""
+        connection remembers when it last refreshed, and authentication read that."""
         now = self._now_ms()
         if consent.seen_at is not None and now - consent.seen_at < _SEEN_REFRESH_MS:
             return

@@ -30,15 +30,36 @@ from agentworks.crews.adapters.output_files import safe_relative_path
 
 SETTINGS_KEYS = ("type", "function_name", "qualifier")
 
+# The step runner's role may invoke only functions named so (template.yaml,
+# LambdaAdapterNamedFunctions); refusing other names here gives a clear 400 at definition
+# time instead of an AccessDenied on the first call.
+FUNCTION_NAME_PREFIX = "agentworks-agent-"
+
+
+def function_name_of(reference: str) -> str:
+    """The bare function name of a name, `name:qualifier`, partial or full ARN."""
+    after = reference.split(":function:", 1)[1] if ":function:" in reference else reference
+    return after.split(":", 1)[0]
+
 
 def validate(settings: dict[str, Any]) -> list[str]:
     """Problems with a lambda adapter's settings (empty when fine)."""
     where = "lambda adapter"
-    return [
+    problems = [
         *checks.unknown_keys(settings, SETTINGS_KEYS, where),
         *checks.required_str(settings, "function_name", where),
         *checks.optional_str(settings, "qualifier", where),
     ]
+    reference = settings.get("function_name")
+    if isinstance(reference, str) and reference.strip():
+        name = function_name_of(reference.strip())
+        if not name.startswith(FUNCTION_NAME_PREFIX) or name == FUNCTION_NAME_PREFIX:
+            problems.append(
+                f"{where}: function {name!r} cannot be invoked: the step runner may only "
+                f"invoke functions named '{FUNCTION_NAME_PREFIX}*' in its own account and "
+                f"region; name your function e.g. '{FUNCTION_NAME_PREFIX}{name}'"
+            )
+    return problems
 
 
 def request_payload(request: TurnRequest) -> dict[str, Any]:

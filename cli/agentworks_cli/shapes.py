@@ -1,0 +1,72 @@
+"""The response models the CLI reads answers with: the server's own (agentworks package),
+so a field renamed on one side breaks the other side's tests instead of a user's script.
+
+A model is imported only once an answer has arrived: a command that fails to connect,
+and `--help`, still start without pydantic (see client.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from agentworks_cli.client import CliError
+
+
+@dataclass(frozen=True)
+class Shape:
+    module: str
+    name: str
+
+    def model(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def parse(self, body: Any) -> dict[str, Any]:
+        """The answer as the model reads it (its fields, nothing else); a CliError when
+        the answer does not have the model's shape."""
+        from pydantic import ValidationError
+
+        try:
+            parsed = self.model().model_validate(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "body"
+            raise CliError(
+                f"the server's answer does not have the shape this CLI reads ({self.name}: "
+                f"{where}: {first.get('msg', 'invalid')}); are the CLI and server versions "
+                "the same?"
+            ) from None
+        return dict(parsed.model_dump(mode="json"))
+
+
+_IDENTITY = "agentworks.identity.views"
+_MESSAGING = "agentworks.messaging.models"
+_CREWS = "agentworks.crews.views"
+_CREW_MODELS = "agentworks.crews.models"
+
+WHOAMI = Shape(_IDENTITY, "WhoAmI")
+CONNECTION = Shape(_IDENTITY, "ConnectionView")
+ISSUED_CONNECTION = Shape(_IDENTITY, "IssuedConnectionView")
+CONNECTIONS = Shape(_IDENTITY, "ConnectionList")
+
+AGENT = Shape(_MESSAGING, "AgentView")
+AGENTS = Shape(_MESSAGING, "AgentList")
+UNREGISTERED = Shape(_MESSAGING, "AgentUnregistered")
+RECEIPT = Shape(_MESSAGING, "SendReceipt")
+PAGE = Shape(_MESSAGING, "ReadPage")
+ACK = Shape(_MESSAGING, "AckResult")
+INBOX_STATE = Shape(_MESSAGING, "InboxState")
+
+CREW = Shape(_CREWS, "CrewView")
+CREWS = Shape(_CREWS, "CrewList")
+CREW_DELETED = Shape(_CREWS, "CrewDeleted")
+FUNCTIONS = Shape(_CREWS, "FunctionList")
+CALL = Shape(_CREWS, "CallView")
+CALL_ACCEPTED = Shape(_CREWS, "CallAccepted")
+FILE_PAGE = Shape(_CREWS, "FilePage")
+CREW_STATE = Shape(_CREW_MODELS, "CrewState")
+REVIEW = Shape(_CREW_MODELS, "ReviewOutcome")
+WAKEUP = Shape(_CREW_MODELS, "WakeupView")
+
+ALL: tuple[Shape, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Shape))

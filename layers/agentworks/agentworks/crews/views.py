@@ -1,0 +1,94 @@
+"""Response models of /v1/crews, /v1/functions, /v1/calls and /v1/scheduler (F1–F8, M9):
+what the API answers and the CLI parses, so a renamed field breaks both sides' tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agentworks.crews.models import FunctionSpec, Messaging
+
+
+class CrewView(BaseModel):
+    """A Crew's current definition and counters; its adapter's settings for an admin only
+    (anyone else sees `{"type": …}`)."""
+
+    crew_id: str
+    target: str = Field(description="crew:NAME")
+    version: int
+    running: int = Field(description="Calls running now (each holds an execution slot).")
+    created_at: str = Field(description="ISO 8601, UTC")
+    updated_at: str = Field(description="ISO 8601, UTC")
+    name: str
+    instructions: str
+    messaging: Messaging
+    adapter: dict[str, Any] | None
+    access: list[str]
+    functions: list[FunctionSpec]
+
+
+class CrewList(BaseModel):
+    crews: list[CrewView]
+
+
+class CrewDeleted(BaseModel):
+    target: str
+    deleted: bool
+
+
+class FunctionList(BaseModel):
+    target: str
+    version: int = Field(description="The Crew's definition version these functions belong to.")
+    functions: list[FunctionSpec]
+
+
+class PendingInputView(BaseModel):
+    request_id: str
+    question: str
+    asked_at: str | None
+
+
+class CallFile(BaseModel):
+    path: str
+    size: int
+
+
+class CallView(BaseModel):
+    """A call's state, saved progress, questions, outcome and file metadata (F4–F7)."""
+
+    call_id: str
+    target: str
+    function: str
+    state: str = Field(
+        description="accepted, running, input_required, succeeded, failed, cancelled or interrupted"
+    )
+    terminal: bool
+    progress: list[str]
+    errors: list[str]
+    pending_inputs: list[PendingInputView]
+    final_text: str | None
+    result: Any = Field(description="The result JSON when it is inline (else see result_file).")
+    result_file: str | None
+    files: list[CallFile]
+    turns: int
+    created_at: str | None
+    updated_at: str | None
+
+
+class CallAccepted(CallView):
+    replayed: bool = Field(description="True when a retry returned the original call.")
+
+
+class FilePage(BaseModel):
+    call_id: str
+    path: str
+    page: int
+    pages: int
+    size: int
+    encoding: str = Field(description="utf-8, or base64 for bytes that are not UTF-8")
+    content: str
+
+
+class SchedulerView(BaseModel):
+    paused: bool = Field(description="True: the tick fires none of this account's wakeups.")

@@ -1,0 +1,80 @@
+"""The resolver of /v1: powertools' HTTP API resolver, with decoded path parameters, the
+methods each path allows (for 405 instead of 404), and request state kept per thread.
+
+Lambda hands an execution environment one request at a time, but the local stack (and a
+test that races requests) serves concurrent requests from one loaded module on many
+threads. Powertools keeps the current event on its base class and the request context
+(our principal among it) on the instance, so one request could read another's principal,
+or find its context cleared by another's end. Here both live in a `threading.local`.
+"""
+
+from __future__ import annotations
+
+import threading
+from re import Match
+from typing import Any
+from urllib.parse import unquote
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
+
+
+class _RequestState(threading.local):
+    event: BaseProxyEvent | None = None
+    lambda_context: Any = None
+
+    def __init__(self) -> None:
+        self.context: dict[str, Any] = {}
+
+
+class Resolver(APIGatewayHttpResolver):
+    _state = _RequestState()
+
+    # Data descriptors on the class win over powertools' class and instance attributes, so
+    # every read (routers delegate theirs here) and write goes to this thread's state.
+    @property  # type: ignore[override]
+    def current_event(self) -> BaseProxyEvent:
+        event = self._state.event
+        assert event is not None, "no request is being resolved on this thread"
+        return event
+
+    @current_event.setter
+    def current_event(self, value: BaseProxyEvent) -> None:
+        self._state.event = value
+
+    @property
+    def lambda_context(self) -> Any:
+        return self._state.lambda_context
+
+    @lambda_context.setter
+    def lambda_context(self, value: Any) -> None:
+        self._state.lambda_context = value
+
+    @property
+    def context(self) -> dict[str, Any]:
+        return self._state.context
+
+    @context.setter
+    def context(self, value: dict[str, Any]) -> None:
+        self._state.context = value
+
+    def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:  # type: ignore[override]
+        # powertools' resolve assigns the event to its base class (shared by all threads);
+        # the same steps, with the event set on this thread's state instead.
+        self.current_event = self._to_proxy_event(event)
+        self.lambda_context = context
+        try:
+            return self._build_response(self._resolve())
+        finally:
+            self.clear_context()
+
+    def _convert_matches_into_route_keys(self, match: Match[str]) -> dict[str, str]:
+        # Routing matches the raw (percent-encoded) path, so an encoded "/" stays inside
+        # its segment; the route then gets the segment as the client meant it
+        # (DELETE /v1/connections/conn%5Fx names conn_x).
+        return {name: unquote(value) for name, value in match.groupdict().items()}
+
+    def allowed_methods(self, path: str) -> list[str]:
+        """The methods some route serves at `path` (empty when no route has the path)."""
+        routes = self._static_routes + self._dynamic_routes
+        return sorted({route.method for route in routes if route.rule.match(path)})

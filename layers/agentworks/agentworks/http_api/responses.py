@@ -1,0 +1,59 @@
+"""What the OpenAPI document says each operation answers: its success code and the error
+codes it really returns, every error in the one error shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+_JSON = "application/json"
+
+# Why each status is returned, as the document tells it (one text per code, every route).
+_ERRORS: dict[int, str] = {
+    400: "Invalid request (invalid_request): a parameter or the body is malformed.",
+    401: "Missing, invalid, expired or revoked token (unauthenticated).",
+    403: "The connection lacks the scope this operation needs (forbidden).",
+    404: "Unknown, or not available to this connection (unavailable): the two look the same.",
+    409: "Conflict with the current state (conflict, inbox_full, limit_reached, messaging_off).",
+    410: "Expired: the inbox or output is gone (expired).",
+    413: "The request body is over the size limit (payload_too_large).",
+    422: "The arguments or result don't match the function's schema (invalid_arguments).",
+    429: "Rate limited or busy: retry after `retry_after` seconds (rate_limited, busy).",
+}
+# Every authenticated operation can answer these.
+_ALWAYS = (401,)
+
+
+class ErrorDetail(BaseModel):
+    """`code` is stable for scripts; `message` says what to do; some errors add details
+    (`field`, `scope`, `retry_after`, `path`, …)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    code: str
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    """The one error shape of every surface: `{"error": {"code", "message", …}}`."""
+
+    error: ErrorDetail = Field(description="What went wrong and what to do about it.")
+
+
+def documented(success: int, *errors: int, description: str = "Success") -> dict[int, Any]:
+    """The `responses=` of a route: `success` (schema from the route's return type) and
+    the error codes it returns besides 401, all with the error schema."""
+    responses: dict[int, OpenAPIResponse] = {success: {"description": description}}
+    for code in sorted({*_ALWAYS, *errors}):
+        responses[code] = {
+            "description": _ERRORS[code],
+            "content": {_JSON: {"model": ErrorResponse}},
+        }
+    return responses
+
+
+def also(responses: dict[int, Any], code: int, description: str) -> dict[int, Any]:
+    """A second success code with the same body (e.g. 200 for a replayed retry)."""
+    return {**responses, code: {"description": description}}

@@ -1,0 +1,36 @@
+"""Response models of /v1/whoami and /v1/connections (A2, A3): what the API answers and
+the CLI parses, so a renamed field breaks both sides' tests."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class WhoAmI(BaseModel):
+    account_id: str
+    connection_id: str
+    scopes: list[str]
+    target_bounds: list[str] | None = Field(description="None: no bounds on targets.")
+
+
+class ConnectionView(BaseModel):
+    """A connection's public metadata (never its secret). Times are Unix seconds."""
+
+    connection_id: str
+    name: str
+    scopes: list[str]
+    target_bounds: list[str] | None = Field(description="None: no bounds on targets.")
+    created_at: int
+    expires_at: int | None
+    revoked_at: int | None
+    status: Literal["active", "revoked", "expired"]
+
+
+class IssuedConnectionView(ConnectionView):
+    token: str = Field(description="The bearer token: shown this once, never stored.")
+
+
+class ConnectionList(BaseModel):
+    connections: list[ConnectionView]

@@ -1,0 +1,122 @@
+"""Strict parsing of request bodies (HTTP and MCP), once, before any route or SDK sees them.
+
+Python's `json` accepts what a JSON peer may not: duplicate keys (the last silently wins),
+NaN and Infinity, numbers of any length (int() of 5,000 digits raises), lone surrogates
+(unstorable in DynamoDB, unencodable as UTF-8) and nesting until the interpreter's
+recursion limit. Each is refused here with a message that names the problem.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+import json
+import math
+import re
+from typing import Any
+
+from agentworks import limits
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+_LONG_NUMBER = re.compile(rf"[-+0-9.eE]{{{limits.JSON_NUMBER_MAX_CHARS + 1},}}")
+_LONE_SURROGATE = "The request body has a lone surrogate (\\ud800-\\udfff); send valid Unicode."
+
+
+class InvalidJson(ValueError):
+    """The body is not strict JSON; the message says why (safe to show the caller)."""
+
+
+def body_text(event: dict[str, Any]) -> str:
+    """The body of an API Gateway v2 event as text; invalid UTF-8 is refused."""
+    body = event.get("body") or ""
+    if not event.get("isBase64Encoded"):
+        return str(body)
+    try:
+        return base64.b64decode(body, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        raise InvalidJson("The request body is not valid UTF-8 text.") from None
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise InvalidJson(f"Duplicate key {key[:64]!r} in the request body.")
+        result[key] = value
+    return result
+
+
+def _constant(name: str) -> Any:
+    raise InvalidJson(f"{name} is not a JSON number; send a finite number.")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise InvalidJson(f"{text[:32]} is out of range for a JSON number.")
+    return value
+
+
+def _depth(structure: str) -> int:
+    """How deep arrays and objects nest, read from text whose strings were blanked."""
+    steps = (1 if c in "[{" else -1 for c in _BRACKET.findall(structure))
+    return max(itertools.accumulate(steps), default=0)
+
+
+def depth_of(value: Any) -> int:
+    """How deep arrays and objects nest in a parsed value (a scalar is 0); no recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _check_strings(value: Any) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise InvalidJson(_LONE_SURROGATE)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def loads(text: str) -> Any:
+    """`text` parsed as strict JSON, or InvalidJson (never RecursionError or a bare ValueError).
+
+    Depth and number length are read from the text with its strings blanked, before the
+    parser runs (so it never recurses 10,000 deep); strings are walked for surrogates only
+    when the text escapes one (emoji sent as \\uXXXX pairs do; most bodies don't).
+    """
+    structure = _STRING.sub('""', text)
+    if _depth(structure) > limits.JSON_MAX_DEPTH:
+        raise InvalidJson(f"The request body nests deeper than {limits.JSON_MAX_DEPTH} levels.")
+    if _LONG_NUMBER.search(structure):
+        raise InvalidJson(f"Numbers are limited to {limits.JSON_NUMBER_MAX_CHARS} characters.")
+    if _SURROGATE.search(text):
+        raise InvalidJson(_LONE_SURROGATE)
+    try:
+        value = json.loads(
+            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float
+        )
+    except InvalidJson:
+        raise
+    except json.JSONDecodeError as error:
+        raise InvalidJson(f"The request body is not JSON: {error.msg} at {error.pos}.") from None
+    except (ValueError, RecursionError) as error:
+        raise InvalidJson(f"The request body is not JSON: {error}.") from None
+    if _ESCAPED_SURROGATE.search(text):
+        _check_strings(value)
+    return value

@@ -1,0 +1,298 @@
+"""Every AWS call a function makes is allowed by that function's role in the SAM-translated
+template (issue: deploy fidelity). moto allows everything, so without this a missing grant
+shows only as AccessDenied on a real deploy.
+
+One flow drives every handler through its real path (HTTP API routes, MCP tools, Step
+Functions executions running the step runner, the lambda/bedrock/mailbox adapters, the
+tick, and the signing-secret fetch of the deployed wiring) while tests.support.aws_calls
+records each call with the function that made it; then each call's IAM permissions are
+checked against the role's resolved statements (tests.support.iam).
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import time
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+import boto3
+import pytest
+from botocore.response import StreamingBody
+from botocore.stub import ANY, Stubber
+
+from agentworks import limits, runtime
+from agentworks.crews.adapters.registry import AdapterClients
+from agentworks_cli.localstack.template import load_template, resources_of_type
+from tests.integration.crew_support import CONTRACTS, wait_for
+from tests.integration.test_mailbox_adapter import DELEGATOR, wait_for_mailbox
+from tests.support.aws_calls import AwsCall, CallRecorder, permissions_for, running
+from tests.support.handlers import LambdaContext, invoke_function, load_handler
+from tests.support.iam_guard import denials
+
+TERMINAL = {"succeeded", "failed", "interrupted"}
+FUNCTIONS = tuple(resources_of_type(load_template(), "AWS::Serverless::Function"))
+BIG = "x" * (limits.RESULT_INLINE_MAX_BYTES + 1024)  # written to S3 as result.json (F6)
+MODEL = "us.anthropic.claude-3-5-haiku-20241022-v1:0"  # the documented model id (SPEC §8)
+
+
+def _body(value: Any) -> StreamingBody:
+    raw = json.dumps(value).encode()
+    return StreamingBody(io.BytesIO(raw), len(raw))
+
+
+def _mcp(token: str, tool: str, **arguments: Any) -> dict[str, Any]:
+    """One tools/call through the MCP function's handler, as API Gateway delivers it."""
+    from tests.integration.test_mcp_handler import event
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    reply = invoke_function("McpFunction", event("mcp_tools_list.json", token=token, body=body))
+    assert reply["statusCode"] == 200, reply
+    result = json.loads(reply["body"])["result"]
+    assert result.get("isError") is not True, result
+    return dict(result.get("structuredContent") or {})
+
+
+def _crew_id(api: Any, token: str, name: str) -> str:
+    return str(api("GET", f"/v1/crews/{name}", token).body["crew_id"])
+
+
+def _handed_over(api: Any, token: str, call_id: str) -> None:
+    deadline = time.monotonic() + 30
+    while "handed to agent:worker" not in api("GET", f"/v1/calls/{call_id}", token).body.get(
+        "progress", []
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def _call(api: Any, token: str, crew: str, **extra: Any) -> str:
+    body = {"target": f"crew:{crew}", "function": "summarize", "args": {"text": "lease"}}
+    accepted = api("POST", "/v1/calls", token, {**body, **extra})
+    assert accepted.status == 202, accepted.body
+    return str(accepted.body["call_id"])
+
+
+def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
+    admin = stack.admin_token
+    # Messages over HTTP (ApiFunction): connections, names, send, read, reply.
+    worker = agents.named("worker")
+    caller = agents.connection("caller")["token"]
+    sent = api("POST", "/v1/messages", caller, {"target": "agent:worker", "message": "hi"})
+    assert sent.status == 201, sent.body
+    [message] = wait_for_mailbox(api, worker, "worker")
+    reply = api("POST", "/v1/messages", worker, {"inbox_id": message["inbox_id"], "message": "ok"})
+    assert reply.status == 201, reply.body
+    assert api("GET", "/v1/agents", caller).status == 200
+
+    # A scripted Crew: a function call through a real execution, a question and its answer
+    # (SendTaskSuccess), files, a Crew conversation, a wakeup fired by the tick.
+    contracts = copy.deepcopy(CONTRACTS)
+    contracts["adapter"]["rules"][1]["files"] = {"notes/summary.txt": "Summary"}
+    assert api("POST", "/v1/crews", admin, contracts).status == 201
+    call_id = _call(api, caller, "contracts")
+    assert wait_for(api, caller, call_id, TERMINAL)["state"] == "succeeded"
+    files = f"/v1/calls/{call_id}/files"
+    assert api("GET", files, caller, query={"path": "notes/summary.txt"}).status == 200
+    asked = api(
+        "POST",
+        "/v1/calls",
+        caller,
+        {"target": "crew:contracts", "function": "confirm", "args": {"action": "sign"}},
+    ).body["call_id"]
+    pending = wait_for(api, caller, asked, {"input_required"})
+    request_id = pending["pending_inputs"][0]["request_id"]
+    answered = api(
+        "POST", f"/v1/calls/{asked}/reply", caller, {"request_id": request_id, "answer": "yes"}
+    )
+    assert answered.status in (200, 202), answered.body
+    assert wait_for(api, caller, asked, TERMINAL)["state"] == "succeeded"
+    talk = api("POST", "/v1/messages", caller, {"target": "crew:contracts", "message": "clause 8"})
+    assert talk.status == 201, talk.body
+    wakeup = api(
+        "POST", "/v1/wakeups", caller, {"inbox_id": talk.body["inbox_id"], "delay_seconds": 120}
+    )
+    assert wakeup.status == 201, wakeup.body
+    stack.clock.advance(121)
+    tick = load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
+    assert tick["wakeups_fired"] == 1
+
+    # The mailbox adapter: results over 256 KiB posted over HTTP and over MCP go to S3.
+    assert api("POST", "/v1/crews", admin, DELEGATOR).status == 201
+    for surface in ("http", "mcp"):
+        handed = _call(api, caller, "delegator")
+        _handed_over(api, caller, handed)
+        result = {"summary": BIG}
+        if surface == "http":
+            posted = api(
+                "POST",
+                f"/v1/calls/{handed}/result",
+                worker,
+                {"agent_name": "worker", "result": result},
+            )
+            assert posted.status == 200, posted.body
+        else:
+            _mcp(
+                worker,
+                "functions",
+                action="complete",
+                call_id=handed,
+                agent_name="worker",
+                result=result,
+            )
+        done = wait_for(api, caller, handed, TERMINAL)
+        assert done["state"] == "succeeded" and done["result_file"] == "result.json", done
+    # Read the big result over MCP, then a swept file over HTTP (HeadObject answers 404).
+    assert _mcp(caller, "functions", action="read", call_id=handed, path="result.json")
+    _mcp(worker, "messages", action="read", agent_name="worker", wait_seconds=0)
+    boto3.client("s3", region_name="us-east-1").delete_object(
+        Bucket=stack.settings.outputs_bucket,
+        Key=f"calls/{_crew_id(api, caller, 'delegator')}/{handed}/result.json",
+    )
+    gone = api("GET", f"/v1/calls/{handed}/files", caller, query={"path": "result.json"})
+    assert gone.status == 410, gone.body
+
+    # The lambda and bedrock adapters (Stubber answers for the user's function and Bedrock).
+    lambda_client = boto3.client("lambda", region_name="us-east-1")
+    bedrock = boto3.client("bedrock-runtime", region_name="us-east-1")
+    lambda_stub, bedrock_stub = Stubber(lambda_client), Stubber(bedrock)
+    answer = {"final_text": "ok", "result": {"summary": "From Lambda."}}
+    lambda_stub.add_response(
+        "invoke",
+        {"StatusCode": 200, "Payload": _body(answer)},
+        {"FunctionName": "agentworks-agent-summarizer", "Payload": ANY, "InvocationType": ANY},
+    )
+    bedrock_stub.add_response(
+        "converse",
+        {
+            "output": {"message": {"role": "assistant", "content": [{"text": "Done."}]}},
+            "stopReason": "end_turn",
+            "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+            "metrics": {"latencyMs": 1},
+        },
+    )
+    lambda_stub.activate()
+    bedrock_stub.activate()
+    crews = runtime.build_crews(
+        stack.settings,
+        stack.client,
+        stack.clock,
+        s3=boto3.client("s3", region_name="us-east-1"),
+        stepfunctions=boto3.client("stepfunctions", region_name="us-east-1"),
+        adapter_clients=AdapterClients(
+            bedrock_runtime_factory=lambda: bedrock, lambda_factory=lambda: lambda_client
+        ),
+        messaging=stack.services.messaging,
+    )
+    runtime.install(replace(stack.services, crews=crews))
+    for name, adapter in (
+        ("lambdacrew", {"type": "lambda", "function_name": "agentworks-agent-summarizer"}),
+        ("bedrockcrew", {"type": "bedrock", "model_id": MODEL}),
+    ):
+        definition = {**copy.deepcopy(DELEGATOR), "name": name, "adapter": adapter}
+        definition["functions"][0].pop("output_schema")
+        assert api("POST", "/v1/crews", admin, definition).status == 201
+        adapted = _call(api, caller, name)
+        assert wait_for(api, caller, adapted, TERMINAL)["state"] == "succeeded", name
+    lambda_stub.assert_no_pending_responses()
+    bedrock_stub.assert_no_pending_responses()
+
+    # Deletions: a wakeup cancelled, a connection revoked, a name unregistered, a Crew gone.
+    later = api(
+        "POST", "/v1/wakeups", caller, {"inbox_id": talk.body["inbox_id"], "delay_seconds": 120}
+    )
+    assert later.status == 201, later.body
+    for path, token in (
+        (f"/v1/wakeups/{later.body['wakeup_id']}", caller),
+        (f"/v1/connections/{agents.connection('spare')['connection_id']}", admin),
+        ("/v1/agents/worker", worker),
+        ("/v1/crews/lambdacrew", admin),
+    ):
+        deleted = api("DELETE", path, token, query={"agent_name": "worker"})
+        assert deleted.status < 300, (path, deleted.body)
+
+    # The deployed wiring reads the signing secret once per process (tests inject a signer).
+    from agentworks.signing import signer_from_secret
+
+    for function in ("ApiFunction", "McpFunction", "StepRunnerFunction"):
+        with running(function):
+            signer_from_secret.__wrapped__(stack.settings.signing_secret_arn)
+
+
+@pytest.fixture
+def recorded(api: Any, stack: Any, agents: Any) -> CallRecorder:
+    recorder = CallRecorder()
+    with recorder.recording():
+        _drive_every_handler(api, stack, agents)
+    return recorder
+
+
+def test_every_aws_call_of_every_function_is_allowed_by_its_role(recorded, stack):
+    calls = recorded.calls
+    by_function = Counter(call.function for call in calls)
+    assert set(by_function) == set(FUNCTIONS), by_function  # every handler was attributed
+    assert denials(calls, stack.resources) == []
+    checked = {(c.function, p.action) for c in calls for p in permissions_for(c)}
+    # Every kind of grant was exercised: tables, S3 both ways, executions, task tokens,
+    # the adapters' Lambda and Bedrock calls, and the secret.
+    actions = {action for _, action in checked}
+    assert {
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "s3:PutObject",
+        "s3:GetObject",
+        "s3:ListBucket",
+        "states:StartExecution",
+        "states:SendTaskSuccess",
+        "lambda:InvokeFunction",
+        "bedrock:InvokeModel",
+        "secretsmanager:GetSecretValue",
+    } <= actions
+    authorizations = {(c.function, p) for c in calls for p in permissions_for(c)}
+    print(
+        f"IAM coverage: {len(calls)} calls, {len(authorizations)} distinct authorizations, "
+        f"{len(checked)} function/action pairs, {len(actions)} actions"
+    )
+    for function in FUNCTIONS:
+        print(function, sorted(a for f, a in checked if f == function))
+
+
+def test_a_call_the_role_does_not_allow_is_named(stack):
+    """The check fails for a grant the template lacks, naming the call that needs it."""
+    scan = AwsCall(
+        "StepRunnerFunction", "dynamodb", "Scan", {"TableName": stack.settings.work_table}
+    )
+    delete = AwsCall(
+        "ApiFunction",
+        "s3",
+        "DeleteObject",
+        {"Bucket": stack.settings.outputs_bucket, "Key": "calls/c/x/result.json"},
+    )
+    denied = denials([scan, delete], stack.resources)
+    assert denied == sorted(
+        [
+            "StepRunnerFunction: dynamodb.Scan needs dynamodb:Scan on "
+            f"arn:aws:dynamodb:us-east-1:123456789012:table/{stack.settings.work_table}",
+            "ApiFunction: s3.DeleteObject needs s3:DeleteObject on "
+            f"arn:aws:s3:::{stack.settings.outputs_bucket}/calls/c/x/result.json",
+        ]
+    )
+
+
+def test_calls_outside_a_handler_are_not_attributed(stack):
+    key = {"pk": {"S": "none"}, "sk": {"S": "none"}}
+    recorder = CallRecorder()
+    with recorder.recording():
+        stack.client.get_item(TableName=stack.settings.work_table, Key=key)
+        with running("TickFunction"):
+            stack.client.get_item(TableName=stack.settings.work_table, Key=key)
+    assert [str(c) for c in recorder.calls] == ["TickFunction: dynamodb.GetItem"]
+    assert recorder.unattributed == 1

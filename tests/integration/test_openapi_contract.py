@@ -1,0 +1,370 @@
+"""The OpenAPI document tells the truth (issue: one error contract). Every answer must
+carry a documented status code and a body that matches that code's schema, and none is a
+server error:
+- a scenario walks every operation's success path (201/202 and the 200 of a replay
+  included), each answer checked against the document;
+- schemathesis then generates requests from `/v1/openapi.json` (valid and invalid ones)
+  and sends each through the real API handler, no server, with an unbounded admin token,
+  a limited one (messages:read, bounded to agent:alpha) and an invalid one.
+
+Feature ids: A3 (bearer auth, one error shape), A5 (unknown ≡ unauthorized: 404), M1–M10,
+F1–F7 (every operation of those routes is generated)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.config import GenerationConfig
+from schemathesis.core.failures import FailureGroup
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from tests.integration.crew_support import CONTRACTS, wait_for
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+BASE_URL = "http://api.local"
+# Generated examples per operation, mode and token: 30 operations × (2 modes × 2 tokens + 1)
+# × 4 = 600 requests, and ~1,200 boundary cases: under a minute of CPU for this file. Set
+# the variable for a deeper search (25: ~4 min).
+EXAMPLES = int(os.environ.get("AGENTWORKS_OPENAPI_EXAMPLES", "4"))
+# How often a generated identifier is swapped for a seeded one, so that not every answer
+# is a 404 (hypothesis picks among the seeded values and the generated one).
+SEEDED_SHARE = 2
+
+
+class Checked:
+    """The API as the tests call it, with every answer checked against the document."""
+
+    def __init__(self, api: Any, schema: Any) -> None:
+        self.api, self.schema = api, schema
+        self.failures: list[str] = []
+        self.succeeded: set[str] = set()  # operations seen answering a 2xx
+
+    def __call__(
+        self,
+        method: str,
+        path: str,
+        token: str | None = None,
+        body: Any = None,
+        query: dict[str, Any] | None = None,
+    ) -> Any:
+        reply = self.api(method, path, token, body, query)
+        operation = self.schema.find_operation_by_path(method, path)
+        assert operation is not None, f"{method} {path} is not in the document"
+        request = requests.Request(method, f"{BASE_URL}{path}", params=query, json=body)
+        names = zip(operation.path.split("/"), path.split("/"), strict=True)
+        parameters = {t[1:-1]: v for t, v in names if t.startswith("{")}
+        payload = {} if body is None else {"body": body, "media_type": "application/json"}
+        case = operation.Case(path_parameters=parameters, query=query, **payload)
+        problem = verdict(case, _response(reply, request.prepare(), 0.0))
+        label = f"{method} {operation.path}"
+        if problem is not None:
+            self.failures.append(f"{label} (scenario) {problem}")
+        if 200 <= reply.status < 300:
+            self.succeeded.add(label)
+        return reply
+
+
+def _ok(reply: Any, status: int = 200) -> dict[str, Any]:
+    assert reply.status == status, (reply.status, reply.body)
+    return dict(reply.body)
+
+
+class Seed:
+    """Walks every operation's success path once (each answer checked), and leaves a Crew
+    under review, two registered agents with conversations, calls and connections: the
+    identifiers that generated requests are then pointed at."""
+
+    def __init__(self, api: Checked, admin: str) -> None:
+        review = {**CONTRACTS, "messaging": "review"}
+        _ok(api("POST", "/v1/crews", admin, review), 201)
+        _ok(api("POST", "/v1/crews", admin, {**CONTRACTS, "name": "scratch"}), 201)
+        alpha, beta = (self._named(api, admin, name) for name in ("alpha", "beta"))
+        _ok(api("GET", "/v1/whoami", alpha))
+        limited = _ok(
+            api(
+                "POST",
+                "/v1/connections",
+                admin,
+                {"name": "limited", "scopes": ["messages:read"], "target_bounds": ["agent:alpha"]},
+            ),
+            201,
+        )
+        spare = _ok(api("POST", "/v1/connections", admin, {"name": "spare"}), 201)
+        gone = _ok(api("POST", "/v1/connections", admin, {"name": "gone"}), 201)
+        _ok(api("DELETE", f"/v1/connections/{gone['connection_id']}", admin))
+        _ok(api("GET", "/v1/connections", admin))
+        _ok(api("POST", "/v1/agents", alpha, {"agent_name": "gamma"}))
+        _ok(api("DELETE", "/v1/agents/gamma", alpha))
+        _ok(api("GET", "/v1/agents", alpha))
+
+        # M1–M7: a conversation, a replayed send, reads, a receipt and the inbox's state.
+        first = {"target": "agent:alpha", "message": "hi", "submission_id": "s-1"}
+        sent = _ok(api("POST", "/v1/messages", beta, first), 201)
+        _ok(api("POST", "/v1/messages", beta, first))  # the replay answers 200
+        mailbox = _ok(api("GET", "/v1/messages", alpha, query={"agent_name": "alpha"}))
+        received = mailbox["messages"][0]
+        answer = {"agent_name": "alpha", "inbox_id": received["reply_address"], "message": "yo"}
+        _ok(api("POST", "/v1/messages", alpha, answer), 201)
+        _ok(api("GET", "/v1/messages", beta, query={"inbox_id": sent["inbox_id"]}))
+        ack = {"delivery": "typed"}
+        _ok(api("POST", f"/v1/messages/{received['message_id']}/ack", alpha, ack))
+        _ok(api("GET", f"/v1/inboxes/{sent['inbox_id']}/state", beta))
+
+        # F1–F7: the Crew, its functions, a call replayed and one answered.
+        _ok(api("GET", "/v1/crews", alpha))
+        _ok(api("GET", "/v1/crews/contracts", alpha))
+        _ok(api("PUT", "/v1/crews/contracts", admin, review))
+        _ok(api("GET", "/v1/functions", alpha, query={"target": "crew:contracts"}))
+        work = {
+            "target": "crew:contracts",
+            "function": "summarize",
+            "args": {"text": "t"},
+            "submission_id": "c-1",
+        }
+        call = _ok(api("POST", "/v1/calls", alpha, work), 202)
+        _ok(api("POST", "/v1/calls", alpha, work))  # the replay answers 200
+        wait_for(api, alpha, call["call_id"], {"succeeded"})
+        ask = {"target": "crew:contracts", "function": "confirm", "args": {"action": "x"}}
+        asking = _ok(api("POST", "/v1/calls", alpha, ask), 202)
+        question = wait_for(api, alpha, asking["call_id"], {"input_required"})
+        reply = {"request_id": question["pending_inputs"][0]["request_id"], "answer": "yes"}
+        _ok(api("POST", f"/v1/calls/{asking['call_id']}/reply", alpha, reply))
+
+        # M8–M10: messages to the Crew held for review, released and declined; wakeups.
+        to_crew = {"target": "crew:contracts", "message": "About clause 8"}
+        held = _ok(api("POST", "/v1/messages", beta, to_crew), 201)
+        again = {"inbox_id": held["inbox_id"], "message": "And clause 9?"}
+        second = _ok(api("POST", "/v1/messages", beta, again), 201)
+        release = {"message_id": held["message_id"]}
+        _ok(api("POST", "/v1/crews/contracts/release", admin, release))
+        decline = {"message_id": second["message_id"], "reason": "not now"}
+        _ok(api("POST", "/v1/crews/contracts/decline", admin, decline))
+        later = {"inbox_id": held["inbox_id"], "delay_seconds": 600}
+        wakeup = _ok(api("POST", "/v1/wakeups", beta, later), 201)
+        moved = {"delay_seconds": 900}
+        _ok(api("POST", f"/v1/wakeups/{wakeup['wakeup_id']}/reschedule", beta, moved))
+        _ok(api("DELETE", f"/v1/wakeups/{wakeup['wakeup_id']}", beta))
+        _ok(api("GET", "/v1/crews/contracts/state", admin))
+        _ok(api("GET", "/v1/scheduler", admin))
+        _ok(api("POST", "/v1/scheduler", admin, {"paused": False}))
+        _ok(api("DELETE", "/v1/crews/scratch", admin))
+
+        # The limited token first: the admin's deletions would remove what it reads.
+        self.tokens = {"limited": limited["token"], "admin": admin, "invalid": "aw1.x.y.z"}
+        # Parameter name → values a request may carry instead of the generated one.
+        self.values: dict[str, list[str]] = {
+            "name": ["contracts"],
+            "agent_name": ["alpha", "beta"],
+            "inbox_id": [sent["inbox_id"], held["inbox_id"]],
+            "message_id": [sent["message_id"], held["message_id"]],
+            "call_id": [call["call_id"], asking["call_id"]],
+            "connection_id": [spare["connection_id"]],
+            "wakeup_id": [wakeup["wakeup_id"]],
+            "target": ["crew:contracts", "agent:alpha"],
+            "path": ["result.json"],
+            "function": ["summarize"],
+        }
+
+    @staticmethod
+    def _named(api: Checked, admin: str, name: str) -> str:
+        token = str(_ok(api("POST", "/v1/connections", admin, {"name": name}), 201)["token"])
+        _ok(api("POST", "/v1/agents", token, {"agent_name": name}))
+        return token
+
+
+def _seeded(case: Any, values: dict[str, list[str]], draw: Any) -> None:
+    for where in (case.path_parameters, case.query, case.body):
+        if not isinstance(where, dict):
+            continue
+        for key in list(where):
+            if key in values:
+                choice = draw(st.sampled_from([None] * SEEDED_SHARE + values[key]))
+                if choice is not None:
+                    where[key] = choice
+
+
+def _send(api: Any, case: Any, token: str) -> schemathesis.Response:
+    """The case as HTTP API would hand it to the api function, and its answer."""
+    kwargs = case.as_transport_kwargs(base_url=BASE_URL)
+    prepared = requests.Request(
+        method=kwargs["method"],
+        url=kwargs["url"],
+        headers=kwargs.get("headers"),
+        params=kwargs.get("params"),
+        json=kwargs.get("json"),
+        data=kwargs.get("data"),
+    ).prepare()
+    url = urlsplit(prepared.url or "")
+    body = prepared.body
+    raw = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    started = time.perf_counter()
+    reply = api(
+        prepared.method or "GET",
+        url.path,
+        token=token,
+        query=dict(parse_qsl(url.query, keep_blank_values=True)),
+        raw_body=raw,
+    )
+    return _response(reply, prepared, time.perf_counter() - started)
+
+
+def _response(reply: Any, request: Any, elapsed: float) -> schemathesis.Response:
+    content = b"" if reply.body is None else json.dumps(reply.body).encode()
+    return schemathesis.Response(
+        status_code=reply.status,
+        headers={k: [v] for k, v in reply.headers.items()},
+        content=content,
+        request=request,
+        elapsed=elapsed,
+        verify=True,
+    )
+
+
+def verdict(case: Any, response: schemathesis.Response) -> str | None:
+    """None when the answer is documented and matches its schema; else what is wrong."""
+    try:
+        case.validate_response(response, checks=CHECKS)
+    except FailureGroup as group:
+        titles = "; ".join(sorted({failure.title for failure in group.exceptions}))
+        return f"→ {response.status_code}: {titles}: {response.content[:300]!r}"
+    return None
+
+
+class Fuzz:
+    """Generated cases of each operation, sent with one token at a time; counts what ran
+    and keeps what broke the contract."""
+
+    def __init__(self, api: Any, seed: Seed) -> None:
+        self.api, self.seed = api, seed
+        self.failures: list[str] = []
+        self.examples: dict[str, int] = {}
+        self.boundaries: dict[str, int] = {}
+        self._strategies: dict[tuple[str, str], Any] = {}
+
+    def run(self, operation: Any, mode: GenerationMode, label: str) -> None:
+        key = (operation.label, mode.value)
+        if key not in self._strategies:
+            self._strategies[key] = operation.as_strategy(generation_mode=mode)
+        token = self.seed.tokens[label]
+
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(case=self._strategies[key], data=st.data())
+        def probe(case: Any, data: Any) -> None:
+            _seeded(case, self.seed.values, data.draw)
+            response = _send(self.api, case, token)
+            self.examples[label] = self.examples.get(label, 0) + 1
+            problem = verdict(case, response)
+            if problem is not None:
+                self.failures.append(f"{operation.label} [{mode.value}, {label}] {problem}")
+
+        probe()
+
+    def cover(self, operation: Any, label: str) -> None:
+        """schemathesis' coverage phase: boundary and just-outside values of every
+        parameter and body field (lengths, types, missing fields), each sent once."""
+        cases = operation.schema.iter_coverage_cases(
+            operation,
+            generation_modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
+            generation_config=GenerationConfig(),
+        )
+        for case in cases:
+            if case.method.upper() != operation.method.upper():
+                # Other methods on the path: API Gateway answers those without a function.
+                continue
+            response = _send(self.api, case, self.seed.tokens[label])
+            self.boundaries[label] = self.boundaries.get(label, 0) + 1
+            problem = verdict(case, response)
+            if problem is not None:
+                self.failures.append(f"{operation.label} [coverage, {label}] {problem}")
+
+
+# Success paths without a scenario here: a file page needs a Crew that writes files, a
+# posted result needs the mailbox adapter (tests/integration/test_mailbox_adapter.py).
+NO_SCENARIO = {"GET /v1/calls/{call_id}/files", "POST /v1/calls/{call_id}/result"}
+
+
+@pytest.mark.timeout(max(240, 40 * EXAMPLES))  # a deeper search gets its time
+def test_a3_openapi_document_matches_every_answer(api: Any, stack: Any) -> None:
+    document = api("GET", "/v1/openapi.json")
+    assert document.status == 200
+    assert document.body["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    assert document.body["security"] == [{"bearer": []}]
+    schema = schemathesis.openapi.from_dict(document.body)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    checked = Checked(api, schema)
+    seed = Seed(checked, stack.admin_token)
+    every = {f"{op.method.upper()} {op.path}" for op in operations}
+    assert every - checked.succeeded == NO_SCENARIO
+    # Deletions last: they remove the seeded Crew, agent and connection the others use.
+    operations.sort(key=lambda op: op.method.lower() == "delete")
+    fuzz = Fuzz(api, seed)
+    for label in seed.tokens:
+        # A refused token is refused before the body is read: valid requests suffice.
+        modes = [GenerationMode.POSITIVE]
+        if label != "invalid":
+            modes.append(GenerationMode.NEGATIVE)
+        for operation in operations:
+            for mode in modes:
+                fuzz.run(operation, mode, label)
+            if label != "invalid":
+                fuzz.cover(operation, label)
+    print(f"schemathesis examples per token: {fuzz.examples}, boundary cases: {fuzz.boundaries}")
+    assert all(n >= len(operations) for n in fuzz.examples.values()), fuzz.examples
+    assert all(n >= 10 * len(operations) for n in fuzz.boundaries.values()), fuzz.boundaries
+    failures = checked.failures + fuzz.failures
+    assert not failures, "\n".join(failures)
+
+
+def test_a3_contract_check_refuses_what_the_document_does_not_say(api: Any, stack: Any) -> None:
+    """The check above can fail: an undocumented code, API Gateway's bare refusal body and
+    a success body without its fields are each reported; a true answer is not."""
+    schema = schemathesis.openapi.from_dict(api("GET", "/v1/openapi.json").body)
+    case = schema["/v1/whoami"]["GET"].Case()
+    request = requests.Request("GET", f"{BASE_URL}/v1/whoami").prepare()
+
+    def answer(status: int, body: Any) -> str | None:
+        response = schemathesis.Response(
+            status_code=status,
+            headers={"content-type": ["application/json"]},
+            content=json.dumps(body).encode(),
+            request=request,
+            elapsed=0.0,
+            verify=True,
+        )
+        return verdict(case, response)
+
+    assert "Undocumented status code" in (
+        answer(418, {"error": {"code": "x", "message": "y"}}) or ""
+    )
+    assert answer(401, {"message": "Unauthorized"}) is not None
+    assert answer(200, {"account_id": "acct_1"}) is not None
+    assert answer(500, {"error": {"code": "internal", "message": "retry"}}) is not None
+    real = api("GET", "/v1/whoami", stack.admin_token)
+    assert answer(real.status, real.body) is None

@@ -1,0 +1,40 @@
+"""The README's MCP section names every action of every tool (SPEC §10), read from the
+tools' own action tables, so a new action cannot ship undocumented."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agentworks.mcp_server import crews_tool, functions_tool, messages_tool
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+TOOLS = {
+    messages_tool.TOOL_NAME: messages_tool.ACTIONS,
+    crews_tool.TOOL_NAME: crews_tool.ACTIONS,
+    functions_tool.TOOL_NAME: functions_tool.ACTIONS,
+}
+
+
+def _mcp_section() -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## Connect Claude Code or Codex (MCP)")
+    end = text.index("\n## ", start + 1)
+    return text[start:end]
+
+
+def _documented() -> dict[str, set[str]]:
+    """tool -> actions, from the section's `| tool | action | … |` table rows."""
+    documented: dict[str, set[str]] = {}
+    tool = ""
+    for row in re.findall(r"^\|(.*)\|$", _mcp_section(), flags=re.MULTILINE):
+        cells = [c.strip() for c in row.split("|")]
+        if len(cells) < 3 or not cells[1].startswith("`"):
+            continue
+        tool = cells[0].strip("`") or tool
+        documented.setdefault(tool, set()).add(cells[1].strip("`"))
+    return documented
+
+
+def test_readme_lists_every_action_of_every_tool() -> None:
+    assert _documented() == {name: set(actions) for name, actions in TOOLS.items()}
