@@ -210,8 +210,8 @@ def _claims(params: dict[str, Any]) -> bool:
 
 
 def test_m9_a_throttled_claim_leaves_the_wakeup_for_the_next_tick(api, stack, agents, faults):
-    from botocore.exceptions import ClientError
-
+    """The tick does not fail on a claim throttled past the retries: that wakeup stays
+    scheduled for the next tick (and others would still fire in this one)."""
     from tests.integration.test_wakeups import conversation, schedule, tick, wakeup_in_state
 
     caller = agents.connection("caller")["token"]
@@ -219,11 +219,7 @@ def test_m9_a_throttled_claim_leaves_the_wakeup_for_the_next_tick(api, stack, ag
     wakeup_id = schedule(api, caller, sent["inbox_id"], delay_seconds=120).body["wakeup_id"]
     stack.clock.advance(121)
     throttle = faults.exhaust("UpdateItem", "ThrottlingException", where=_claims)
-    try:
-        tick()
-        raise AssertionError("the tick hid a throttled claim")
-    except ClientError as error:
-        assert error.response["Error"]["Code"] == "ThrottlingException"
+    assert tick()["wakeups_fired"] == 0
     assert throttle.injected == faults.max_attempts
     state = api("GET", "/v1/crews/contracts/state", stack.admin_token).body
     assert wakeup_in_state(state, wakeup_id)["state"] == "scheduled"  # not claimed

@@ -136,3 +136,26 @@ def test_f4_reading_an_expired_call_binding_finds_nothing(stack):
         )
     assert calls.get_binding("acct", "conn", "live", now_ms) == ("call_live", "h")
     assert calls.get_binding("acct", "conn", "gone", now_ms) is None
+
+
+def test_m9_a_wakeup_past_its_ttl_never_fires_and_reads_as_gone(api, stack, agents):
+    """A wakeup held a week past its due time (here: its account paused all along) is past
+    its TTL: the tick does not claim it even though DynamoDB still holds it, it leaves the
+    due index, and cancelling it answers like an unknown wakeup."""
+    from tests.integration.test_wakeups import conversation, schedule, tick
+
+    caller = agents.connection("caller")["token"]
+    sent = conversation(api, stack, caller)
+    wakeup_id = schedule(api, caller, sent["inbox_id"], delay_seconds=120).body["wakeup_id"]
+    assert api("POST", "/v1/scheduler", stack.admin_token, {"paused": True}).status == 200
+    stack.clock.advance(120 + limits.WAKEUP_MAX_SECONDS + 1)
+    assert api("POST", "/v1/scheduler", stack.admin_token, {"paused": False}).status == 200
+    (wakeup,) = items(stack, stack.settings.work_table, sk="WAKE#")
+    _held(stack, stack.settings.work_table, {"pk": wakeup["pk"], "sk": wakeup["sk"]})
+    assert tick()["wakeups_fired"] == 0
+    (wakeup,) = items(stack, stack.settings.work_table, sk="WAKE#")
+    assert wakeup["state"] == "expired" and "wake_store" not in wakeup
+    assert [c for c in items(stack, stack.settings.work_table, pk="CALL#")] == []
+    unknown = api("DELETE", f"/v1/wakeups/{wakeup_id[:-4]}ZZZZ", caller)
+    gone = api("DELETE", f"/v1/wakeups/{wakeup_id}", caller)
+    assert (gone.status, gone.body) == (unknown.status, unknown.body) == (404, unknown.body)

@@ -34,6 +34,7 @@ from agentworks.dynamo import (
     TransactionCancelled,
     error_code,
     from_item,
+    retry_later,
     to_item,
     transact_write,
 )
@@ -103,6 +104,11 @@ class Wakeup:
     run_id: str | None = None
     run_state: str | None = None
     error: str | None = None
+    expires_at: int | None = None  # s; DynamoDB may keep the item up to ~48 h past it
+
+    def is_expired(self, now_ms: int) -> bool:
+        """Past its TTL: absent, whether or not DynamoDB has deleted it yet."""
+        return self.expires_at is not None and self.expires_at <= now_ms // 1000
 
 
 def _delivery_item(d: Delivery) -> dict[str, Any]:
@@ -189,6 +195,7 @@ def _wakeup_from(data: dict[str, Any]) -> Wakeup:
         run_id=data.get("run_id") or None,
         run_state=data.get("run_state") or None,
         error=data.get("error") or None,
+        expires_at=int(data[TTL_ATTRIBUTE]) if TTL_ATTRIBUTE in data else None,
     )
 
 
@@ -380,7 +387,10 @@ class CrewInboxStore:
 
     def claim(self, conversation: str, wake: str, now: int, run_id: str) -> Wakeup | None:
         """scheduled and due → firing, naming the run it is about to start (at most one tick
-        wins); None when another tick got it, or it was cancelled or rescheduled meanwhile."""
+        wins); None when another tick got it, or it was cancelled or rescheduled meanwhile.
+
+        A wakeup past its TTL is absent even while DynamoDB still holds it: it never fires,
+        and leaves the due index. Throttling that outlasts the retries is `TryAgain`."""
         key = wakeup_key(conversation, wake)
         try:
             response = self._db.update_item(
@@ -388,7 +398,8 @@ class CrewInboxStore:
                 Key=to_item(key),
                 UpdateExpression="SET #state = :firing, wake_store = :firing_store, "
                 "wake_due = :claimed, run_id = :run, updated_at = :now",
-                ConditionExpression="#state = :scheduled AND due_at <= :now",
+                ConditionExpression="#state = :scheduled AND due_at <= :now "
+                f"AND (attribute_not_exists({TTL_ATTRIBUTE}) OR {TTL_ATTRIBUTE} > :now_s)",
                 ExpressionAttributeNames={"#state": "state"},
                 ExpressionAttributeValues=to_item(
                     {
@@ -397,6 +408,7 @@ class CrewInboxStore:
                         ":claimed": due_key(now, f"wku_{conversation}{wake}"),
                         ":run": run_id,
                         ":now": now,
+                        ":now_s": now // 1000,
                         ":scheduled": "scheduled",
                     }
                 ),
@@ -404,6 +416,9 @@ class CrewInboxStore:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
+            transient = retry_later(error)
+            if transient is not None:
+                raise transient from None
             if not _conditional_failure(error):
                 raise
             old = from_item(cast(dict[str, Any], error.response).get("Item"))
@@ -411,6 +426,13 @@ class CrewInboxStore:
                 # This very claim committed and its answer was lost (botocore sent it
                 # again): it is ours, so the wakeup still fires.
                 return _wakeup_from(old)
+            if old and old.get("state") == "scheduled" and _wakeup_from(old).is_expired(now):
+                self._move(
+                    key,
+                    "SET #state = :expired, updated_at = :now REMOVE wake_store, wake_due",
+                    "#state = :scheduled",
+                    {":expired": "expired", ":now": now, ":scheduled": "scheduled"},
+                )
             return None
         return _wakeup_from(from_item(response.get("Attributes")) or {})
 

@@ -22,7 +22,7 @@ from agentworks.crews.crew_inbox_store import CrewInboxStore, Wakeup, parse_wake
 from agentworks.crews.message_runs import NOT_STARTED, MessageRuns
 from agentworks.crews.models import RescheduleWakeup, ScheduleWakeup, WakeupView
 from agentworks.crews.wakeup_queue_store import WakeupQueueStore
-from agentworks.errors import Conflict, InvalidInput, Unavailable
+from agentworks.errors import Conflict, InvalidInput, TryAgain, Unavailable
 from agentworks.identity.models import MESSAGES_SEND, Principal
 from agentworks.ids import new_id, new_ulid, parse_inbox_id
 
@@ -109,18 +109,22 @@ class Wakeups:
     def _mine(self, principal: Principal, wakeup_id: str, admit_crew: bool) -> Wakeup:
         principal.require(MESSAGES_SEND)
         conversation, wake = parse_wakeup_id(wakeup_id)
-        wakeup = self._inbox.get_wakeup(conversation, wake)
+        wakeup = self._live(self._inbox.get_wakeup(conversation, wake))
         if wakeup is None or wakeup.account_id != principal.account_id:
             raise Unavailable()
         self._authorize(principal, wakeup.inbox_id, wakeup.agent_name, admit_crew)
         return wakeup
 
     def _reload(self, wakeup: Wakeup) -> Wakeup:
-        return self._inbox.get_wakeup(wakeup.conversation, wakeup.wake) or wakeup
+        return self._live(self._inbox.get_wakeup(wakeup.conversation, wakeup.wake)) or wakeup
+
+    def _live(self, wakeup: Wakeup | None) -> Wakeup | None:
+        """A wakeup past its TTL is gone, though DynamoDB may hold it for up to ~48 h."""
+        return None if wakeup is None or wakeup.is_expired(self._now()) else wakeup
 
     def _not_scheduled(self, wakeup_id: str) -> Conflict:
         conversation, wake = parse_wakeup_id(wakeup_id)
-        current = self._inbox.get_wakeup(conversation, wake)
+        current = self._live(self._inbox.get_wakeup(conversation, wake))
         state = current.state if current else "gone"
         return Conflict(
             f"The wakeup is {state}, no longer scheduled; schedule a new one.", state=state
@@ -216,7 +220,12 @@ class Wakeups:
         # The run's id is named on the claim, so the run can report its outcome to the
         # wakeup whatever the order in which the two are recorded.
         run_id = new_id("run", self._clock)
-        wakeup = self._inbox.claim(conversation, wake, now, run_id)
+        try:
+            wakeup = self._inbox.claim(conversation, wake, now, run_id)
+        except TryAgain:
+            # Throttled past the retries: it stays scheduled for the next tick, and the
+            # other accounts' wakeups still fire in this one.
+            return None
         if wakeup is None:
             return None  # another tick, a cancel or a reschedule got there first
         return self._fire(wakeup, now)

@@ -21,9 +21,12 @@ _ERRORS: dict[int, str] = {
     413: "The request body is over the size limit (payload_too_large).",
     422: "The arguments or result don't match the function's schema (invalid_arguments).",
     429: "Rate limited or busy: retry after `retry_after` seconds (rate_limited, busy).",
+    503: "The store is throttled or busy right now; nothing was changed: retry after "
+    "`retry_after` seconds (unavailable_retry).",
 }
-# Every authenticated operation can answer these.
-_ALWAYS = (401,)
+# Every authenticated operation can answer these: a malformed request (a body that is not
+# strict JSON is refused before routing), a refused token, a store throttled past retries.
+_ALWAYS = (400, 401, 503)
 
 
 class ErrorDetail(BaseModel):
@@ -44,7 +47,8 @@ class ErrorResponse(BaseModel):
 
 def documented(success: int, *errors: int, description: str = "Success") -> dict[int, Any]:
     """The `responses=` of a route: `success` (schema from the route's return type) and
-    the error codes it returns besides 401, all with the error schema."""
+    the error codes it returns besides those of every operation (_ALWAYS), all with the
+    error schema."""
     responses: dict[int, OpenAPIResponse] = {success: {"description": description}}
     for code in sorted({*_ALWAYS, *errors}):
         responses[code] = {
