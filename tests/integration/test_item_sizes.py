@@ -30,11 +30,7 @@ from agentworks.identity.connection_store import ConnectionStore, grant_consent_
 from agentworks.identity.models import Connection, Consent
 from agentworks.item_size import ItemTooLarge, item_size, require_fits
 from agentworks.messaging.agent_store import registration_to_item
-from agentworks.messaging.conversation_store import (
-    _binding_item,
-    conversation_to_item,
-    message_to_item,
-)
+from agentworks.messaging.conversation_store import conversation_to_item, message_to_item
 from agentworks.messaging.models import (
     Conversation,
     Party,
@@ -42,6 +38,7 @@ from agentworks.messaging.models import (
     StoredMessage,
     SubmissionBinding,
 )
+from agentworks.messaging.submission_store import binding_to_item
 from tests.integration.crew_support import CONTRACTS
 
 WIDE = "😀"  # 4 bytes of UTF-8, one character
@@ -318,7 +315,7 @@ def test_m2_m8_m9_the_fixed_shape_items_at_their_limits_fit_one_item():
     )
     for item in (
         conversation_to_item(conversation),
-        _binding_item(binding),
+        binding_to_item(binding),
         _delivery_item(delivery),
         _wakeup_item(wakeup),
     ):

@@ -235,8 +235,8 @@ def test_m11_tick_checks_the_newest_message_before_retiring(api, agents, stack):
 
 
 def _pending_binding(stack: Any, account: str, sender: str, sid: str, **fields: Any) -> None:
-    from agentworks.messaging.conversation_store import _binding_item
     from agentworks.messaging.models import SubmissionBinding
+    from agentworks.messaging.submission_store import binding_to_item
 
     binding = SubmissionBinding(
         content_hash=fields["digest"],
@@ -251,7 +251,7 @@ def _pending_binding(stack: Any, account: str, sender: str, sid: str, **fields: 
         account_id=account,
     )
     stack.client.put_item(
-        TableName=stack.settings.messages_table, Item=to_item(_binding_item(binding))
+        TableName=stack.settings.messages_table, Item=to_item(binding_to_item(binding))
     )
 
 

@@ -1,4 +1,4 @@
-"""Data access for conversations, their messages, mailboxes and submission bindings.
+"""Data access for conversations, their messages and mailboxes.
 
 A conversation's messages form one chain: `M#<seq>`, gapless, both directions. Each
 message carries the conversation's state as of itself (the sliding rate window and the
@@ -37,8 +37,8 @@ from agentworks.messaging.models import (
     Party,
     Registration,
     StoredMessage,
-    SubmissionBinding,
 )
+from agentworks.messaging.submission_store import SubmissionBindings, live_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -154,44 +154,6 @@ def message_from_item(data: dict[str, Any]) -> StoredMessage:
     )
 
 
-def _binding_item(b: SubmissionBinding) -> dict[str, Any]:
-    return {
-        **keys.submission(b.account_id, b.sender, b.submission_id),
-        "content_hash": b.content_hash,
-        "inbox_id": b.inbox_id,
-        "conversation_id": b.conversation_id,
-        "message_id": b.message_id,
-        "created_at": b.created_at,
-        "claim": b.claim,
-        "claimed_at": b.claimed_at,
-        keys.TTL_ATTRIBUTE: _ttl(b.claimed_at, limits.SUBMISSION_BINDING_SECONDS),
-    }
-
-
-def _binding_from_item(data: dict[str, Any]) -> SubmissionBinding:
-    created = data.get("created_at")
-    return SubmissionBinding(
-        content_hash=data["content_hash"],
-        inbox_id=data["inbox_id"],
-        conversation_id=data["conversation_id"],
-        message_id=data.get("message_id"),
-        created_at=int(created) if created is not None else None,
-        claim=str(data.get("claim", "")),
-        claimed_at=int(data.get("claimed_at", created or 0)),
-        sender=data["pk"].split("#", 2)[2],
-        submission_id=data["sk"].removeprefix("S#"),
-        account_id=data["pk"].split("#", 2)[1],
-    )
-
-
-def _live(data: dict[str, Any] | None, now_ms: int) -> dict[str, Any] | None:
-    """Hides items whose TTL has passed but that DynamoDB has not deleted yet."""
-    if data is None:
-        return None
-    ttl = data.get(keys.TTL_ATTRIBUTE)
-    return None if ttl is not None and int(ttl) <= now_ms // 1000 else data
-
-
 def _conditional_failure(error: ClientError) -> bool:
     return error_code(error) == "ConditionalCheckFailedException"
 
@@ -229,7 +191,10 @@ def _examine_budget(total_after: int, mine_after: int | None, wanted: int) -> in
     return max(1, min(budget, _MAX_EXAMINED))
 
 
-class ConversationStore:
+class ConversationStore(SubmissionBindings):
+    """Conversations, their message chain and mailboxes; submission bindings (M2) come
+    from `SubmissionBindings`."""
+
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self._db = client
         self._table = table
@@ -252,7 +217,7 @@ class ConversationStore:
         for raw in response.get("Items", []):
             data = from_item(raw) or {}
             if data["sk"] == "META":
-                meta = _live(data, now_ms)
+                meta = live_item(data, now_ms)
                 conv = conversation_from_item(meta) if meta else None
             elif keys.is_message(data["sk"]) and latest is None:
                 # Kept even past its TTL: the chain continues from its seq and window.
@@ -265,7 +230,7 @@ class ConversationStore:
             Key=to_item(keys.conversation(conversation)),
             ConsistentRead=True,
         )
-        data = _live(from_item(response.get("Item")), now_ms)
+        data = live_item(from_item(response.get("Item")), now_ms)
         return conversation_from_item(data) if data else None
 
     def inbox_page(
@@ -439,7 +404,7 @@ class ConversationStore:
         )
         entries = []
         for raw in response.get("Items", []):
-            data = _live(from_item(raw), now_ms)
+            data = live_item(from_item(raw), now_ms)
             if data is None:
                 continue
             entries.append(
@@ -462,7 +427,7 @@ class ConversationStore:
             Key=to_item(keys.message(conversation, seq)),
             ConsistentRead=True,
         )
-        data = _live(from_item(response.get("Item")), now_ms)
+        data = live_item(from_item(response.get("Item")), now_ms)
         return message_from_item(data) if data else None
 
     def crew_conversations(
@@ -493,7 +458,7 @@ class ConversationStore:
             ProjectionExpression="receipt, to_side, expires_ttl",
             ConsistentRead=True,
         )
-        data = _live(from_item(response.get("Item")), now_ms)
+        data = live_item(from_item(response.get("Item")), now_ms)
         if not data or data.get("to_side") != side:
             return None
         return str(data["receipt"])
@@ -667,89 +632,6 @@ class ConversationStore:
                 return False
             raise
         return True
-
-    # ---- submission bindings (M2) ----
-
-    def claim_binding(self, binding: SubmissionBinding) -> tuple[bool, SubmissionBinding | None]:
-        """Puts a pending binding. (True, None): this send now holds the submission id;
-        (False, existing): another send holds it (pending or done); (False, None): it was
-        given back meanwhile — claim again."""
-        try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=to_item(_binding_item(binding)),
-                # Expired but not yet deleted (TTL lags by up to two days) is no binding.
-                ConditionExpression=f"attribute_not_exists(pk) OR {keys.TTL_ATTRIBUTE} <= :now",
-                ExpressionAttributeValues=to_item({":now": binding.claimed_at // 1000}),
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as error:
-            if not _conditional_failure(error):
-                raise
-            returned = cast(dict[str, Any], error.response).get("Item")
-            existing = from_item(returned)
-            if existing is not None:
-                return False, _binding_from_item(existing)
-            found = self.get_binding(
-                binding.account_id, binding.sender, binding.submission_id, binding.claimed_at
-            )
-            return False, found
-        return True, None
-
-    def get_binding(
-        self, account_id: str, sender: str, submission_id: str, now_ms: int
-    ) -> SubmissionBinding | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item(keys.submission(account_id, sender, submission_id)),
-            ConsistentRead=True,
-        )
-        data = _live(from_item(response.get("Item")), now_ms)
-        return _binding_from_item(data) if data else None
-
-    def take_over(self, stale: SubmissionBinding, binding: SubmissionBinding) -> bool:
-        """Replaces a pending binding whose send stopped (claimed long ago) with ours."""
-        try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=to_item(_binding_item(binding)),
-                ConditionExpression="claim = :claim AND attribute_not_exists(message_id)",
-                ExpressionAttributeValues=to_item({":claim": stale.claim}),
-            )
-        except ClientError as error:
-            if _conditional_failure(error):
-                return False
-            raise
-        return True
-
-    def complete_binding(
-        self, binding: SubmissionBinding, message_id: str, created_at: int
-    ) -> None:
-        """Names the stored message on the binding this send holds."""
-        self._db.update_item(
-            TableName=self._table,
-            Key=to_item(keys.submission(binding.account_id, binding.sender, binding.submission_id)),
-            UpdateExpression="SET message_id = :mid, created_at = :at",
-            ConditionExpression="claim = :claim",
-            ExpressionAttributeValues=to_item(
-                {":mid": message_id, ":at": created_at, ":claim": binding.claim}
-            ),
-        )
-
-    def release_binding(self, binding: SubmissionBinding) -> None:
-        """Gives a submission id back when its send stored nothing (refused or failed)."""
-        try:
-            self._db.delete_item(
-                TableName=self._table,
-                Key=to_item(
-                    keys.submission(binding.account_id, binding.sender, binding.submission_id)
-                ),
-                ConditionExpression="claim = :claim AND attribute_not_exists(message_id)",
-                ExpressionAttributeValues=to_item({":claim": binding.claim}),
-            )
-        except ClientError as error:
-            if not _conditional_failure(error):
-                raise
 
     # ---- helpers ----
 
