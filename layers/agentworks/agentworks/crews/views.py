@@ -1,13 +1,14 @@
 """Response models of /v1/crews, /v1/functions, /v1/calls and /v1/scheduler (F1–F8, M9):
-what the API answers and the CLI parses, so a renamed field breaks both sides' tests."""
+what the API answers, the MCP `crews` and `functions` tools declare as their output and
+the CLI parses — one contract, so a renamed field breaks every surface's tests."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agentworks.crews.models import FunctionSpec, Messaging
+from agentworks.crews.models import CallState, FunctionSpec, Messaging
 
 
 class CrewView(BaseModel):
@@ -60,9 +61,7 @@ class CallView(BaseModel):
     call_id: str
     target: str
     function: str
-    state: str = Field(
-        description="accepted, running, input_required, succeeded, failed, cancelled or interrupted"
-    )
+    state: CallState
     terminal: bool
     progress: list[str]
     errors: list[str]
@@ -86,7 +85,9 @@ class FilePage(BaseModel):
     page: int
     pages: int
     size: int
-    encoding: str = Field(description="utf-8, or base64 for bytes that are not UTF-8")
+    encoding: Literal["utf-8", "base64"] = Field(
+        description="utf-8, or base64 for bytes that are not UTF-8"
+    )
     content: str
 
 

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import ConfigDict, Field, RootModel
 
-from agentworks.crews.models import CrewDefinition, ReviewOutcome
+from agentworks.crews.models import ReviewOutcome
 from agentworks.crews.service import crew_view
+from agentworks.crews.views import CrewDeleted, CrewList, CrewView
 from agentworks.errors import InvalidInput
 from agentworks.identity.models import Principal
 from agentworks.mcp_server.actions import ActionSpec, run_action
@@ -61,26 +62,6 @@ Errors come back as is_error results with {"error": {"code", "message"}}; `unava
 means unknown or not yours (the two look the same); `invalid_request` says what in the
 definition is wrong.
 """
-
-
-class CrewView(CrewDefinition):
-    """A Crew as `GET /v1/crews/{name}` returns it: its definition plus bookkeeping."""
-
-    crew_id: str
-    target: str = Field(description="What callers pass as target: crew:NAME")
-    version: int
-    running: int = Field(description="Calls running now (at most 3 at a time)")
-    created_at: str = Field(description="ISO 8601, UTC")
-    updated_at: str = Field(description="ISO 8601, UTC")
-
-
-class CrewList(BaseModel):
-    crews: list[CrewView]
-
-
-class CrewDeleted(BaseModel):
-    target: str
-    deleted: bool
 
 
 class CrewsOutput(RootModel[CrewView | CrewList | CrewDeleted | ReviewOutcome]):

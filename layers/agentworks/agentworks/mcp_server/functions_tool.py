@@ -25,16 +25,15 @@ from mcp.types import (
     InputRequiredResult,
     ToolAnnotations,
 )
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import ConfigDict, Field, RootModel
 
 from agentworks import limits
 from agentworks.crews.models import (
     CallFunction,
-    CallState,
-    FunctionSpec,
     PostCallResult,
     ReplyToCall,
 )
+from agentworks.crews.views import CallView, FilePage, FunctionList
 from agentworks.errors import Conflict
 from agentworks.identity.models import Principal
 from agentworks.mcp_server.actions import NOT_AN_ARGUMENT, ActionSpec, run_action
@@ -90,52 +89,10 @@ results with {{"error": {{"code", "message"}}}}; `unavailable` means unknown or 
 # ---------------------------------------------------------------- results
 
 
-class FunctionList(BaseModel):
-    target: str
-    version: int = Field(description="The Crew's version these functions belong to")
-    functions: list[FunctionSpec]
-
-
-class PendingQuestion(BaseModel):
-    request_id: str
-    question: str
-    asked_at: str
-
-
-class CallFile(BaseModel):
-    path: str
-    size: int
-
-
-class CallStatus(BaseModel):
+class CallStatus(CallView):
     """A call as `GET /v1/calls/{call_id}` returns it (`replayed` only from action=call)."""
 
-    call_id: str
-    target: str
-    function: str
-    state: CallState
-    terminal: bool = Field(description="True once the call ended; poll status until then")
-    progress: list[str]
-    errors: list[str]
-    pending_inputs: list[PendingQuestion]
-    final_text: str | None = None
-    result: Any = None
-    result_file: str | None = None
-    files: list[CallFile]
-    turns: int
-    created_at: str
-    updated_at: str
     replayed: bool | None = None
-
-
-class FilePage(BaseModel):
-    call_id: str
-    path: str
-    page: int
-    pages: int
-    size: int
-    encoding: Literal["utf-8", "base64"]
-    content: str
 
 
 class FunctionsOutput(RootModel[FunctionList | CallStatus | FilePage]):
