@@ -1,8 +1,8 @@
-"""DynamoDB's capacity arithmetic: item sizes and the read/write units they cost.
+"""DynamoDB's capacity arithmetic: the read/write units items cost.
 
-Pure functions over low-level AttributeValue maps ({"S": "..."}, {"N": "12"}, ...), following
-the sizing rules of the DynamoDB Developer Guide ("Item sizes and formats", "Capacity unit
-consumption"), so the bench can price what a request wrote or read.
+Pure functions following the DynamoDB Developer Guide ("Capacity unit consumption"), so the
+bench can price what a request wrote or read. Item sizes come from the one implementation
+the item-size tests use (tests/support/item_size.py).
 """
 
 from __future__ import annotations
@@ -11,49 +11,12 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from tests.support.item_size import item_size
+
 WRITE_UNIT_BYTES = 1024
 READ_UNIT_BYTES = 4096
 # A GSI entry carries this much bookkeeping on top of its projected attributes.
 INDEX_ENTRY_OVERHEAD_BYTES = 100
-
-
-def _number_size(text: str) -> int:
-    """About one byte per two significant digits, plus one."""
-    digits = text.lstrip("+-").replace(".", "").split("e")[0].split("E")[0]
-    significant = digits.strip("0") or "0"
-    return math.ceil(len(significant) / 2) + 1
-
-
-def value_size(value: dict[str, Any]) -> int:
-    """Bytes of one AttributeValue (without its attribute name)."""
-    ((kind, data),) = value.items()
-    if kind == "S":
-        return len(data.encode("utf-8"))
-    if kind == "N":
-        return _number_size(data)
-    if kind == "B":
-        return len(data)
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind == "SS":
-        return sum(len(s.encode("utf-8")) for s in data)
-    if kind == "NS":
-        return sum(_number_size(n) for n in data)
-    if kind == "BS":
-        return sum(len(b) for b in data)
-    if kind == "L":
-        # 3 bytes for the list, 1 byte per element, then the elements themselves.
-        return 3 + sum(1 + value_size(v) for v in data)
-    if kind == "M":
-        return 3 + sum(1 + len(k.encode("utf-8")) + value_size(v) for k, v in data.items())
-    raise ValueError(f"unknown AttributeValue type {kind!r}")
-
-
-def item_size(item: dict[str, Any] | None) -> int:
-    """Bytes of an item: every attribute name plus its value."""
-    if not item:
-        return 0
-    return sum(len(name.encode("utf-8")) + value_size(v) for name, v in item.items())
 
 
 def write_units(size: int, transactional: bool = False) -> int:

@@ -1,5 +1,5 @@
-"""The size of a DynamoDB item the way DynamoDB counts it, so a store can prove (in tests)
-and check (before a write) that an item stays under the 400 KB item limit.
+"""The size of a DynamoDB item the way DynamoDB counts it: the item-size tests prove with it
+that every stored item stays under the 400 KB limit, and the bench prices writes and reads.
 
 DynamoDB's rules (Developer Guide, "Item sizes and formats"): an item is the sum of its
 attribute names (UTF-8 bytes) and values. Strings count their UTF-8 bytes, binary its raw
@@ -12,13 +12,6 @@ from __future__ import annotations
 
 import base64
 from typing import Any
-
-from agentworks import limits
-
-
-class ItemTooLarge(ValueError):
-    """The item would be refused by DynamoDB (ValidationException: Item size has exceeded
-    the maximum allowed size)."""
 
 
 def _number_size(text: str) -> int:
@@ -56,14 +49,8 @@ def value_size(value: dict[str, Any]) -> int:
     raise ValueError(f"not an AttributeValue type: {kind}")
 
 
-def item_size(item: dict[str, dict[str, Any]]) -> int:
-    """Bytes of an item in AttributeValue form (what `to_item` returns)."""
+def item_size(item: dict[str, dict[str, Any]] | None) -> int:
+    """Bytes of an item in AttributeValue form (what `to_item` returns); 0 for none."""
+    if not item:
+        return 0
     return sum(len(name.encode()) + value_size(value) for name, value in item.items())
-
-
-def require_fits(item: dict[str, dict[str, Any]], what: str) -> dict[str, dict[str, Any]]:
-    """The item, or ItemTooLarge before DynamoDB refuses it."""
-    size = item_size(item)
-    if size >= limits.DYNAMODB_ITEM_MAX_BYTES:
-        raise ItemTooLarge(f"{what} would take {size:,} bytes; items hold under 400 KB")
-    return item
