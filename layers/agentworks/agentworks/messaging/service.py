@@ -1,4 +1,5 @@
-"""Direct-message rules: send, read, ack and state (M1–M3, M6–M8, M11, M12).
+"""Direct-message rules: send, and the platform's own sends (M1, M2, M11, M12); reads,
+acks and state are in `reading`, the authority checks both share in `authority`.
 
 Domain logic only: keys, conditions and pagination live in the stores.
 
@@ -25,18 +26,12 @@ from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.errors import Conflict, Expired, InboxFull, InvalidInput, RateLimited, Unavailable
-from agentworks.identity.models import MESSAGES_READ, MESSAGES_SEND, Consent, Principal
-from agentworks.ids import (
-    InboxRef,
-    MessageRef,
-    Side,
-    new_ulid,
-    parse_inbox_id,
-    parse_message_id,
-)
-from agentworks.messaging import delivery_text, rate_window
-from agentworks.messaging.access import check_party_identity, consent_for, party_of
+from agentworks.errors import Conflict, InboxFull, InvalidInput, RateLimited, Unavailable
+from agentworks.identity.models import MESSAGES_SEND, Principal
+from agentworks.ids import InboxRef, MessageRef, Side, new_ulid, parse_inbox_id, parse_message_id
+from agentworks.messaging import rate_window
+from agentworks.messaging.access import consent_for
+from agentworks.messaging.authority import InboxAuthority, is_expired
 from agentworks.messaging.conversation_store import (
     CapReached,
     ConversationExists,
@@ -64,6 +59,7 @@ from agentworks.messaging.models import (
     iso,
 )
 from agentworks.messaging.names import normalize_agent_name, parse_agent_target, parse_target
+from agentworks.messaging.reading import InboxReads, message_view
 
 if TYPE_CHECKING:
     from agentworks.messaging.agent_store import AgentStore
@@ -73,7 +69,6 @@ if TYPE_CHECKING:
 # Optimistic writes retry when another send took the next seq; 60 racing senders settle
 # well within this.
 _MAX_WRITE_ATTEMPTS = 100
-_SEEN_REFRESH_MS = 60_000
 _HOUR_MS = 3_600_000
 # A retry that finds its submission_id held by a send in progress waits for it (real
 # time: the other send runs now) ...
@@ -99,18 +94,6 @@ def check_body(body: str) -> str:
     return body
 
 
-def check_page(limit: int | None, wait_seconds: float | None) -> tuple[int, float]:
-    page = limits.PAGE_DEFAULT if limit is None else limit
-    if not (1 <= page <= limits.PAGE_MAX):
-        raise InvalidInput(f"limit must be 1–{limits.PAGE_MAX}.", field="limit")
-    wait = 0.0 if wait_seconds is None else float(wait_seconds)
-    if not (0 <= wait <= limits.WAIT_MAX_SECONDS):
-        raise InvalidInput(
-            f"wait_seconds must be 0–{limits.WAIT_MAX_SECONDS}.", field="wait_seconds"
-        )
-    return page, wait
-
-
 def _content_hash(destination: str, sender: str, body: str) -> str:
     payload = json.dumps([destination, sender, body], ensure_ascii=False).encode()
     return hashlib.sha256(payload).hexdigest()
@@ -131,13 +114,6 @@ def _possibly_stored() -> Conflict:
         "This send may already have been stored; retry with the same "
         "submission_id to find out, or read the target's conversations.",
     )
-
-
-def _is_expired(head: Head, now_ms: int) -> bool:
-    """Idle 7 days since the newest message (exact, from the head), or retired."""
-    conv = head.conversation
-    assert conv is not None
-    return replace(conv, last_activity=head.last_activity).is_expired(now_ms)
 
 
 @dataclass(frozen=True)
@@ -207,6 +183,10 @@ class MessagingService:
         self._clock = clock
         self._poll_interval = poll_interval
         self._crew_gate = crew_gate
+        self._authority = InboxAuthority(conversations, agents, clock)
+        self._reads = InboxReads(
+            conversations, agents, cursors, self._authority, clock, poll_interval
+        )
 
     def _gate(self) -> CrewGate:
         if self._crew_gate is None:
@@ -249,7 +229,7 @@ class MessagingService:
         """The party a first contact comes from: the named agent (M5), or the account."""
         if not sender_name:
             return Party("external")
-        consent = consent_for(principal, sender_name, self._fresh_consents)
+        consent = consent_for(principal, sender_name, self._authority.fresh_consents)
         return Party("agent", consent.agent_id, sender_name)
 
     def _send_into(
@@ -260,8 +240,8 @@ class MessagingService:
         body: str,
         submission_id: str | None,
     ) -> SendReceipt:
-        head, party, _ = self._open(principal, inbox, sender_name)
-        self._refuse_expired(head, "This inbox expired after 7 idle days.")
+        head, party, _ = self._authority.open(principal, inbox, sender_name)
+        self._authority.refuse_expired(head, "This inbox expired after 7 idle days.")
         crew = self._admit_crew_peer(principal, head, inbox)
         submission = None
         if submission_id is not None:
@@ -271,7 +251,7 @@ class MessagingService:
             )
 
         def reopen() -> Head:
-            return self._open(principal, inbox, sender_name)[0]
+            return self._authority.open(principal, inbox, sender_name)[0]
 
         def append(stored_submission_id: str | None) -> _Stored:
             return self._append(inbox, party, body, head, stored_submission_id, reopen)
@@ -337,7 +317,7 @@ class MessagingService:
         for _attempt in range(_MAX_WRITE_ATTEMPTS):
             if head is None:
                 head = reopen()
-            self._refuse_expired(head, "This inbox expired after 7 idle days.")
+            self._authority.refuse_expired(head, "This inbox expired after 7 idle days.")
             conv = head.conversation
             assert conv is not None
             now = self._now_ms()
@@ -531,8 +511,8 @@ class MessagingService:
         principal.require(MESSAGES_SEND)
         inbox = parse_inbox_id(inbox_id)
         name = normalize_agent_name(agent_name) if agent_name else None
-        head, _, _ = self._open(principal, inbox, name)
-        self._refuse_expired(head, "This inbox expired after 7 idle days.")
+        head, _, _ = self._authority.open(principal, inbox, name)
+        self._authority.refuse_expired(head, "This inbox expired after 7 idle days.")
         if admit_crew:
             return self._admit_crew_peer(principal, head, inbox)
         return None
@@ -639,40 +619,7 @@ class MessagingService:
             replayed=True,
         )
 
-    # ---- authority ----
-
-    def _open(
-        self, principal: Principal, inbox: InboxRef, agent_name: str | None
-    ) -> tuple[Head, Party, Consent | None]:
-        """Reads the conversation's head and checks the caller holds `inbox`'s side (as
-        `agent_name`, when given): one Query, no registration read."""
-        head = self._conversations.head(inbox.conversation, self._now_ms())
-        party = party_of(principal, head.conversation, inbox.side)
-        consent = check_party_identity(principal, party, agent_name, self._fresh_consents)
-        return head, party, consent
-
-    def _fresh_consents(self, principal: Principal) -> dict[str, Consent]:
-        """Only when the principal's own consents refuse (never on an allowed request)."""
-        connection = self._agents.connection(principal.account_id, principal.connection_id)
-        if connection is None or not connection.is_live(self._clock.now()):
-            return {}
-        return connection.consents
-
-    def _refuse_expired(self, head: Head, what: str) -> None:
-        if _is_expired(head, self._now_ms()):
-            raise Expired(f"{what} Start a new conversation with target=agent:NAME.")
-
-    def _recheck(self, principal: Principal, party: Party) -> None:
-        """Authority as stored now (the principal's is as of authentication's read)."""
-        connection = self._agents.connection(principal.account_id, principal.connection_id)
-        if connection is None or not connection.is_live(self._clock.now()):
-            raise Unavailable()
-        if party.kind == "agent":
-            consent = connection.consents.get(party.agent_name or "")
-            if consent is None or consent.agent_id != party.agent_id:
-                raise Unavailable()
-
-    # ---------------------------------------------------------------- read (M3, M6)
+    # ---------------------------------------------------------------- read, ack, state
 
     def read(
         self,
@@ -684,198 +631,25 @@ class MessagingService:
         wait_seconds: float | None = None,
         limit: int | None = None,
     ) -> ReadPage:
-        principal.require(MESSAGES_READ)
-        page_size, wait = check_page(limit, wait_seconds)
-        name = normalize_agent_name(agent_name) if agent_name else None
-        if inbox_id:
-            return self._read_inbox(
-                principal, parse_inbox_id(inbox_id), name, after, wait, page_size
-            )
-        if name:
-            return self._read_mailbox(principal, name, after, wait, page_size)
-        raise InvalidInput(
-            "Give inbox_id to read a conversation, or agent_name to read that name's mailbox.",
-            field="inbox_id",
+        """M3 / M6: one conversation's page, or a name's mailbox (reading.InboxReads)."""
+        return self._reads.read(
+            principal,
+            inbox_id=inbox_id,
+            agent_name=agent_name,
+            after=after,
+            wait_seconds=wait_seconds,
+            limit=limit,
         )
-
-    def _read_inbox(
-        self,
-        principal: Principal,
-        inbox: InboxRef,
-        agent_name: str | None,
-        after: str | None,
-        wait: float,
-        page_size: int,
-    ) -> ReadPage:
-        position = self._cursors.open_inbox_position(after, inbox.inbox_id)
-        head, party, consent = self._open(principal, inbox, agent_name)
-        self._refuse_expired(head, "This inbox expired after 7 idle days; its messages are gone.")
-        deadline = self._clock.now() + wait
-        while True:
-            page = self._conversations.inbox_page(
-                inbox.conversation, inbox.side, position, page_size, head, self._now_ms()
-            )
-            if page.messages or self._clock.now() + self._poll_interval > deadline:
-                break
-            self._clock.sleep(self._poll_interval)
-            # Waiting costs one head read per poll: its counts say whether this side got
-            # anything, whatever the other side sends meanwhile.
-            head = self._conversations.head(inbox.conversation, self._now_ms())
-        if consent is not None and party.agent_name is not None:
-            self._mark_seen(principal, party.agent_name, consent)
-        views = [self._view(inbox, m) for m in page.messages]
-        return ReadPage(
-            kind="inbox",
-            messages=views,
-            next_cursor=self._cursors.inbox_at(inbox.inbox_id, page.position),
-            inbox_id=inbox.inbox_id,
-            agent_name=party.agent_name,
-        )
-
-    def _view(self, inbox: InboxRef, m: StoredMessage) -> MessageView:
-        return MessageView(
-            message_id=MessageRef(inbox.conversation, inbox.side, m.seq).message_id,
-            conversation_id=inbox.conversation_id,
-            inbox_id=inbox.inbox_id,
-            reply_address=inbox.inbox_id,
-            sender=m.sender,
-            body=m.body,
-            created_at=iso(m.created_at) or "",
-            receipt=m.receipt,  # type: ignore[arg-type]
-            delivered_text=delivery_text.render(
-                m.sender, inbox.conversation_id, inbox.inbox_id, m.body
-            ),
-        )
-
-    def _read_mailbox(
-        self, principal: Principal, name: str, after: str | None, wait: float, page_size: int
-    ) -> ReadPage:
-        consent = consent_for(principal, name, self._fresh_consents)
-        after_seq = self._cursors.open_mailbox(after, consent.agent_id)
-        deadline = self._clock.now() + wait
-        while True:
-            found = self._conversations.mailbox_page(
-                consent.agent_id, after_seq, page_size, self._now_ms()
-            )
-            if found or self._clock.now() + self._poll_interval > deadline:
-                break
-            self._clock.sleep(self._poll_interval)
-        self._mark_seen(principal, name, consent)
-        views = [
-            MessageView(
-                message_id=e.message_id,
-                conversation_id=e.conversation_id,
-                inbox_id=e.reply_inbox_id,
-                reply_address=e.reply_inbox_id,
-                sender=e.sender,
-                body=e.body,
-                created_at=iso(e.created_at) or "",
-                delivered_text=delivery_text.render(
-                    e.sender, e.conversation_id, e.reply_inbox_id, e.body
-                ),
-            )
-            for e in found
-        ]
-        return ReadPage(
-            kind="mailbox",
-            messages=views,
-            next_cursor=self._cursors.mailbox(
-                consent.agent_id, found[-1].seq if found else after_seq
-            ),
-            agent_name=consent.display_name,
-        )
-
-    def _mark_seen(self, principal: Principal, name: str, consent: Consent) -> None:
-        """Presence (online) at most once a minute per name and connection: the
-        connection remembers when it last refreshed, and authentication read that."""
-        now = self._now_ms()
-        if consent.seen_at is not None and now - consent.seen_at < _SEEN_REFRESH_MS:
-            return
-        with contextlib.suppress(Exception):
-            self._agents.touch(principal.account_id, name, consent, principal.connection_id, now)
-
-    # ---------------------------------------------------------------- ack (M7)
 
     def ack(self, principal: Principal, message_id: str, delivery: str) -> AckResult:
-        principal.require(MESSAGES_READ)
-        if delivery not in RECEIPT_ORDER or delivery == "stored":
-            raise InvalidInput("delivery must be typed, admitted or processed.", field="delivery")
-        ref = parse_message_id(message_id)
-        now = self._now_ms()
-        conv = self._conversations.get_conversation(ref.conversation, now)
-        party = party_of(principal, conv, ref.side)
-        check_party_identity(principal, party, None, self._fresh_consents)
-        lower = [s for s, rank in RECEIPT_ORDER.items() if rank < RECEIPT_ORDER[delivery]]
-        # Only a message delivered to the caller's side: seq alone names either side's.
-        if self._conversations.set_receipt(
-            ref.conversation, ref.side, ref.seq, delivery, lower, now
-        ):
-            return AckResult(message_id=ref.message_id, receipt=delivery)  # type: ignore[arg-type]
-        current = self._conversations.get_receipt(ref.conversation, ref.side, ref.seq, now)
-        if current is None:
-            raise Unavailable()
-        if current == delivery:
-            return AckResult(message_id=ref.message_id, receipt=delivery)  # type: ignore[arg-type]
-        raise Conflict(
-            f"The receipt is already '{current}'; receipts only move forward "
-            "(stored → typed → admitted → processed).",
-            receipt=current,
-        )
-
-    # ---------------------------------------------------------------- state (M8)
+        """M7: moves a received message's receipt forward."""
+        return self._reads.ack(principal, message_id, delivery)
 
     def inbox_state(
         self, principal: Principal, inbox_id: str, agent_name: str | None = None
     ) -> InboxState:
-        principal.require(MESSAGES_READ)
-        inbox = parse_inbox_id(inbox_id)
-        name = normalize_agent_name(agent_name) if agent_name else None
-        now = self._now_ms()
-        head, party, _ = self._open(principal, inbox, name)
-        conv = head.conversation
-        assert conv is not None
-        records = self._conversations.sent_records(
-            inbox.conversation, inbox.peer.side, limits.STATE_DELIVERY_RECORDS
-        )
-        retained = self._retained(inbox, head, now)
-        # Authority is checked again after the read (M8), against what is stored now.
-        self._recheck(principal, party)
-        window = rate_window.peek(head.window(), now)
-        idle_ms = limits.INBOX_IDLE_SECONDS * 1000
-        last_activity = head.last_activity
-        return InboxState(
-            inbox_id=inbox.inbox_id,
-            conversation_id=inbox.conversation_id,
-            peer=conv.parties[inbox.peer.side].address,
-            status="expired" if _is_expired(head, now) else "active",
-            messages_retained=retained,
-            rate_used=len(window.window),
-            rate_remaining=window.remaining,
-            retry_after=window.retry_after,
-            created_at=iso(conv.created_at) or "",
-            last_activity_at=iso(last_activity) or "",
-            idle_expires_at=iso(last_activity + idle_ms) or "",
-            delivery_records=[
-                DeliveryRecord(
-                    message_id=MessageRef(inbox.conversation, r.side, r.seq).message_id,
-                    created_at=iso(r.created_at) or "",
-                    receipt=r.receipt,  # type: ignore[arg-type]
-                )
-                for r in records
-            ],
-        )
-
-    def _retained(self, inbox: InboxRef, head: Head, now_ms: int) -> int:
-        """Messages of this inbox still held: delivered up to the newest message minus
-        those before the oldest one retained (counts are cumulative per side)."""
-        if head.latest is None:
-            return 0
-        oldest = self._conversations.oldest_live(inbox.conversation, now_ms)
-        if oldest is None:
-            return 0
-        side = inbox.side
-        before = oldest.counts[side] - (1 if oldest.side == side else 0)
-        return max(0, head.latest.counts[side] - before)
+        """M8: an inbox's status, rate window and delivery records, never bodies."""
+        return self._reads.inbox_state(principal, inbox_id, agent_name)
 
     # ---------------------------------------------------------------- the platform's side
     # What the platform does for a Crew (it holds no connection): no principal is checked
@@ -942,7 +716,7 @@ class MessagingService:
         found = self._conversations.get_message(ref.conversation, ref.seq, self._now_ms())
         if found is None or found.side != ref.side:
             return None
-        return self._view(ref.inbox, found)
+        return message_view(ref.inbox, found)
 
     def inbox_overview(self, inbox_id: str) -> InboxOverview | None:
         """An inbox's status and the last delivery records of what it received (no bodies),
@@ -960,7 +734,7 @@ class MessagingService:
             inbox_id=inbox.inbox_id,
             conversation_id=inbox.conversation_id,
             peer=conv.parties[inbox.peer.side].address,
-            status="expired" if _is_expired(head, now) else "active",
+            status="expired" if is_expired(head, now) else "active",
             created_at=iso(conv.created_at) or "",
             last_activity_at=iso(head.last_activity) or "",
             received=[

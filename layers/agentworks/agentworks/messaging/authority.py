@@ -1,0 +1,70 @@
+"""Who holds an inbox's side, checked against the conversation's head (A4, A5, M5, M8).
+
+One Query of the head answers both whether the conversation is live and which party the
+caller is; the principal's consents (read by authentication) say whether it may act as a
+name, and only a refusal re-reads the connection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from agentworks.clock import Clock
+from agentworks.errors import Expired, Unavailable
+from agentworks.identity.models import Consent, Principal
+from agentworks.ids import InboxRef
+from agentworks.messaging.access import check_party_identity, party_of
+from agentworks.messaging.conversation_store import ConversationStore
+from agentworks.messaging.models import Head, Party
+
+if TYPE_CHECKING:
+    from agentworks.messaging.agent_store import AgentStore
+
+
+def is_expired(head: Head, now_ms: int) -> bool:
+    """Idle 7 days since the newest message (exact, from the head), or retired."""
+    conv = head.conversation
+    assert conv is not None
+    return replace(conv, last_activity=head.last_activity).is_expired(now_ms)
+
+
+class InboxAuthority:
+    def __init__(self, conversations: ConversationStore, agents: AgentStore, clock: Clock) -> None:
+        self._conversations = conversations
+        self._agents = agents
+        self._clock = clock
+
+    def _now_ms(self) -> int:
+        return int(self._clock.now() * 1000)
+
+    def open(
+        self, principal: Principal, inbox: InboxRef, agent_name: str | None
+    ) -> tuple[Head, Party, Consent | None]:
+        """Reads the conversation's head and checks the caller holds `inbox`'s side (as
+        `agent_name`, when given): one Query, no registration read."""
+        head = self._conversations.head(inbox.conversation, self._now_ms())
+        party = party_of(principal, head.conversation, inbox.side)
+        consent = check_party_identity(principal, party, agent_name, self.fresh_consents)
+        return head, party, consent
+
+    def fresh_consents(self, principal: Principal) -> dict[str, Consent]:
+        """Only when the principal's own consents refuse (never on an allowed request)."""
+        connection = self._agents.connection(principal.account_id, principal.connection_id)
+        if connection is None or not connection.is_live(self._clock.now()):
+            return {}
+        return connection.consents
+
+    def refuse_expired(self, head: Head, what: str) -> None:
+        if is_expired(head, self._now_ms()):
+            raise Expired(f"{what} Start a new conversation with target=agent:NAME.")
+
+    def recheck(self, principal: Principal, party: Party) -> None:
+        """Authority as stored now (the principal's is as of authentication's read)."""
+        connection = self._agents.connection(principal.account_id, principal.connection_id)
+        if connection is None or not connection.is_live(self._clock.now()):
+            raise Unavailable()
+        if party.kind == "agent":
+            consent = connection.consents.get(party.agent_name or "")
+            if consent is None or consent.agent_id != party.agent_id:
+                raise Unavailable()
