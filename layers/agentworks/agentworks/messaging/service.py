@@ -42,16 +42,13 @@ from agentworks.messaging.conversation_store import (
 from agentworks.messaging.crew_gate import CrewDelivery, CrewGate, CrewTarget
 from agentworks.messaging.models import (
     RECEIPT_ORDER,
-    AckResult,
     Conversation,
     DeliveryRecord,
     Head,
     InboxOverview,
-    InboxState,
     MailboxEntry,
     MessageView,
     Party,
-    ReadPage,
     SendMessage,
     SendReceipt,
     StoredMessage,
@@ -184,9 +181,12 @@ class MessagingService:
         self._poll_interval = poll_interval
         self._crew_gate = crew_gate
         self._authority = InboxAuthority(conversations, agents, clock)
-        self._reads = InboxReads(
-            conversations, agents, cursors, self._authority, clock, poll_interval
-        )
+        reads = InboxReads(conversations, agents, cursors, self._authority, clock, poll_interval)
+        # Reads (M3, M6), acks (M7) and state (M8) are reading.InboxReads'; callers keep
+        # asking the messaging service for them.
+        self.read = reads.read
+        self.ack = reads.ack
+        self.inbox_state = reads.inbox_state
 
     def _gate(self) -> CrewGate:
         if self._crew_gate is None:
@@ -618,38 +618,6 @@ class MessagingService:
             created_at=iso(binding.created_at) or "",
             replayed=True,
         )
-
-    # ---------------------------------------------------------------- read, ack, state
-
-    def read(
-        self,
-        principal: Principal,
-        *,
-        inbox_id: str | None = None,
-        agent_name: str | None = None,
-        after: str | None = None,
-        wait_seconds: float | None = None,
-        limit: int | None = None,
-    ) -> ReadPage:
-        """M3 / M6: one conversation's page, or a name's mailbox (reading.InboxReads)."""
-        return self._reads.read(
-            principal,
-            inbox_id=inbox_id,
-            agent_name=agent_name,
-            after=after,
-            wait_seconds=wait_seconds,
-            limit=limit,
-        )
-
-    def ack(self, principal: Principal, message_id: str, delivery: str) -> AckResult:
-        """M7: moves a received message's receipt forward."""
-        return self._reads.ack(principal, message_id, delivery)
-
-    def inbox_state(
-        self, principal: Principal, inbox_id: str, agent_name: str | None = None
-    ) -> InboxState:
-        """M8: an inbox's status, rate window and delivery records, never bodies."""
-        return self._reads.inbox_state(principal, inbox_id, agent_name)
 
     # ---------------------------------------------------------------- the platform's side
     # What the platform does for a Crew (it holds no connection): no principal is checked
