@@ -60,6 +60,16 @@ def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: _plain(_deserializer().deserialize(v)) for k, v in item.items()}
 
 
+def condition_failed(error: ClientError) -> bool:
+    """A single write refused by its condition (not throttling, not a server error)."""
+    return error_code(error) == "ConditionalCheckFailedException"
+
+
+def _only_transient(codes: set[str]) -> bool:
+    """No condition failed; only a conflict or throttling cancelled the transaction."""
+    return "ConditionalCheckFailed" not in codes and bool(codes & TRANSIENT_REASONS)
+
+
 def error_code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
 
@@ -100,8 +110,7 @@ class TransactionCancelled(Exception):
     @property
     def transient(self) -> bool:
         """No condition failed; only a conflict or throttling cancelled it."""
-        codes = set(self.reasons.values())
-        return "ConditionalCheckFailed" not in codes and bool(codes & TRANSIENT_REASONS)
+        return _only_transient(set(self.reasons.values()))
 
 
 def named_cancellation(error: ClientError, names: list[str]) -> TransactionCancelled | None:
@@ -164,8 +173,7 @@ def is_transient(error: ClientError) -> bool:
     if error_code(error) != "TransactionCanceledException":
         return False
     raw = error.response.get("CancellationReasons") or []
-    codes = {str(r.get("Code") or "None") for r in raw}
-    return "ConditionalCheckFailed" not in codes and bool(codes & TRANSIENT_REASONS)
+    return _only_transient({str(r.get("Code") or "None") for r in raw})
 
 
 def retry_later(error: ClientError) -> AgentWorksError | None:

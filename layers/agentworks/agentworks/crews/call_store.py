@@ -22,7 +22,7 @@ from agentworks.crews.models import CallRecord, Crew, PendingInput
 from agentworks.crews.open_call_store import open_index
 from agentworks.dynamo import (
     TransactionCancelled,
-    error_code,
+    condition_failed,
     from_item,
     to_item,
     transact_write,
@@ -193,7 +193,7 @@ class CallStore:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
+            if not condition_failed(error):
                 raise
             if not _is_own_write(cast(dict[str, Any], error.response).get("Item"), item):
                 raise StaleCall() from None

@@ -32,7 +32,7 @@ from agentworks.crews.wakeup_queue_store import (
 )
 from agentworks.dynamo import (
     TransactionCancelled,
-    error_code,
+    condition_failed,
     from_item,
     retry_later,
     to_item,
@@ -199,11 +199,6 @@ def _wakeup_from(data: dict[str, Any]) -> Wakeup:
     )
 
 
-def _conditional_failure(error: ClientError) -> bool:
-    """A single write refused by its condition (not throttling, not a server error)."""
-    return error_code(error) == "ConditionalCheckFailedException"
-
-
 class CrewInboxStore:
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self._db = client
@@ -232,7 +227,7 @@ class CrewInboxStore:
             else:
                 transact_write(self._db, {"delivery": put, "run": run_put})
         except ClientError as error:
-            if _conditional_failure(error):
+            if condition_failed(error):
                 return False
             raise
         except TransactionCancelled as cancelled:
@@ -419,7 +414,7 @@ class CrewInboxStore:
             transient = retry_later(error)
             if transient is not None:
                 raise transient from None
-            if not _conditional_failure(error):
+            if not condition_failed(error):
                 raise
             old = from_item(cast(dict[str, Any], error.response).get("Item"))
             if old and old.get("state") == "firing" and old.get("run_id") == run_id:
@@ -494,7 +489,7 @@ class CrewInboxStore:
         try:
             self._db.update_item(**request)
         except ClientError as error:
-            if _conditional_failure(error):
+            if condition_failed(error):
                 return False
             raise
         return True

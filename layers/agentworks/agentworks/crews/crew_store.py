@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from agentworks.crews.models import Crew, CrewDefinition
-from agentworks.dynamo import error_code, from_item, to_item
+from agentworks.dynamo import condition_failed, from_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -84,7 +84,7 @@ class CrewStore:
                 ConditionExpression="attribute_not_exists(pk)",
             )
         except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
+            if condition_failed(error):
                 raise CrewExists() from None
             raise
 
@@ -108,7 +108,7 @@ class CrewStore:
                 ),
             )
         except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
+            if condition_failed(error):
                 return False
             raise
         return True
@@ -123,7 +123,7 @@ class CrewStore:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
+            if not condition_failed(error):
                 raise
             # Gone (by this very delete, whose answer was lost and which botocore sent
             # again, or by another): the Crew that was read is deleted. Re-created: not.

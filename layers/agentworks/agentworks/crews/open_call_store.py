@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.dynamo import error_code, from_item, to_item
+from agentworks.dynamo import condition_failed, from_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -68,5 +68,5 @@ class OpenCallStore:
                 ExpressionAttributeValues=to_item({":next": _check_key(at_ms, call_id)}),
             )
         except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
+            if not condition_failed(error):
                 raise

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.dynamo import error_code, from_item, to_item
+from agentworks.dynamo import condition_failed, from_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -155,7 +155,7 @@ class WakeupQueueStore:
                 ExpressionAttributeValues=to_item(values),
             )
         except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
+            if not condition_failed(error):
                 raise
             # Touched meanwhile, or paused: the marker already says what is true.
 

@@ -23,7 +23,7 @@ from botocore.exceptions import ClientError
 
 from agentworks.dynamo import (
     TransactionCancelled,
-    error_code,
+    condition_failed,
     from_item,
     to_item,
     transact_write,
@@ -219,7 +219,7 @@ class ConnectionStore:
                 ExpressionAttributeValues=to_item({":n": live}),
             )
         except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
+            if not condition_failed(error):
                 raise  # another request started the count meanwhile: that one stands
 
     def get_connection(self, account_id: str, connection_id: str) -> Connection | None:
@@ -300,6 +300,6 @@ class ConnectionStore:
                 ExpressionAttributeValues=to_item({":at": at}),
             )
         except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
+            if condition_failed(error):
                 raise ConnectionGone() from None
             raise

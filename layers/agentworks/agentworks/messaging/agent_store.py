@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 from agentworks import limits
 from agentworks.dynamo import (
     TransactionCancelled,
-    error_code,
+    condition_failed,
     from_item,
     to_item,
     transact_write,
@@ -324,7 +324,7 @@ class AgentStore:
                 )["Update"]
             )
         except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
+            if not condition_failed(error):
                 raise
 
     # ---- helpers ----

@@ -20,7 +20,7 @@ from botocore.exceptions import ClientError
 from agentworks import limits
 from agentworks.dynamo import (
     TransactionCancelled,
-    error_code,
+    condition_failed,
     from_item,
     to_item,
     transact_write,
@@ -152,10 +152,6 @@ def message_from_item(data: dict[str, Any]) -> StoredMessage:
         submission_id=data.get("submission_id"),
         expires_ttl=int(ttl) if ttl is not None else None,
     )
-
-
-def _conditional_failure(error: ClientError) -> bool:
-    return error_code(error) == "ConditionalCheckFailedException"
 
 
 def _first_contact_refusal(cancelled: TransactionCancelled) -> Exception:
@@ -553,7 +549,7 @@ class ConversationStore(SubmissionBindings):
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if not _conditional_failure(error):
+            if not condition_failed(error):
                 raise
             if cast(dict[str, Any], error.response).get("Item") != item:
                 raise WriteConflict() from None
@@ -571,7 +567,7 @@ class ConversationStore(SubmissionBindings):
                 ExpressionAttributeValues=to_item({":pending": PENDING_RECEIPT}),
             )
         except ClientError as error:
-            if _conditional_failure(error):
+            if condition_failed(error):
                 raise EvictionBlocked() from None
             raise
 
@@ -598,7 +594,7 @@ class ConversationStore(SubmissionBindings):
                 ),
             )
         except ClientError as error:
-            if _conditional_failure(error):
+            if condition_failed(error):
                 return False
             raise
         return True
@@ -628,7 +624,7 @@ class ConversationStore(SubmissionBindings):
                 ),
             )
         except ClientError as error:
-            if _conditional_failure(error):
+            if condition_failed(error):
                 return False
             raise
         return True

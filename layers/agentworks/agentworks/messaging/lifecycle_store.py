@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.dynamo import TransactionCancelled, error_code, from_item, to_item, transact_write
+from agentworks.dynamo import (
+    TransactionCancelled,
+    condition_failed,
+    from_item,
+    to_item,
+    transact_write,
+)
 from agentworks.messaging import keys
 
 if TYPE_CHECKING:
@@ -122,7 +128,7 @@ class LifecycleStore:
                 ),
             )
         except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
+            if not condition_failed(error):
                 raise
 
     def retire(self, conversation: str, account_id: str, now_ms: int) -> bool:

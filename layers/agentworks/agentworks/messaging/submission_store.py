@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.dynamo import error_code, from_item, to_item
+from agentworks.dynamo import condition_failed, from_item, to_item
 from agentworks.messaging import keys
 from agentworks.messaging.models import SubmissionBinding
 
@@ -27,10 +27,6 @@ def live_item(data: dict[str, Any] | None, now_ms: int) -> dict[str, Any] | None
         return None
     ttl = data.get(keys.TTL_ATTRIBUTE)
     return None if ttl is not None and int(ttl) <= now_ms // 1000 else data
-
-
-def _conditional_failure(error: ClientError) -> bool:
-    return error_code(error) == "ConditionalCheckFailedException"
 
 
 def binding_to_item(b: SubmissionBinding) -> dict[str, Any]:
@@ -83,7 +79,7 @@ class SubmissionBindings:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if not _conditional_failure(error):
+            if not condition_failed(error):
                 raise
             returned = cast(dict[str, Any], error.response).get("Item")
             existing = from_item(returned)
@@ -116,7 +112,7 @@ class SubmissionBindings:
                 ExpressionAttributeValues=to_item({":claim": stale.claim}),
             )
         except ClientError as error:
-            if _conditional_failure(error):
+            if condition_failed(error):
                 return False
             raise
         return True
@@ -147,5 +143,5 @@ class SubmissionBindings:
                 ExpressionAttributeValues=to_item({":claim": binding.claim}),
             )
         except ClientError as error:
-            if not _conditional_failure(error):
+            if not condition_failed(error):
                 raise
