@@ -236,10 +236,10 @@ def local_stack_restarted(url: str, token: str) -> bool:
     if not is_local(url):
         return False
     try:
-        current = read_config_file(resolve_config_path(None))
+        current = read_config_file(configfile.default_config_path())
     except CliError:
         return False
-    parts = token.split(".")
+    parts = token.split(".")  # aw1.<account_id>.<connection_id>.<secret>
     token_account = parts[1] if len(parts) == 4 else None
     stack_account = current.get("account_id")
     same_stack = normalize_url(str(current.get("url") or "")) == normalize_url(url)
@@ -251,7 +251,7 @@ def local_token_unknown(url: str, config_path: Path | None) -> CliError:
     before its last restart is unknown to it. Says where the new admin token is."""
     import shlex
 
-    admin = resolve_config_path(None)  # where `agentworks dev` writes unless given --config
+    admin = configfile.default_config_path()  # where `agentworks dev` writes unless --config
     save = f" --save-config {shlex.quote(str(config_path))}" if config_path else ""
     message = (
         f"the local stack at {url} does not know this token: the local stack was restarted "

@@ -19,6 +19,7 @@ import pytest
 
 from agentworks_cli import client, shapes
 from agentworks_cli.client import CONFIG_ENV
+from agentworks_cli.localstack import configfile
 from agentworks_cli.main import main
 
 TOKEN = "aw1.acc1.con_admin.secret"
@@ -554,7 +555,10 @@ def test_a_local_stack_that_forgot_the_token_says_it_restarted_and_where_the_new
     and how to make this connection again."""
     worker = tmp_path / "worker.json"
     worker.write_text(json.dumps({"url": server.url, "token": "aw1.acct_old.conn_1.secret"}))
-    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "admin.json"))
+    # `agentworks dev` wrote its admin config at the default path; AGENTWORKS_CONFIG names
+    # the worker's own, as the banner's commands do: the check must not follow it.
+    monkeypatch.setattr(configfile, "DEFAULT_CONFIG_PATH", tmp_path / "admin.json")
+    monkeypatch.setenv(CONFIG_ENV, str(worker))
     # What `agentworks dev` wrote when it started again: a new account.
     restarted = {"url": server.url, "token": "aw1.acct_new.conn_2.s", "account_id": "acct_new"}
     (tmp_path / "admin.json").write_text(json.dumps(restarted))
@@ -582,7 +586,10 @@ def test_a_local_stack_refusing_a_token_of_its_own_account_says_not_authorized(
     """A3: a revoked or expired token of the running local stack is not a restart."""
     worker = tmp_path / "worker.json"
     worker.write_text(json.dumps({"url": server.url, "token": "aw1.acct_1.conn_1.secret"}))
-    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "admin.json"))
+    # `agentworks dev` wrote its admin config at the default path; AGENTWORKS_CONFIG names
+    # the worker's own, as the banner's commands do: the check must not follow it.
+    monkeypatch.setattr(configfile, "DEFAULT_CONFIG_PATH", tmp_path / "admin.json")
+    monkeypatch.setenv(CONFIG_ENV, str(worker))
     current = {"url": server.url, "token": "aw1.acct_1.conn_0.s", "account_id": "acct_1"}
     (tmp_path / "admin.json").write_text(json.dumps(current))
     refused = {"error": {"code": "unauthenticated", "message": "Unknown or revoked token."}}
