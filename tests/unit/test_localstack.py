@@ -332,3 +332,18 @@ def test_dev_keeps_a_config_for_another_server_aside(tmp_path: Path) -> None:
     assert kept == tmp_path / "config.json.bak"
     assert read_config(kept) == remote
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+
+
+def test_dev_seconds_settings_take_zero_only_where_it_means_something(monkeypatch) -> None:
+    """The TTL lag may be 0 (the default: sweep expired items at once); a tick interval
+    may not."""
+    from agentworks_cli.localstack.dev import StartError, _env_seconds
+
+    monkeypatch.setenv("AGENTWORKS_DEV_TTL_LAG_SECONDS", "0")
+    assert _env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 0.0, allow_zero=True) == 0.0
+    monkeypatch.setenv("AGENTWORKS_DEV_TICK_SECONDS", "0")
+    with pytest.raises(StartError, match="more than 0"):
+        _env_seconds("AGENTWORKS_DEV_TICK_SECONDS", 5.0)
+    monkeypatch.setenv("AGENTWORKS_DEV_TTL_LAG_SECONDS", "-1")
+    with pytest.raises(StartError, match="0 or more"):
+        _env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 0.0, allow_zero=True)

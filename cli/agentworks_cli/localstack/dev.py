@@ -64,14 +64,15 @@ def _cli_dir_if_not_on_path() -> str | None:
     return None if found and Path(found).parent == here else str(here)
 
 
-def _env_seconds(name: str, default: float) -> float:
+def _env_seconds(name: str, default: float, allow_zero: bool = False) -> float:
     raw = os.environ.get(name, "")
     try:
         value = float(raw) if raw else default
     except ValueError:
         raise StartError(f"{name} must be a number of seconds (got {raw!r})", 2) from None
-    if value <= 0:
-        raise StartError(f"{name} must be more than 0 seconds (got {raw!r})", 2)
+    if value < 0 or (value == 0 and not allow_zero):
+        least = "0 or more" if allow_zero else "more than 0"
+        raise StartError(f"{name} must be {least} seconds (got {raw!r})", 2)
     return value
 
 
@@ -411,9 +412,7 @@ def run_dev(
             ready_file=ready_file or (Path(env_ready) if env_ready else None),
             tick_seconds=_env_seconds("AGENTWORKS_DEV_TICK_SECONDS", 5.0),
             sweep_seconds=_env_seconds("AGENTWORKS_DEV_SWEEP_SECONDS", 5.0),
-            ttl_lag_seconds=_env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 1.0)
-            if os.environ.get("AGENTWORKS_DEV_TTL_LAG_SECONDS")
-            else 0.0,
+            ttl_lag_seconds=_env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 0.0, allow_zero=True),
         )
         print("Starting the AgentWorks local stack…", file=sys.stderr, flush=True)
         stack.start()
