@@ -114,8 +114,9 @@ def _invalid_body(event: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Entry point: refuses oversized bodies before parsing them, authenticates (A3: in
-    the function, so a refusal has the API's error shape), then routes."""
+    """Entry point: refuses oversized bodies before reading them, authenticates (A3: in
+    the function, so a refusal has the API's error shape), refuses bodies that are not
+    strict JSON, then routes."""
     body = event.get("body") or ""
     if len(body) > limits.REQUEST_BODY_MAX_BYTES * (4 / 3 if event.get("isBase64Encoded") else 1):
         return _plain(
@@ -123,11 +124,13 @@ def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
             "payload_too_large",
             f"Request bodies are limited to {limits.REQUEST_BODY_MAX_BYTES // 1024} KiB.",
         )
-    invalid = _invalid_body(event)
-    if invalid is not None:
-        return invalid
     try:
+        # Authenticated first: a caller without a valid token learns nothing about bodies.
         authenticate(app, event)
+        invalid = _invalid_body(event)
+        if invalid is not None:
+            app.clear_context()
+            return invalid
         return app.resolve(event, context)
     except Unauthenticated as refused:
         count_refusal("Request", refused.code)
