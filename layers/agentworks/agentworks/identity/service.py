@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from agentworks import limits
@@ -174,14 +175,14 @@ class IdentityService:
         # A connection outside a bounded admin's bounds answers like an unknown one (A5).
         if connection is None or not _manages(principal, connection):
             raise Unavailable()
+        if connection.revoked_at is not None:
+            return connection  # revoking again changes nothing
+        at = int(self._clock.now())
         try:
-            self._store.revoke(principal.account_id, connection_id, int(self._clock.now()))
+            self._store.revoke(principal.account_id, connection_id, at)
         except ConnectionGone:
             raise Unavailable() from None
-        revoked = self._store.get_connection(principal.account_id, connection_id)
-        if revoked is None:
-            raise Unavailable()
-        return revoked
+        return replace(connection, revoked_at=at)
 
     def is_live_connection(self, account_id: str, connection_id: str) -> bool:
         connection = self._store.get_connection(account_id, connection_id)
