@@ -15,15 +15,13 @@ from typing import TYPE_CHECKING
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.call_store import StaleCall
-from agentworks.crews.crew_inbox_store import parse_wakeup_id
-from agentworks.ids import parse_message_id
+from agentworks.crews.outcomes import report_outcome
 from agentworks.observability import logger
 
 if TYPE_CHECKING:
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.execution import Executions
-    from agentworks.crews.models import CallRecord
     from agentworks.crews.open_call_store import OpenCallStore
 
 # Execution statuses that mean "nothing will record this call any more".
@@ -81,21 +79,6 @@ class CallReconciler:
         except StaleCall:
             return False  # it moved since it was read: the next tick looks again
         logger.warning("call reconciled", extra={"call_id": call_id, "execution": status})
-        self._report(record, now)
+        # No messaging in the tick (no signing secret): the receipt stays as the run left it.
+        report_outcome(record, self._inbox, None, now)
         return True
-
-    def _report(self, record: CallRecord, now: int) -> None:
-        """A message run's outcome on its delivery record or wakeup, as the runner does."""
-        if record.kind != "message" or self._inbox is None:
-            return
-        error = record.errors[-1]
-        if record.message_id:
-            ref = parse_message_id(record.message_id)
-            self._inbox.set_delivery_outcome(
-                ref.conversation, ref.seq, record.call_id, record.state, error, now
-            )
-        if record.wakeup_id:
-            conversation, wake = parse_wakeup_id(record.wakeup_id)
-            self._inbox.set_wakeup_run_state(
-                conversation, wake, record.call_id, record.state, error, now
-            )

@@ -17,13 +17,14 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, TurnResult
 from agentworks.crews.call_bounds import inline_result_max, stored_size
 from agentworks.crews.call_store import CallStore, StaleCall
-from agentworks.crews.crew_inbox_store import CrewInboxStore, parse_wakeup_id
+from agentworks.crews.crew_inbox_store import CrewInboxStore
 from agentworks.crews.crew_store import CrewStore
 from agentworks.crews.models import CallRecord, Crew, PendingInput
+from agentworks.crews.outcomes import report_outcome
 from agentworks.crews.outputs import RESULT_FILE, OutputStore, call_prefix, crew_prefix
 from agentworks.crews.schema_check import SchemaProblem, check
 from agentworks.errors import AgentWorksError, Unavailable
-from agentworks.ids import new_id, parse_inbox_id, parse_message_id
+from agentworks.ids import new_id, parse_inbox_id
 from agentworks.messaging.models import Party
 from agentworks.messaging.names import is_valid_agent_name
 
@@ -460,27 +461,7 @@ class StepRunner:
         return self._save(record, version)
 
     def _report(self, record: CallRecord) -> None:
-        """A message run's outcome: the message's receipt goes `processed` (the Crew is done
-        with it, whatever the outcome) and its delivery record (or wakeup) shows the run's
-        state. Best effort and repeatable: a retried Finish repeats it."""
-        if record.kind != "message":
-            return
-        error = record.errors[-1] if record.errors and record.state != "succeeded" else None
-        now = self._now()
-        if record.message_id:
-            if self._messaging is not None:
-                with contextlib.suppress(AgentWorksError):
-                    self._messaging.set_receipt_as_system(record.message_id, "processed")
-            if self._inbox is not None:
-                ref = parse_message_id(record.message_id)
-                self._inbox.set_delivery_outcome(
-                    ref.conversation, ref.seq, record.call_id, record.state, error, now
-                )
-        if record.wakeup_id and self._inbox is not None:
-            conversation, wake = parse_wakeup_id(record.wakeup_id)
-            self._inbox.set_wakeup_run_state(
-                conversation, wake, record.call_id, record.state, error, now
-            )
+        report_outcome(record, self._inbox, self._messaging, self._now())
 
     def _save(self, record: CallRecord, version: int) -> int:
         record.updated_at = self._now()
