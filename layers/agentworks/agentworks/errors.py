@@ -67,13 +67,18 @@ class LimitReached(AgentWorksError):
     code = "limit_reached"
 
 
-class RateLimited(AgentWorksError):
-    status = 429
-    code = "rate_limited"
+class Retryable(AgentWorksError):
+    """Refused for now: the same request may succeed after `retry_after` seconds (every
+    surface shows it; HTTP adds a Retry-After header)."""
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message, retry_after=retry_after)
         self.retry_after = retry_after
+
+
+class RateLimited(Retryable):
+    status = 429
+    code = "rate_limited"
 
 
 class SchemaViolation(AgentWorksError):
@@ -90,7 +95,7 @@ class Busy(AgentWorksError):
     code = "busy"
 
 
-class TryAgain(AgentWorksError):
+class TryAgain(Retryable):
     """The store throttled or could not commit after its retries: send the same request
     again after `retry_after` seconds (with the same submission_id it is not stored twice)."""
 
@@ -98,5 +103,4 @@ class TryAgain(AgentWorksError):
     code = "unavailable_retry"
 
     def __init__(self, message: str, retry_after: int = 1) -> None:
-        super().__init__(message, retry_after=retry_after)
-        self.retry_after = retry_after
+        super().__init__(message, retry_after)

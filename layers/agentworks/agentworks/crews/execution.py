@@ -6,6 +6,8 @@ import json
 from functools import lru_cache
 from typing import Any
 
+from agentworks.dynamo import error_code
+
 
 @lru_cache(maxsize=1)
 def _sfn() -> Any:
@@ -43,10 +45,11 @@ class Executions:
     def status_of_call(self, call_id: str) -> str | None:
         """The status of the call's execution (RUNNING, SUCCEEDED, FAILED, TIMED_OUT,
         ABORTED, …); None when it was never started."""
+        from botocore.exceptions import ClientError
+
         try:
             return self.status(self.execution_arn(call_id))
-        except Exception as error:
-            code = getattr(error, "response", {}).get("Error", {}).get("Code")
-            if code == "ExecutionDoesNotExist":
+        except ClientError as error:
+            if error_code(error) == "ExecutionDoesNotExist":
                 return None
             raise

@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 
 from agentworks import json_input, limits
 from agentworks.dynamo import retry_later
-from agentworks.errors import AgentWorksError, RateLimited, Unauthenticated
+from agentworks.errors import AgentWorksError, Unauthenticated
 from agentworks.http_api import connections, crews, messages, wakeups
 from agentworks.http_api.openapi import openapi_json
 from agentworks.http_api.principal import authenticate
@@ -45,10 +45,6 @@ def _operation() -> str:
 @app.exception_handler(AgentWorksError)
 def handle_domain_error(error: AgentWorksError) -> Response[Any]:
     count_refusal(_operation(), error.code)
-    if isinstance(error, RateLimited):
-        return error_response(
-            error.status, error.code, error.message, retry_after=error.retry_after
-        )
     return error_response(error.status, error.code, error.message, **error.details)
 
 
