@@ -3,9 +3,7 @@ the local stack's tables are exactly the template's."""
 
 from __future__ import annotations
 
-import copy
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +18,7 @@ from agentworks_cli.localstack.template import (
     load_template,
     resources_of_type,
 )
+from tests.support.sam import translate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,30 +33,10 @@ def test_template_passes_cfn_lint():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-class _NoManagedPolicies:
-    """SAM asks IAM for AWS managed policy ARNs; this template names none by short name."""
-
-    def load(self) -> dict[str, str]:
-        return {}
-
-
-def _with_s3_uris(template: dict[str, Any]) -> dict[str, Any]:
-    """Local CodeUri/ContentUri paths are what `sam build` replaces; the translator wants S3."""
-    swapped = copy.deepcopy(template)
-    for resource in swapped["Resources"].values():
-        props = resource.get("Properties", {})
-        for key in ("CodeUri", "ContentUri", "DefinitionUri"):
-            if isinstance(props.get(key), str):
-                props[key] = f"s3://agentworks-artifacts/{props[key]}"
-    return swapped
-
-
 @pytest.fixture(scope="module")
 def transformed() -> dict[str, Any]:
-    from samtranslator.translator.transform import transform
-
-    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    return transform(_with_s3_uris(load_template()), {}, _NoManagedPolicies())
+    """template.yaml as SAM's own translator turns it into CloudFormation (offline)."""
+    return translate(load_template())
 
 
 def test_template_transforms_with_sam(transformed):
