@@ -18,8 +18,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-REGION = "us-east-1"
-ACCOUNT = "123456789012"  # moto's default account
+from agentworks_cli.localstack.handlers import LOCAL_ACCOUNT_ID, LOCAL_REGION
+
+REGION = LOCAL_REGION
+ACCOUNT = LOCAL_ACCOUNT_ID  # moto's default account
 
 _function: ContextVar[str | None] = ContextVar("aws_calls_function", default=None)
 

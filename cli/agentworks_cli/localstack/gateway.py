@@ -24,7 +24,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import IO, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from agentworks_cli.localstack.handlers import FunctionError, FunctionHost, HandlerMissing
+from agentworks_cli.localstack.handlers import (
+    LOCAL_ACCOUNT_ID,
+    FunctionError,
+    FunctionHost,
+    HandlerMissing,
+)
 from agentworks_cli.localstack.template import load_template, resources_of_type
 
 # HTTP API's own payload limit; bigger requests never reach a function.
@@ -189,7 +194,7 @@ def build_event(
         "rawQueryString": split.query,
         "headers": headers,
         "requestContext": {
-            "accountId": "123456789012",
+            "accountId": LOCAL_ACCOUNT_ID,
             "apiId": LOCAL_API_ID,
             "domainName": host,
             "domainPrefix": host.split(".", 1)[0].split(":", 1)[0],
