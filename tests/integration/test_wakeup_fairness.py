@@ -149,7 +149,7 @@ def test_m9_one_accounts_backlog_does_not_hold_up_another_account(stack):
 
 def test_m9_a_paused_accounts_wakeups_are_not_claimable_and_hold_up_nobody(stack):
     now_ms = int(stack.clock.now() * 1000)
-    _store(stack).set_paused(ACCOUNT_A, True, "con_admin", now_ms)
+    _store(stack).queue.set_paused(ACCOUNT_A, True, "con_admin", now_ms)
     paused = _seed(stack, ACCOUNT_A, limits.WAKEUPS_PER_TICK, now_ms + 60_000)
     stack.clock.advance(61)
     [quiet] = _seed(stack, ACCOUNT_B, 1, int(stack.clock.now() * 1000))
@@ -161,7 +161,7 @@ def test_m9_a_paused_accounts_wakeups_are_not_claimable_and_hold_up_nobody(stack
         stack.clock.advance(60)
         assert _tick()["wakeups_fired"] == 0  # still paused: nothing claimable
         resumed_at = int(stack.clock.now() * 1000)
-        _store(stack).set_paused(ACCOUNT_A, False, "con_admin", resumed_at)
+        _store(stack).queue.set_paused(ACCOUNT_A, False, "con_admin", resumed_at)
         assert _tick()["wakeups_fired"] == limits.WAKEUPS_PER_TICK
         assert set(_states(stack, paused)) == {"fired"}
     finally:

@@ -206,7 +206,7 @@ class CrewInboxes:
             raise Unavailable()
         inbox_ids, more = self._messaging.crew_inboxes(crew.account_id, crew.crew_id, after, page)
         inboxes = [view for i in inbox_ids if (view := self._inbox_state(i)) is not None]
-        paused = self._inbox.paused(crew.account_id)
+        paused = self._inbox.queue.paused(crew.account_id)
         if self._is_live is not None and not self._is_live(
             principal.account_id, principal.connection_id
         ):

@@ -203,11 +203,9 @@ class CrewInboxStore:
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self._db = client
         self._table = table
-
-    @property
-    def table(self) -> tuple[DynamoDBClient, str]:
-        """The client and table, for the stores that share the work table."""
-        return self._db, self._table
+        # The wakeup queue (due index, per-account markers, the scheduler pause) shares
+        # this table; its store is built once, here.
+        self.queue = WakeupQueueStore(client, table)
 
     # ---- delivery records ----
 
@@ -464,12 +462,6 @@ class CrewInboxStore:
         return [_wakeup_from(d) for d in self._newest(conversation, "WAKE#", limit)]
 
     # ---- the scheduler pause ----
-
-    def paused(self, account_id: str) -> bool:
-        return WakeupQueueStore(self._db, self._table).paused(account_id)
-
-    def set_paused(self, account_id: str, paused: bool, by: str, now: int) -> None:
-        WakeupQueueStore(self._db, self._table).set_paused(account_id, paused, by, now)
 
     # ---- helpers ----
 

@@ -21,7 +21,6 @@ from agentworks.crews.conversations import wakeup_view
 from agentworks.crews.crew_inbox_store import CrewInboxStore, Wakeup, parse_wakeup_id
 from agentworks.crews.message_runs import NOT_STARTED, MessageRuns
 from agentworks.crews.models import RescheduleWakeup, ScheduleWakeup, WakeupView
-from agentworks.crews.wakeup_queue_store import WakeupQueueStore
 from agentworks.errors import Conflict, InvalidInput, TryAgain, Unavailable
 from agentworks.identity.models import MESSAGES_SEND, Principal
 from agentworks.ids import new_id, new_ulid, parse_inbox_id
@@ -45,7 +44,7 @@ class Wakeups:
         self._runs = runs
         self._messaging = messaging
         self._clock = clock
-        self._queue = WakeupQueueStore(*inbox.table)
+        self._queue = inbox.queue
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
@@ -165,11 +164,11 @@ class Wakeups:
 
     def scheduler(self, principal: Principal) -> dict[str, Any]:
         principal.require_account_admin()
-        return {"paused": self._inbox.paused(principal.account_id)}
+        return {"paused": self._queue.paused(principal.account_id)}
 
     def set_paused(self, principal: Principal, paused: bool) -> dict[str, Any]:
         principal.require_account_admin()
-        self._inbox.set_paused(principal.account_id, paused, principal.connection_id, self._now())
+        self._queue.set_paused(principal.account_id, paused, principal.connection_id, self._now())
         return {"paused": paused}
 
     # ---- the tick ----
