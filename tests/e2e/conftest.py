@@ -99,15 +99,21 @@ class LocalStack:
             )
 
 
-def _dev_command(port: int, config: Path) -> list[str]:
+EPHEMERAL = ("--ephemeral",)
+
+
+def _dev_command(port: int, config: Path, options: tuple[str, ...]) -> list[str]:
     """`agentworks dev …` exactly as `make run` starts it (the venv's console script)."""
     script = Path(sys.executable).with_name("agentworks")
     prefix = [str(script)] if script.exists() else [sys.executable, "-m", "agentworks_cli.main"]
-    return [*prefix, "dev", "--port", str(port), "--config", str(config)]
+    return [*prefix, "dev", "--port", str(port), "--config", str(config), *options]
 
 
-def start_local_stack(workdir: Path, attempts: int = 3) -> LocalStack:
-    """Starts `agentworks dev` on a free port and waits until it serves the API."""
+def start_local_stack(
+    workdir: Path, attempts: int = 3, options: tuple[str, ...] = EPHEMERAL
+) -> LocalStack:
+    """Starts `agentworks dev` on a free port and waits until it serves the API; `options`
+    are more `dev` flags (by default an ephemeral stack, so tests never share state)."""
     config = workdir / "agentworks" / "admin.json"  # the stack creates the 0700 directory
     ready_file = workdir / "ready.json"
     env = dict(os.environ)
@@ -128,7 +134,7 @@ def start_local_stack(workdir: Path, attempts: int = 3) -> LocalStack:
         # Files, not pipes: the stack logs every request and a full pipe would block it.
         with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
             process = subprocess.Popen(
-                _dev_command(port, config),
+                _dev_command(port, config, options),
                 stdout=out,
                 stderr=err,
                 stdin=subprocess.DEVNULL,

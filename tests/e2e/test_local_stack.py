@@ -20,7 +20,7 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.e2e.conftest import LocalStack, _dev_command, http
+from tests.e2e.conftest import EPHEMERAL, LocalStack, _dev_command, http
 
 pytestmark = pytest.mark.e2e
 
@@ -200,7 +200,7 @@ def test_busy_port_is_one_line_and_exit_code_2(local_stack: LocalStack, tmp_path
     """A second `agentworks dev` on the same port says so in one line and exits 2."""
     port = local_stack.url.rsplit(":", 1)[1]
     done = subprocess.run(
-        _dev_command(int(port), tmp_path / "second.json"),
+        _dev_command(int(port), tmp_path / "second.json", EPHEMERAL),
         capture_output=True,
         text=True,
         timeout=60,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from agentworks_cli import shapes
@@ -31,6 +32,19 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     dev.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
     dev.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    dev.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where the stack keeps its state across restarts (default ~/.agentworks/dev)",
+    )
+    dev.add_argument(
+        "--ephemeral", action="store_true", help="keep everything in memory: lost on stop"
+    )
+    dev.add_argument(
+        "--reset", action="store_true", help="empty the data folder first (asks to confirm)"
+    )
+    dev.add_argument("--yes", action="store_true", help="with --reset: don't ask")
     dev.set_defaults(handler=run_dev)
 
     bootstrap = commands.add_parser(
@@ -77,7 +91,21 @@ def run_dev(session: Session) -> int:
             f"the local stack needs {missing}, which is not installed; install the local "
             "extras: pip install -e '.[local]' (or run `make run`)"
         ) from None
-    return int(start(args.port, session.config_path, host=args.host))
+    if args.ephemeral and args.data_dir is not None:
+        raise CliError("--ephemeral keeps no state, so it takes no --data-dir", EXIT_USAGE)
+    from agentworks_cli.localstack.durable_state import DEFAULT_DATA_DIR
+
+    data_dir = None if args.ephemeral else (args.data_dir or DEFAULT_DATA_DIR)
+    return int(
+        start(
+            args.port,
+            session.config_path,
+            host=args.host,
+            data_dir=data_dir,
+            reset=args.reset,
+            assume_yes=args.yes,
+        )
+    )
 
 
 def run_bootstrap(session: Session) -> int:

@@ -35,6 +35,13 @@ from agentworks_cli.localstack.configfile import (
     read_config,
     write_config,
 )
+from agentworks_cli.localstack.durable_state import (
+    DEFAULT_DATA_DIR,
+    DataDir,
+    DataDirError,
+    DurableState,
+    RestoreReport,
+)
 from agentworks_cli.localstack.gateway import Gateway, GatewayServer, port_in_use
 from agentworks_cli.localstack.handlers import LOCAL_REGION, FunctionHost, FunctionOutput
 from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, ttl_tables
@@ -164,7 +171,11 @@ class DevStack:
         tick_seconds: float = 5.0,
         sweep_seconds: float = 5.0,
         ttl_lag_seconds: float = 0.0,
+        data_dir: Path | None = None,
     ) -> None:
+        # None: ephemeral, everything in memory (tests, experiments).
+        self.data = DataDir(data_dir) if data_dir is not None else None
+        self.restored = RestoreReport()
         self.config_path = (config_path or default_config_path()).expanduser().absolute()
         self.host = host
         self.requested_port = port
@@ -215,6 +226,12 @@ class DevStack:
                 f"cannot listen on {self.host}:{self.requested_port}: {error.strerror or error}", 2
             ) from None
 
+        if self.data is not None:
+            try:
+                self.data.lock()  # before anything reads or writes the folder
+            except DataDirError as error:
+                raise StartError(str(error), 2) from None
+
         _no_proxy_for_loopback()
         os.environ.update(_powertools_environment())
         self._start_moto()
@@ -241,14 +258,7 @@ class DevStack:
             if function in self.functions.specs:
                 self.functions.handler(function)
 
-        from agentworks.runtime import services
-
-        issued = services().identity.bootstrap("local")  # A6
-        self.admin = Admin(
-            account_id=issued.connection.account_id,
-            connection_id=issued.connection.connection_id,
-            token=issued.token,
-        )
+        self.admin = self._saved_admin() or self._bootstrap_admin()
         self.kept_config = _keep_remote_config(self.config_path)
         write_config(
             self.config_path,
@@ -276,18 +286,49 @@ class DevStack:
         if self.ready_file is not None:
             self._write_ready_file(self.ready_file)
 
-    def _start_moto(self) -> None:
-        from moto.server import ThreadedMotoServer
+    def _saved_admin(self) -> Admin | None:
+        """The admin of a restored account, when its token still authenticates."""
+        if self.data is None or self.restored.empty or not self.data.admin.exists():
+            return None
+        from agentworks.errors import Unauthenticated
+        from agentworks.runtime import services
 
+        try:
+            saved = json.loads(self.data.admin.read_text(encoding="utf-8"))
+            services().identity.authenticate(saved["token"])
+        except (OSError, ValueError, KeyError, Unauthenticated):
+            self._warn("warning: the saved admin token no longer works; a new account is made")
+            return None
+        return Admin(saved["account_id"], saved["connection_id"], saved["token"])
+
+    def _bootstrap_admin(self) -> Admin:
+        from agentworks.runtime import services
+
+        issued = services().identity.bootstrap("local")  # A6
+        admin = Admin(
+            account_id=issued.connection.account_id,
+            connection_id=issued.connection.connection_id,
+            token=issued.token,
+        )
+        if self.data is not None:
+            write_config(self.data.admin, dict(vars(admin)))
+        return admin
+
+    def _start_moto(self) -> None:
         from agentworks_cli.localstack import moto_patches
+        from agentworks_cli.localstack.aws_server import AwsServer
 
         moto_patches.apply()  # the in-process server shares moto's modules
         route_aws_logs(self.output)
-        # Port 0: the OS picks a free one, so a busy port can't hang moto's start.
-        self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self.moto = AwsServer(DurableState(self.data) if self.data is not None else None)
+        if self.data is not None and self.data.holds_state():
+            self._warn(f"Restoring the saved state from {_home_relative(self.data.path)}…")
+        try:
+            self.restored = self.moto.restore()
+        except DataDirError as error:
+            raise StartError(str(error)) from None
         self.moto.start()
-        host, port = self.moto.get_host_and_port()
-        self.moto_url = f"http://{host}:{port}"
+        self.moto_url = self.moto.url
 
     def _enable_step_functions(self) -> None:
         request = urllib.request.Request(
@@ -329,13 +370,24 @@ class DevStack:
                 self._warn("warning: the scheduler was still busy at shutdown")
             self.scheduler = None
         if self.moto is not None:
-            self.moto.stop()
+            self.moto.stop()  # a durable stack folds its journal into the snapshot here
             self.moto = None
+        if self.data is not None:
+            self.data.unlock()
         self.output.uninstall()
 
     def _warn(self, line: str) -> None:
         with contextlib.suppress(OSError, ValueError):  # a closed console is no reason to fail
             print(line, file=sys.stderr, flush=True)
+
+    def _state_lines(self) -> list[str]:
+        if self.data is None:
+            return ["State: in memory only (--ephemeral); it is lost on stop."]
+        where = _home_relative(self.data.path)
+        return [
+            f"State: kept in {where} across restarts and crashes ({self.restored.describe()}).",
+            "  Start afresh with `agentworks dev --reset`; `--ephemeral` keeps nothing.",
+        ]
 
     def banner(self) -> str:
         assert self.admin is not None
@@ -347,7 +399,8 @@ class DevStack:
         reviewer = _home_relative(config_dir / "reviewer.json")
         cli_dir = _cli_dir_if_not_on_path()
         lines = [
-            "AgentWorks local stack is running. All state is in memory: it is lost on stop.",
+            "AgentWorks local stack is running.",
+            *self._state_lines(),
             "",
             f"  API    {url}/v1   (OpenAPI: {url}/v1/openapi.json)",
             f"  MCP    {url}/mcp",
@@ -397,9 +450,20 @@ def run_dev(
     config_path: Path | None = None,
     host: str = "127.0.0.1",
     ready_file: Path | None = None,
+    data_dir: Path | None = DEFAULT_DATA_DIR,
+    reset: bool = False,
+    assume_yes: bool = False,
 ) -> int:
     """Runs the local stack until Ctrl-C or SIGTERM; returns the process exit code
-    (0 after a clean stop, 2 when the port is taken, 1 when the stack could not start)."""
+    (0 after a clean stop, 2 when the port is taken, 1 when the stack could not start).
+    `data_dir` None is an ephemeral stack; `reset` empties the data folder first (asking)."""
+    if reset:
+        if data_dir is None:
+            print("error: --reset empties a data folder; --ephemeral has none", file=sys.stderr)
+            return 2
+        code = reset_data_dir(DataDir(data_dir), assume_yes)
+        if code:
+            return code
     stop = threading.Event()
     previous = _install_signal_handlers(stop)
     stack: DevStack | None = None
@@ -413,6 +477,7 @@ def run_dev(
             tick_seconds=_env_seconds("AGENTWORKS_DEV_TICK_SECONDS", 5.0),
             sweep_seconds=_env_seconds("AGENTWORKS_DEV_SWEEP_SECONDS", 5.0),
             ttl_lag_seconds=_env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 0.0, allow_zero=True),
+            data_dir=data_dir,
         )
         print("Starting the AgentWorks local stack…", file=sys.stderr, flush=True)
         stack.start()
@@ -457,3 +522,34 @@ def _install_signal_handlers(stop: threading.Event) -> dict[int, Any]:
 def _restore_signal_handlers(previous: dict[int, Any]) -> None:
     for signum, handler in previous.items():
         signal.signal(signum, handler)
+
+
+def reset_data_dir(data: DataDir, assume_yes: bool) -> int:
+    """Empties the data folder after a yes (typed, or --yes); 0 when done."""
+    where = _home_relative(data.path)
+    if not data.holds_state():
+        print(f"{where} holds no saved state; nothing to reset", file=sys.stderr)
+        return 0
+    if not assume_yes:
+        if not sys.stdin.isatty():
+            print(
+                f"error: --reset deletes everything the local stack keeps in {where}; "
+                "confirm in a terminal, or add --yes",
+                file=sys.stderr,
+            )
+            return 2
+        answer = input(f"Delete every token, message, Crew and call kept in {where}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing was deleted", file=sys.stderr)
+            return 1
+    try:
+        data.lock()  # never under a running stack
+    except DataDirError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    try:
+        data.reset()
+    finally:
+        data.unlock()
+    print(f"emptied {where}", file=sys.stderr)
+    return 0

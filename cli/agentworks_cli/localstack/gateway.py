@@ -38,6 +38,11 @@ MAX_BODY_BYTES = 10 * 1024 * 1024
 _DRAIN_LIMIT = 64 * 1024 * 1024
 LOCAL_API_ID = "local"
 
+# Listen backlog: connections the kernel holds before the accept loop takes them. The
+# socketserver default (5) made bursts of concurrent clients (60 racing senders) wait for
+# SYN retransmits or get reset; the kernel still caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 128
+
 _TEXT_TYPES = ("json", "xml", "javascript", "x-www-form-urlencoded", "yaml", "graphql")
 
 
@@ -426,7 +431,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
 class GatewayServer(ThreadingHTTPServer):
     """Binds first (so a busy port is reported before anything starts), listens later."""
 
-    daemon_threads = True
+    daemon_threads = True  # a thread per connection, unbounded; none delays the stop
+    request_queue_size = LISTEN_BACKLOG  # used by server_activate's listen()
 
     def __init__(self, host: str, port: int, gateway: Gateway, log: IO[str] | None = None) -> None:
         if ":" in host:

@@ -102,13 +102,20 @@ def table_request(logical_id: str, properties: dict[str, Any], prefix: str) -> d
 
 
 def create_resources(session: Any, prefix: str = "agentworks") -> LocalResources:
-    """Creates every table (keys, GSIs, TTL, streams) and secret of template.yaml."""
+    """Creates every table (keys, GSIs, TTL, streams) and secret of template.yaml.
+
+    Tables, buckets and secrets a restored state already holds are kept as they are (their
+    data, and the signing key, is what the restart is for); the rest is made anew."""
     template = load_template()
     dynamodb = session.client("dynamodb")
+    existing_tables = set(dynamodb.list_tables().get("TableNames", []))
     created = LocalResources()
     for logical_id, resource in resources_of_type(template, "AWS::DynamoDB::Table").items():
         properties = resource["Properties"]
         request = table_request(logical_id, properties, prefix)
+        created.tables[logical_id] = request["TableName"]
+        if request["TableName"] in existing_tables:
+            continue
         dynamodb.create_table(**request)
         ttl = properties.get("TimeToLiveSpecification")
         if ttl and ttl.get("Enabled"):
@@ -116,19 +123,26 @@ def create_resources(session: Any, prefix: str = "agentworks") -> LocalResources
                 TableName=request["TableName"],
                 TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
             )
-        created.tables[logical_id] = request["TableName"]
     s3 = session.client("s3")
+    existing_buckets = {b["Name"] for b in s3.list_buckets().get("Buckets", [])}
     for logical_id in resources_of_type(template, "AWS::S3::Bucket"):
         bucket = f"{prefix}-{logical_id}".lower()
-        s3.create_bucket(Bucket=bucket)
+        if bucket not in existing_buckets:
+            s3.create_bucket(Bucket=bucket)
         created.buckets[logical_id] = bucket
     _create_functions_and_state_machines(session, template, prefix, created)
     secrets_client = session.client("secretsmanager")
+    existing_secrets = {
+        s["Name"]: s["ARN"] for s in secrets_client.list_secrets().get("SecretList", [])
+    }
     for logical_id in resources_of_type(template, "AWS::SecretsManager::Secret"):
-        arn = secrets_client.create_secret(
-            Name=f"{prefix}-{logical_id}", SecretString=secrets.token_urlsafe(48)
-        )["ARN"]
-        created.secrets[logical_id] = arn
+        name = f"{prefix}-{logical_id}"
+        created.secrets[logical_id] = (
+            existing_secrets.get(name)
+            or secrets_client.create_secret(Name=name, SecretString=secrets.token_urlsafe(48))[
+                "ARN"
+            ]
+        )
     return created
 
 

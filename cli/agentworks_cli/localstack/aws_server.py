@@ -1,0 +1,67 @@
+"""The embedded AWS endpoint: moto's server app, with the journal in front when the stack
+keeps its state (durable_state.py).
+
+moto's own ThreadedMotoServer builds its app inside the serving thread; the stack needs the
+app first, to restore the saved state into it before the first request is served.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from agentworks_cli.localstack.durable_state import DurableState, JournalingApp, RestoreReport
+
+
+class AwsServer:
+    def __init__(self, state: DurableState | None = None, host: str = "127.0.0.1") -> None:
+        from moto.moto_server.werkzeug_app import (
+            DomainDispatcherApplication,
+            create_backend_app,
+        )
+
+        self.moto_app = DomainDispatcherApplication(create_backend_app)
+        self.state = state
+        self.app: Any = JournalingApp(self.moto_app, state) if state else self.moto_app
+        self.host = host
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def restore(self) -> RestoreReport:
+        """Puts the saved state back (before serving: nothing can see it half restored)."""
+        return self.state.restore(self.moto_app) if self.state else RestoreReport()
+
+    def start(self) -> None:
+        from moto.moto_server.werkzeug_app import MotoRequestHandler
+        from werkzeug.serving import make_server
+
+        # Port 0: the OS picks a free one, so a busy port can't hang the start.
+        self._server = make_server(
+            self.host, 0, self.app, threaded=True, request_handler=MotoRequestHandler
+        )
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="agentworks-aws", daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def get_host_and_port(self) -> tuple[str, int]:
+        return self.host, self.port
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+        if self.state is not None:
+            self.state.close()

@@ -1,0 +1,211 @@
+"""`agentworks dev` keeps its state: restarts after a clean stop and after `kill -9` in the
+middle of a stream of acknowledged sends lose nothing that was acknowledged, duplicate
+nothing, keep every conversation's sequence numbers gapless, and old tokens keep working.
+A damaged data file is refused with nothing overwritten; two stacks never share a folder.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import threading
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+from agentworks import limits
+from tests.e2e.api_helpers import api, named_agent, read_all, seq_of
+from tests.e2e.conftest import LocalStack, _dev_command, free_port, start_local_stack
+
+pytestmark = pytest.mark.e2e
+
+SENDERS = 4
+# Below the conversation's rate limit, so every send of the stream is admitted.
+SENDS_PER_CONVERSATION = limits.RATE_LIMIT_MESSAGES - 5
+
+
+def _durable(workdir: Path, data: Path, *more: str) -> LocalStack:
+    workdir.mkdir(parents=True, exist_ok=True)
+    return start_local_stack(workdir, options=("--data-dir", str(data), *more))
+
+
+def _stored(stack: LocalStack, token: str, agent: str) -> list[str]:
+    """Every message id sent to `agent`: its mailbox holds each conversation's first
+    message, whose reply address is the inbox holding the rest."""
+    return [
+        message_id
+        for first in _mailbox(stack, token, agent)
+        for message_id in read_all(stack, token, first["reply_address"])
+    ]
+
+
+def _mailbox(stack: LocalStack, token: str, agent: str) -> list[dict[str, Any]]:
+    """Every message in `agent`'s mailbox, page by page."""
+    messages: list[dict[str, Any]] = []
+    after: str | None = None
+    while True:
+        query = {"agent_name": agent, "limit": str(limits.PAGE_MAX)}
+        if after is not None:
+            query["after"] = after
+        status, page, _ = api(stack, "GET", f"/v1/messages?{urlencode(query)}", token)
+        assert status == 200, page
+        if not page["messages"]:
+            return messages
+        messages += page["messages"]
+        after = page["next_cursor"]
+
+
+class SendStream:
+    """SENDERS threads, each sending into its own conversation one message after another;
+    `acked` holds every message whose 201 reached the client."""
+
+    def __init__(self, stack: LocalStack, token: str, target: str) -> None:
+        self.stack, self.token, self.target = stack, token, target
+        self.acked: list[str] = []
+        self.conversations: list[str] = []
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._send) for _ in range(SENDERS)]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def join(self) -> None:
+        for thread in self._threads:
+            thread.join(60)
+
+    def _send(self) -> None:
+        body: dict[str, str] = {"target": self.target}
+        for n in range(SENDS_PER_CONVERSATION):
+            try:
+                status, sent, _ = api(
+                    self.stack, "POST", "/v1/messages", self.token, {**body, "message": str(n)}
+                )
+            except OSError:
+                return  # the stack died under this request: it was never acknowledged
+            assert status == 201, sent
+            with self._lock:
+                self.acked.append(sent["message_id"])
+                if n == 0:
+                    self.conversations.append(sent["conversation_id"])
+            body = {"inbox_id": sent["inbox_id"]}
+
+
+def _check_nothing_lost_or_repeated(stored: list[str], acked: list[str]) -> None:
+    assert len(stored) == len(set(stored)), "a message was stored twice"
+    assert set(acked) <= set(stored), f"{len(set(acked) - set(stored))} acknowledged lost"
+    by_conversation: dict[str, list[int]] = defaultdict(list)
+    for message_id in stored:
+        by_conversation[message_id[4:30]].append(seq_of(message_id))
+    for seqs in by_conversation.values():
+        assert sorted(seqs) == list(range(1, len(seqs) + 1)), "a sequence number gap"
+
+
+@pytest.mark.parametrize("stop", ["kill -9", "clean stop"])
+def test_a_restart_mid_stream_keeps_every_acknowledged_message(tmp_path: Path, stop: str) -> None:
+    data = tmp_path / "data"
+    suffix = uuid.uuid4().hex[:6]
+    first = _durable(tmp_path / "first", data)
+    try:
+        worker = named_agent(first, f"worker-{suffix}")
+        reviewer = named_agent(first, f"reviewer-{suffix}")
+        stream = SendStream(first, worker, f"agent:reviewer-{suffix}")
+        stream.start()
+        time.sleep(random.uniform(0.5, 2.5))  # a random moment of the stream
+        if stop == "kill -9":
+            first.process.kill()
+            first.process.wait(10)
+        else:
+            assert first.stop() == 0
+        stream.join()
+    finally:
+        if first.running:
+            first.process.kill()
+    assert stream.acked, "the stream never got going"
+
+    second = _durable(tmp_path / "second", data)
+    try:
+        assert "restored" in second.stdout()
+        # The tokens issued before the restart still work, and nothing is lost or doubled.
+        stored = _stored(second, reviewer, f"reviewer-{suffix}")
+        _check_nothing_lost_or_repeated(stored, stream.acked)
+        # A conversation goes on where it stopped: the next number, no gap.
+        opener = _mailbox(second, reviewer, f"reviewer-{suffix}")[0]
+        status, sent, _ = api(
+            second,
+            "POST",
+            "/v1/messages",
+            reviewer,
+            {"inbox_id": opener["reply_address"], "message": "back"},
+        )
+        assert status == 201, sent
+        conversation = opener["message_id"][4:30]
+        assert seq_of(sent["message_id"]) == 1 + sum(1 for m in stored if m[4:30] == conversation)
+    finally:
+        assert second.stop() == 0
+
+
+def test_damage_is_refused_and_two_stacks_never_share_a_folder(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = _durable(tmp_path / "first", data)
+    try:
+        named_agent(first, "someone")
+        # A second stack on the same folder is refused at once, naming the first.
+        second = subprocess.run(
+            _dev_command(free_port(), tmp_path / "other.json", ("--data-dir", str(data))),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert second.returncode == 2
+        assert f"another local stack (pid {first.process.pid})" in second.stderr
+    finally:
+        assert first.stop() == 0
+
+    snapshot = data / "snapshot"
+    damaged = bytearray(snapshot.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    snapshot.write_bytes(bytes(damaged))
+    files = {p.name: p.read_bytes() for p in data.iterdir() if p.name != "lock"}
+    refused = subprocess.run(
+        _dev_command(free_port(), tmp_path / "other.json", ("--data-dir", str(data))),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert refused.returncode == 1
+    assert "is damaged" in refused.stderr and "nothing was changed" in refused.stderr
+    assert {p.name: p.read_bytes() for p in data.iterdir() if p.name != "lock"} == files
+
+
+def test_reset_asks_first_and_then_starts_empty(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = _durable(tmp_path / "first", data)
+    try:
+        old_token = named_agent(first, "someone")
+    finally:
+        assert first.stop() == 0
+    unconfirmed = subprocess.run(
+        _dev_command(free_port(), tmp_path / "x.json", ("--data-dir", str(data), "--reset")),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert unconfirmed.returncode == 2 and "add --yes" in unconfirmed.stderr
+    assert (data / "snapshot").exists()  # nothing deleted without a yes
+
+    fresh = _durable(tmp_path / "fresh", data, "--reset", "--yes")
+    try:
+        assert "no saved state" in fresh.stdout()
+        status, body, _ = api(fresh, "GET", "/v1/whoami", old_token)
+        assert status == 401, body
+    finally:
+        assert fresh.stop() == 0
