@@ -6,6 +6,7 @@ A damaged data file is refused with nothing overwritten; two stacks never share 
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import threading
@@ -21,6 +22,8 @@ import pytest
 from agentworks import limits
 from tests.e2e.api_helpers import api, named_agent, read_all, seq_of
 from tests.e2e.conftest import LocalStack, _dev_command, free_port, start_local_stack
+from tests.e2e.test_cli_functions import CREW_YAML
+from tests.e2e.test_cli_messages import Cli
 
 pytestmark = pytest.mark.e2e
 
@@ -209,3 +212,68 @@ def test_reset_asks_first_and_then_starts_empty(tmp_path: Path) -> None:
         assert status == 401, body
     finally:
         assert fresh.stop() == 0
+
+
+def _status(cli: Cli, caller: Path, call_id: str, wanted: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while True:
+        status = cli.ok("functions", "status", "--call-id", call_id, "--json", config=caller)
+        found: dict[str, Any] = status.json()
+        if found["state"] == wanted or time.monotonic() > deadline:
+            assert found["state"] == wanted, found
+            return found
+        time.sleep(0.3)
+
+
+def _repoint(config: Path, stack: LocalStack) -> None:
+    """The restarted stack listens on another port: the caller's config follows it."""
+    saved = json.loads(config.read_text())
+    config.write_text(json.dumps({**saved, "url": stack.url}))
+
+
+@pytest.mark.parametrize("stop", ["kill -9", "clean stop"])
+def test_a_call_waiting_for_input_is_answered_after_a_restart(tmp_path: Path, stop: str) -> None:
+    """F7 across a restart: the question survives, the same token answers it, and the call
+    completes with the answer (its execution waits again where it waited)."""
+    data = tmp_path / "data"
+    first = _durable(tmp_path / "first", data)
+    caller = tmp_path / "caller.json"
+    try:
+        cli = Cli(first)
+        crew = tmp_path / "crew.yaml"
+        crew.write_text(CREW_YAML.format(name="approvals"))
+        cli.ok("crews", "create", "--file", str(crew))
+        cli.ok(
+            "connections", "create", "--name", "caller", "--scopes",
+            "functions:call,functions:read", "--save-config", str(caller),
+        )  # fmt: skip
+        called = cli.ok(
+            "functions", "call", "--target", "crew:approvals", "--function", "confirm",
+            "--args", '{"action": "deploy"}', "--json", config=caller,
+        ).json()  # fmt: skip
+        asked = _status(cli, caller, called["call_id"], "input_required")
+        if stop == "kill -9":
+            first.process.kill()
+            first.process.wait(10)
+        else:
+            assert first.stop() == 0
+    finally:
+        if first.running:
+            first.process.kill()
+
+    second = _durable(tmp_path / "second", data)
+    try:
+        assert "waiting calls resumed: 1;" in second.stdout()
+        _repoint(caller, second)
+        cli = Cli(second)
+        waiting = _status(cli, caller, called["call_id"], "input_required")
+        request_id = waiting["pending_inputs"][0]["request_id"]
+        assert request_id == asked["pending_inputs"][0]["request_id"]
+        cli.ok(
+            "functions", "reply", "--call-id", called["call_id"], "--request-id", request_id,
+            "--answer", "yes", config=caller,
+        )  # fmt: skip
+        done = _status(cli, caller, called["call_id"], "succeeded")
+        assert done["result"] == {"confirmed": "yes"}
+    finally:
+        assert second.stop() == 0

@@ -306,7 +306,7 @@ def test_damaged_state_is_refused_and_left_as_it_was(folder: Path, damaged: str)
     files = {p.name: p.read_bytes() for p in folder.iterdir()}
 
     data_dir = DataDir(folder)
-    with pytest.raises(DataDirError, match="damaged.*nothing was changed.*--reset"):
+    with pytest.raises(DataDirError, match=r"damaged.*nothing was changed.*--reset"):
         DurableState(data_dir).restore(lambda environ, start_response: [b""])
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == files
 

@@ -78,7 +78,7 @@ def test_damage_before_the_last_record_is_refused(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[len(encode(PAYLOADS[0])) - 1] ^= 0xFF  # inside the first record
     path.write_bytes(bytes(data))
-    with pytest.raises(JournalDamaged, match="record 1 .*fails its checksum"):
+    with pytest.raises(JournalDamaged, match=r"record 1 .*fails its checksum"):
         read_records(path)
 
 

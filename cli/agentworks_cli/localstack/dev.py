@@ -45,6 +45,7 @@ from agentworks_cli.localstack.durable_state import (
 from agentworks_cli.localstack.gateway import Gateway, GatewayServer, port_in_use
 from agentworks_cli.localstack.handlers import LOCAL_REGION, FunctionHost, FunctionOutput
 from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, ttl_tables
+from agentworks_cli.localstack.waiting_calls import Resumed, resume_calls
 
 # What every request needs is imported at start; the rest (MCP, Tick) on first use.
 EAGER_FUNCTIONS = ("ApiFunction",)
@@ -176,6 +177,7 @@ class DevStack:
         # None: ephemeral, everything in memory (tests, experiments).
         self.data = DataDir(data_dir) if data_dir is not None else None
         self.restored = RestoreReport()
+        self.resumed = Resumed()
         self.config_path = (config_path or default_config_path()).expanduser().absolute()
         self.host = host
         self.requested_port = port
@@ -259,6 +261,8 @@ class DevStack:
                 self.functions.handler(function)
 
         self.admin = self._saved_admin() or self._bootstrap_admin()
+        if not self.restored.empty:
+            self.resumed = self._resume_calls(session, resources)
         self.kept_config = _keep_remote_config(self.config_path)
         write_config(
             self.config_path,
@@ -285,6 +289,18 @@ class DevStack:
         self._serving.start()
         if self.ready_file is not None:
             self._write_ready_file(self.ready_file)
+
+    def _resume_calls(self, session: Any, resources: Any) -> Resumed:
+        """The restart lost the executions of open calls: waits resume, the rest end."""
+        from agentworks.runtime import services
+
+        return resume_calls(
+            session.client("dynamodb"),
+            resources.tables["WorkTable"],
+            session.client("stepfunctions"),
+            resources.state_machines["FunctionCallStateMachine"],
+            services().crews.reconciler.interrupt,
+        )
 
     def _saved_admin(self) -> Admin | None:
         """The admin of a restored account, when its token still authenticates."""
@@ -384,8 +400,10 @@ class DevStack:
         if self.data is None:
             return ["State: in memory only (--ephemeral); it is lost on stop."]
         where = _home_relative(self.data.path)
+        calls = [f"  Calls: {self.resumed.describe()}."] if not self.restored.empty else []
         return [
             f"State: kept in {where} across restarts and crashes ({self.restored.describe()}).",
+            *calls,
             "  Start afresh with `agentworks dev --reset`; `--ephemeral` keeps nothing.",
         ]
 

@@ -38,6 +38,10 @@ def open_index(record: CallRecord) -> dict[str, Any]:
     return {"open_store": OPEN, "open_check": _check_key(at, record.call_id)}
 
 
+def _call_id(raw: dict[str, Any]) -> str:
+    return str((from_item(raw) or {})["pk"]).removeprefix("CALL#")
+
+
 class OpenCallStore:
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self._db = client
@@ -52,9 +56,26 @@ class OpenCallStore:
             ExpressionAttributeValues=to_item({":open": OPEN, ":now": _check_key(now, "~")}),
             Limit=limit,
         )
-        return [
-            str((from_item(raw) or {})["pk"]).removeprefix("CALL#") for raw in response["Items"]
-        ]
+        return [_call_id(raw) for raw in response["Items"]]
+
+    def every_open(self) -> list[str]:
+        """Ids of every open call, however far off its next check (the local stack asks
+        after a restart, when its executions are gone)."""
+        ids: list[str] = []
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": OPEN_CALLS,
+            "KeyConditionExpression": "open_store = :open",
+            "ExpressionAttributeValues": to_item({":open": OPEN}),
+        }
+        while True:
+            page = self._db.query(**query)
+            ids += [
+                str((from_item(raw) or {})["pk"]).removeprefix("CALL#") for raw in page["Items"]
+            ]
+            if "LastEvaluatedKey" not in page:
+                return ids
+            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def recheck(self, call_id: str, at_ms: int) -> None:
         """Asks again at `at_ms`, while the record is still open (a terminal one has no

@@ -56,19 +56,22 @@ class CallReconciler:
             if status is not None and status not in _ENDED:
                 self._open.recheck(call_id, now + limits.RECONCILE_RECHECK_SECONDS * 1000)
                 continue
-            recorded += self._interrupt(call_id, status, now)
+            why = (
+                "the execution was never started"
+                if status is None
+                else f"the execution ended ({status}) before recording an outcome"
+            )
+            recorded += self.interrupt(call_id, why, status)
         return {"calls_checked": checked, "calls_reconciled": recorded}
 
-    def _interrupt(self, call_id: str, status: str | None, now: int) -> bool:
+    def interrupt(self, call_id: str, why: str, status: str | None = None) -> bool:
+        """Records the open call `interrupted` with `why` as its evidence, giving its slot
+        back; False when it was recorded meanwhile or moved since it was read."""
+        now = self._now()
         found = self._calls.get(call_id)
         if found is None or found[0].terminal:
             return False  # recorded meanwhile (the index lags the table)
         record, version = found
-        why = (
-            "the execution was never started"
-            if status is None
-            else f"the execution ended ({status}) before recording an outcome"
-        )
         record.errors.append(f"interrupted: {why}")
         record.state = record.outcome = "interrupted"
         record.updated_at = now
