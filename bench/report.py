@@ -11,12 +11,15 @@ from pathlib import Path
 class Target:
     limit: float
     unit: str = ""
+    at_least: bool = False  # a floor (a rate) rather than a ceiling (a cost)
 
     def met(self, value: float) -> bool:
+        if self.at_least:
+            return value >= self.limit - 1e-9
         return value <= self.limit + 1e-9
 
     def __str__(self) -> str:
-        return f"<= {self.limit:g}{self.unit}"
+        return f"{'>=' if self.at_least else '<='} {self.limit:g}{self.unit}"
 
 
 # From the issue: what a send, a read, a long-poll, the bill and a cold start may cost.
@@ -32,6 +35,11 @@ TARGETS: dict[str, Target] = {
     "import_ratio_api": Target(2.5, "x"),
     "import_ratio_tick": Target(2.5, "x"),
     "function_call_state_transitions": Target(8),
+    # The local stack as it fills (issue 7): speed that does not fall with size.
+    "local_sends_per_s_at_100000": Target(100, "/s", at_least=True),
+    "local_sends_ratio_100000_vs_0": Target(0.5, "x", at_least=True),
+    "local_reads_ratio_100000_vs_0": Target(0.5, "x", at_least=True),
+    "local_restart_s_at_100000": Target(10, " s"),
 }
 
 # Printed in this order; anything else measured goes to results.json only.
@@ -85,6 +93,19 @@ SHOWN = (
     "throughput_ratio_vs_boto3",
     "throughput_ratio_vs_boto3_same_requests",
     "throughput_table_items",
+    "local_sends_per_s_at_0",
+    "local_sends_per_s_at_10000",
+    "local_sends_per_s_at_100000",
+    "local_sends_ratio_100000_vs_0",
+    "local_reads_per_s_at_0",
+    "local_reads_per_s_at_10000",
+    "local_reads_per_s_at_100000",
+    "local_reads_ratio_100000_vs_0",
+    "local_start_s_empty",
+    "local_restart_s_at_100000",
+    "local_snapshot_seconds_at_100000",
+    "local_snapshot_mb_at_100000",
+    "local_crash_replay_s_2000_writes",
 )
 
 

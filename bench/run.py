@@ -23,7 +23,16 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 
 from moto import mock_aws
 
-from bench import cold_start, functions, prices, report, request_costs, throughput, wake
+from bench import (
+    cold_start,
+    functions,
+    prices,
+    report,
+    request_costs,
+    scale,
+    throughput,
+    wake,
+)
 from bench.meter import Tally
 from bench.stack import open_stack
 from tests.support.clock import FakeClock
@@ -126,6 +135,10 @@ def main() -> int:
         results.update(wake.measure())
         _progress("throughput: handlers vs raw boto3 on same-sized tables")
         results.update(throughput.measure())
+        _progress("the local stack as it fills: sends and reads at 0, 10,000, 100,000 messages")
+        results.update(scale.measure_rates())
+    _progress("local restart with 100,000 stored messages (snapshot, start, crash replay)")
+    results.update(scale.measure_restart())
     _progress("function calls on Step Functions (one-turn scripted call)")
     results.update(functions.measure())
     _progress("cold-start imports (fresh interpreters)")
@@ -143,6 +156,11 @@ def main() -> int:
             "wake_latency_max_s": "worst, sends swept across one poll interval",
             "throughput_ratio_vs_boto3": "send+read via handlers / put_item+query",
             "throughput_ratio_vs_boto3_same_requests": "/ the handlers' own requests via boto3",
+            "local_sends_per_s_at_100000": f"{scale.ITERATIONS} sends via the handlers",
+            "local_restart_s_at_100000": "`agentworks dev` start to serving, 100k stored",
+            "local_start_s_empty": "the same on an empty data folder",
+            "local_snapshot_seconds_at_100000": "the clean stop's fold (writes wait meanwhile)",
+            "local_crash_replay_s_2000_writes": "restore: 100k snapshot + 2,000 journaled",
         }
     )
     print()

@@ -225,6 +225,26 @@ def _status(cli: Cli, caller: Path, call_id: str, wanted: str) -> dict[str, Any]
         time.sleep(0.3)
 
 
+def _scheduled_wakeup(stack: LocalStack) -> dict[str, Any]:
+    """A conversation with the Crew and a wakeup in it, two minutes from now."""
+    admin = stack.admin_token
+    status, sent, _ = api(
+        stack, "POST", "/v1/messages", admin, {"target": "crew:approvals", "message": "hi"}
+    )
+    assert status == 201, sent
+    status, scheduled, _ = api(
+        stack, "POST", "/v1/wakeups", admin, {"inbox_id": sent["inbox_id"], "delay_seconds": 120}
+    )
+    assert status == 201, scheduled
+    return _wakeups(stack)[scheduled["wakeup_id"]]
+
+
+def _wakeups(stack: LocalStack) -> dict[str, dict[str, Any]]:
+    status, state, _ = api(stack, "GET", "/v1/crews/approvals/state", stack.admin_token)
+    assert status == 200, state
+    return {w["wakeup_id"]: w for inbox in state["inboxes"] for w in inbox["wakeups"]}
+
+
 def _repoint(config: Path, stack: LocalStack) -> None:
     """The restarted stack listens on another port: the caller's config follows it."""
     saved = json.loads(config.read_text())
@@ -252,6 +272,7 @@ def test_a_call_waiting_for_input_is_answered_after_a_restart(tmp_path: Path, st
             "--args", '{"action": "deploy"}', "--json", config=caller,
         ).json()  # fmt: skip
         asked = _status(cli, caller, called["call_id"], "input_required")
+        wakeup = _scheduled_wakeup(first)
         if stop == "kill -9":
             first.process.kill()
             first.process.wait(10)
@@ -275,5 +296,7 @@ def test_a_call_waiting_for_input_is_answered_after_a_restart(tmp_path: Path, st
         )  # fmt: skip
         done = _status(cli, caller, called["call_id"], "succeeded")
         assert done["result"] == {"confirmed": "yes"}
+        # M9: the wakeup scheduled before the restart is still there, due when it was.
+        assert _wakeups(second)[wakeup["wakeup_id"]] == wakeup
     finally:
         assert second.stop() == 0

@@ -28,6 +28,7 @@ from agentworks_cli.localstack.durable_state import (
 )
 
 TABLE = "durable-test"
+HASH_ONLY = "durable-test-hash-only"
 BUCKET = "durable-test-bucket"
 SECRET = "durable-test-secret"
 
@@ -164,11 +165,24 @@ def _workload(aws: Aws) -> None:
     db.batch_write_item(
         RequestItems={
             TABLE: [
-                {"PutRequest": {"Item": {"pk": {"S": "b"}, "sk": {"S": str(i)}}}}
-                for i in range(5)
+                {"PutRequest": {"Item": {"pk": {"S": "b"}, "sk": {"S": str(i)}}}} for i in range(5)
             ]
             + [{"DeleteRequest": {"Key": {"pk": {"S": "p0"}, "sk": {"S": "s003"}}}}]
         }
+    )
+    db.create_table(
+        TableName=HASH_ONLY,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    for name in ("a", "b", "c"):
+        db.put_item(TableName=HASH_ONLY, Item={"id": {"S": name}, "v": {"N": "1"}})
+    db.update_item(
+        TableName=HASH_ONLY,
+        Key={"id": {"S": "b"}},
+        UpdateExpression="ADD v :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
     )
     aws.s3.create_bucket(Bucket=BUCKET)
     aws.s3.put_object(Bucket=BUCKET, Key="kept.bin", Body=bytes(range(256)) * 40)
@@ -200,13 +214,19 @@ def _state(aws: Aws) -> dict[str, Any]:
         for o in aws.s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])
     }
     secret = aws.secrets.get_secret_value(SecretId=SECRET)["SecretString"]
-    return {"items": items, "by_g": by_g, "ttl": ttl, "objects": objects, "secret": secret}
+    hash_only = sorted(db.scan(TableName=HASH_ONLY)["Items"], key=lambda item: item["id"]["S"])
+    return {
+        "items": items,
+        "hash_only": hash_only,
+        "by_g": by_g,
+        "ttl": ttl,
+        "objects": objects,
+        "secret": secret,
+    }
 
 
 def _counter(state: dict[str, Any], pk: str, sk: str) -> str:
-    return next(
-        i["n"]["N"] for i in state["items"] if (i["pk"]["S"], i["sk"]["S"]) == (pk, sk)
-    )
+    return next(i["n"]["N"] for i in state["items"] if (i["pk"]["S"], i["sk"]["S"]) == (pk, sk))
 
 
 def test_a_clean_stop_keeps_everything(folder: Path) -> None:
@@ -219,7 +239,7 @@ def test_a_clean_stop_keeps_everything(folder: Path) -> None:
     try:
         assert _state(second) == before
         assert second.report.replayed == 0  # all of it came from the snapshot
-        assert second.report.items == len(before["items"])
+        assert second.report.items == len(before["items"]) + len(before["hash_only"])
     finally:
         second.stop()
     assert _counter(before, "p1", "s001") == "3" and _counter(before, "p0", "s000") == "10"
@@ -238,12 +258,17 @@ def test_a_crash_keeps_every_acknowledged_write(folder: Path) -> None:
         assert _state(second) == before
         assert second.report.replayed > 0 and second.report.torn_bytes == 0
     finally:
-        second.crash()
-    third = Aws(folder)  # the restore folded the journal in: now from the snapshot
+        second.crash()  # again, before anything folded the journal in
+    third = Aws(folder)
     try:
-        assert _state(third) == before and third.report.replayed == 0
+        assert _state(third) == before and third.report.replayed == second.report.replayed
     finally:
         third.stop()
+    fourth = Aws(folder)  # the clean stop folded it in: all from the snapshot now
+    try:
+        assert _state(fourth) == before and fourth.report.replayed == 0
+    finally:
+        fourth.stop()
 
 
 def test_compactions_while_running_lose_and_repeat_nothing(folder: Path) -> None:

@@ -7,6 +7,7 @@ app first, to restore the saved state into it before the first request is served
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -35,6 +36,8 @@ class AwsServer:
         from moto.moto_server.werkzeug_app import MotoRequestHandler
         from werkzeug.serving import make_server
 
+        # werkzeug logs every AWS call at INFO: noise to anyone but a moto developer.
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
         # Port 0: the OS picks a free one, so a busy port can't hang the start.
         self._server = make_server(
             self.host, 0, self.app, threaded=True, request_handler=MotoRequestHandler

@@ -77,7 +77,7 @@ class Journal:
             os.ftruncate(fd, good_bytes)  # drop a torn tail before appending after it
         os.lseek(fd, 0, os.SEEK_END)
         self._fd = fd
-        self.appended = 0
+        self.appended = 0  # records since the file was last emptied
 
     def append(self, payload: bytes) -> None:
         frame = encode(payload)

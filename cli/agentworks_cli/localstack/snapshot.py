@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,19 +160,34 @@ def load_items(snapshot: Snapshot) -> None:
     """
     from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 
+    def typed(value: dict[str, Any]) -> Any:
+        # DynamoType's constructor, less its generality: most attributes are scalars.
+        ((kind, inner),) = value.items()
+        if kind in ("M", "L"):
+            return DynamoType(value)
+        made = DynamoType.__new__(DynamoType)
+        made.type, made.value = kind, inner
+        return made
+
     backends = _dynamodb_backends()
     for (account_id, region, name), items in snapshot.tables.items():
         table = backends[account_id][region].tables.get(name)
         if table is None:
             raise SnapshotDamaged(f"the snapshot has items for a table it never made: {name}")
         hash_attr, range_attr = table.hash_key_attr, table.range_key_attr
+        # A new items dict, not the old one filled: the local indexes (dynamodb_index.py)
+        # see a replaced dict and index the table afresh on its next use.
+        loaded: Any = defaultdict(dict)
+        for hash_key, held in table.items.items():
+            loaded[hash_key] = dict(held) if range_attr else held
         for attrs in items:
             item: Any = Item.__new__(Item)
-            item.attrs = LimitedSizeDict({k: DynamoType(v) for k, v in attrs.items()})
+            item.attrs = LimitedSizeDict({k: typed(v) for k, v in attrs.items()})
             item.hash_key = item.attrs[hash_attr]
             if range_attr:
                 item.range_key = item.attrs[range_attr]
-                table.items[item.hash_key][item.range_key] = item
+                loaded[item.hash_key][item.range_key] = item
             else:
                 item.range_key = None
-                table.items[item.hash_key] = item
+                loaded[item.hash_key] = item
+        table.items = loaded

@@ -1,0 +1,234 @@
+"""The local stack as it fills: sends/s and reads/s through the handlers with 0, 10,000 and
+100,000 stored messages, and how long a restart with 100,000 takes.
+
+Stored messages are message items in many conversations (ten each), loaded straight into
+moto's table: sending 100,000 through the handlers first would take most of an hour. The
+measured sends go through the API handler into one conversation (its clock moved on
+between sends, so the rate limit never refuses one); the reads page that conversation from
+a cursor.
+
+The restart runs the embedded AWS endpoint with the journal on a scratch data folder: the
+template's resources are made through it, 100,000 messages are loaded, and the clean stop
+writes the snapshot. Then a real `agentworks dev` starts on that folder, and the time to
+serving requests is compared with a start on an empty folder; a crash with
+`CRASH_WRITES` journaled writes since the snapshot is replayed too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agentworks_cli.localstack.snapshot import Snapshot, load_items
+from bench.request_costs import BODY, SEND_SPACING_S
+from bench.stack import Stack, open_stack
+from tests.support.clock import FakeClock
+
+SIZES = (0, 10_000, 100_000)
+ITERATIONS = 200
+PER_CONVERSATION = 10
+CRASH_WRITES = 2_000
+START_TIMEOUT_S = 120.0
+
+
+def _message_items(count: int, tag: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "pk": {"S": f"CONV#SEED{tag}{i // PER_CONVERSATION:08d}"},
+            "sk": {"S": f"M#{i % PER_CONVERSATION + 1:010d}"},
+            "to_side": {"S": "b"},
+            "sender": {"S": "external"},
+            "body": {"S": BODY},
+            "created_at": {"N": "1812345678901"},
+            "receipt": {"S": "stored"},
+            "expires_ttl": {"N": "1812950478"},
+        }
+        for i in range(count)
+    ]
+
+
+def _load(dynamodb: Any, table: str, items: list[dict[str, Any]]) -> None:
+    """Puts items into moto's table directly (as the snapshot loader does)."""
+    arn = dynamodb.describe_table(TableName=table)["Table"]["TableArn"]
+    _, _, _, region, account_id, _ = arn.split(":", 5)
+    load_items(Snapshot(tables={(account_id, region, table): items}))
+
+
+def _rates(stack: Stack, stored: int) -> dict[str, float]:
+    admin = stack.admin_token
+    ext = stack.call("POST", "/v1/connections", admin, {"name": "ext"}).body["token"]
+    bob = stack.call("POST", "/v1/connections", admin, {"name": "bob-conn"}).body["token"]
+    stack.call("POST", "/v1/agents", bob, {"agent_name": "bob"})
+    first = stack.call("POST", "/v1/messages", ext, {"message": BODY, "target": "agent:bob"})
+    mailbox = stack.call("GET", "/v1/messages", bob, query={"agent_name": "bob"}).body
+    bob_inbox = mailbox["messages"][0]["reply_address"]
+    _load(stack.oracle, stack.settings.messages_table, _message_items(stored, "S"))
+    assert isinstance(stack.clock, FakeClock)
+    started = time.perf_counter()
+    for _ in range(ITERATIONS):
+        stack.clock.advance(SEND_SPACING_S)
+        body = {"message": BODY, "inbox_id": first.body["inbox_id"]}
+        stack.call("POST", "/v1/messages", ext, body)
+    sends = ITERATIONS / (time.perf_counter() - started)
+    query = {"inbox_id": bob_inbox, "agent_name": "bob", "limit": 10, "after": "0"}
+    started = time.perf_counter()
+    for _ in range(ITERATIONS):
+        page = stack.call("GET", "/v1/messages", bob, query=query).body
+        assert len(page["messages"]) == 10, page
+    reads = ITERATIONS / (time.perf_counter() - started)
+    return {f"local_sends_per_s_at_{stored}": sends, f"local_reads_per_s_at_{stored}": reads}
+
+
+def measure_rates() -> dict[str, float]:
+    """Call inside mock_aws(); one fresh table set per size."""
+    results: dict[str, float] = {}
+    for stored in SIZES:
+        results.update(_rates(open_stack(f"bench-scale-{stored}", FakeClock()), stored))
+    low, high = SIZES[0], SIZES[-1]
+    for kind in ("sends", "reads"):
+        results[f"local_{kind}_ratio_{high}_vs_{low}"] = (
+            results[f"local_{kind}_per_s_at_{high}"] / results[f"local_{kind}_per_s_at_{low}"]
+        )
+    return results
+
+
+# -- restart ---------------------------------------------------------------------------
+
+
+def _forget_everything() -> None:
+    from moto.moto_api._internal.models import moto_api_backend
+
+    moto_api_backend.reset()
+
+
+def _fill_data_dir(folder: Path, messages: int) -> dict[str, float]:
+    """A data folder as `agentworks dev` leaves it after a clean stop with `messages`."""
+    import boto3
+
+    from agentworks_cli.localstack import moto_patches
+    from agentworks_cli.localstack.aws_server import AwsServer
+    from agentworks_cli.localstack.durable_state import DataDir, DurableState
+    from agentworks_cli.localstack.template import create_resources
+
+    moto_patches.apply()
+    _forget_everything()
+    data = DataDir(folder)
+    data.lock()
+    server = AwsServer(DurableState(data))
+    server.restore()
+    server.start()
+    session = boto3.Session(
+        aws_access_key_id="bench", aws_secret_access_key="bench", region_name="us-east-1"
+    )
+    previous = os.environ.get("AWS_ENDPOINT_URL")
+    os.environ["AWS_ENDPOINT_URL"] = server.url
+    try:
+        resources = create_resources(session, prefix="agentworks")  # the stack's own names
+        dynamodb = session.client("dynamodb")
+        _load(dynamodb, resources.tables["MessagesTable"], _message_items(messages, "R"))
+    finally:
+        if previous is None:
+            os.environ.pop("AWS_ENDPOINT_URL", None)
+        else:
+            os.environ["AWS_ENDPOINT_URL"] = previous
+    started = time.perf_counter()
+    server.stop()  # the clean stop: the snapshot of everything
+    stop_seconds = time.perf_counter() - started
+    data.unlock()
+    _forget_everything()
+    return {
+        "local_snapshot_seconds_at_100000": stop_seconds,
+        "local_snapshot_mb_at_100000": data.snapshot.stat().st_size / 1e6,
+    }
+
+
+def _crash_replay_seconds(folder: Path) -> float:
+    """Restore, CRASH_WRITES journaled puts, a crash (no snapshot), then the timed restore."""
+    import boto3
+
+    from agentworks_cli.localstack.aws_server import AwsServer
+    from agentworks_cli.localstack.durable_state import DataDir, DurableState
+
+    data = DataDir(folder)
+    data.lock()
+    state = DurableState(data)
+    server = AwsServer(state)
+    server.restore()
+    server.start()
+    dynamodb = boto3.client(
+        "dynamodb",
+        endpoint_url=server.url,
+        region_name="us-east-1",
+        aws_access_key_id="bench",
+        aws_secret_access_key="bench",
+    )
+    for item in _message_items(CRASH_WRITES, "C"):
+        dynamodb.put_item(TableName="agentworks-MessagesTable", Item=item)
+    assert state._journal is not None
+    state._journal.close()
+    state._journal = None  # a crash: the journal is not folded in
+    server.stop()
+    _forget_everything()
+    started = time.perf_counter()
+    replayed = AwsServer(DurableState(data)).restore()
+    seconds = time.perf_counter() - started
+    assert replayed.replayed == CRASH_WRITES, replayed
+    data.unlock()
+    _forget_everything()
+    return seconds
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _dev_start_seconds(folder: Path | None, workdir: Path) -> float:
+    """Seconds from `agentworks dev` starting to serving requests (ready file written)."""
+    ready = workdir / "ready.json"
+    ready.unlink(missing_ok=True)
+    options = ["--ephemeral"] if folder is None else ["--data-dir", str(folder)]
+    command = [
+        sys.executable, "-m", "agentworks_cli.main", "dev", "--port", str(_free_port()),
+        "--config", str(workdir / "admin.json"), *options,
+    ]  # fmt: skip
+    env = {**os.environ, "AGENTWORKS_DEV_READY_FILE": str(ready)}
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while not ready.exists():
+            if process.poll() is not None or time.perf_counter() - started > START_TIMEOUT_S:
+                raise RuntimeError(f"`agentworks dev` did not start ({process.returncode})")
+            time.sleep(0.05)
+        seconds = time.perf_counter() - started
+        json.loads(ready.read_text())
+    finally:
+        process.send_signal(2)
+        process.wait(60)
+    return seconds
+
+
+def measure_restart(messages: int = SIZES[-1]) -> dict[str, float]:
+    """Call outside mock_aws(): the endpoint is served over loopback."""
+    with tempfile.TemporaryDirectory(prefix="agentworks-bench-") as scratch:
+        root = Path(scratch)
+        folder = root / "data"
+        results = _fill_data_dir(folder, messages)
+        results["local_restart_s_at_100000"] = _dev_start_seconds(folder, root)
+        results["local_start_s_empty"] = _dev_start_seconds(None, root)
+        results["local_crash_replay_s_2000_writes"] = _crash_replay_seconds(folder)
+    return results
