@@ -29,6 +29,7 @@ from typing import Any
 from agentworks_cli.localstack.snapshot import Snapshot, load_items
 from bench.request_costs import BODY, SEND_SPACING_S
 from bench.stack import Stack, open_stack
+from bench.throughput import message_item
 from tests.support.clock import FakeClock
 
 SIZES = (0, 10_000, 100_000)
@@ -39,17 +40,9 @@ START_TIMEOUT_S = 120.0
 
 
 def _message_items(count: int, tag: str) -> list[dict[str, Any]]:
+    """`count` message items, PER_CONVERSATION to a conversation."""
     return [
-        {
-            "pk": {"S": f"CONV#SEED{tag}{i // PER_CONVERSATION:08d}"},
-            "sk": {"S": f"M#{i % PER_CONVERSATION + 1:010d}"},
-            "to_side": {"S": "b"},
-            "sender": {"S": "external"},
-            "body": {"S": BODY},
-            "created_at": {"N": "1812345678901"},
-            "receipt": {"S": "stored"},
-            "expires_ttl": {"N": "1812950478"},
-        }
+        message_item({"S": f"CONV#SEED{tag}{i // PER_CONVERSATION:08d}"}, i % PER_CONVERSATION + 1)
         for i in range(count)
     ]
 

@@ -84,7 +84,7 @@ def _handler_rate(stack: Stack, iterations: int, table_items: int) -> tuple[floa
     return iterations / (time.perf_counter() - started), size
 
 
-def _message(pk: dict[str, str], seq: int) -> dict[str, Any]:
+def message_item(pk: dict[str, str], seq: int) -> dict[str, Any]:
     return {
         "pk": pk,
         "sk": {"S": f"M#{seq:010d}"},
@@ -139,7 +139,7 @@ def _raw_rate(session: Any, iterations: int, table_items: int) -> tuple[float, i
     pk = {"S": "CONV#RAW"}
     started = time.perf_counter()
     for seq in range(1, iterations + 1):
-        client.put_item(TableName=table, Item=_message(pk, seq))
+        client.put_item(TableName=table, Item=message_item(pk, seq))
         _read_one(client, table, pk, seq)
     return iterations / (time.perf_counter() - started), size
 
@@ -163,7 +163,7 @@ def _same_requests_rate(session: Any, iterations: int, table_items: int) -> tupl
         _head(client, table, pk)
         client.put_item(
             TableName=table,
-            Item=_message(pk, seq),
+            Item=message_item(pk, seq),
             ConditionExpression="attribute_not_exists(pk)",
         )
         client.get_item(TableName=identity, Key=token_key, ConsistentRead=True)

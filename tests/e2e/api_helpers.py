@@ -27,20 +27,25 @@ def named_agent(local_stack: LocalStack, name: str) -> str:
     return str(created["token"])
 
 
-def read_all(local_stack: LocalStack, token: str, inbox_id: str) -> list[str]:
-    """Every message id of one inbox, page by page, through the API."""
-    ids: list[str] = []
+def read_pages(local_stack: LocalStack, token: str, where: dict[str, str]) -> list[Any]:
+    """Every message of an inbox or a mailbox (`where`), page by page, through the API."""
+    messages: list[Any] = []
     after: str | None = None
     while True:
-        query = {"inbox_id": inbox_id, "limit": str(limits.PAGE_MAX)}
+        query = {**where, "limit": str(limits.PAGE_MAX)}
         if after is not None:
             query["after"] = after
         status, page, _ = api(local_stack, "GET", f"/v1/messages?{urlencode(query)}", token)
         assert status == 200, page
         if not page["messages"]:
-            return ids
-        ids += [m["message_id"] for m in page["messages"]]
+            return messages
+        messages += page["messages"]
         after = page["next_cursor"]
+
+
+def read_all(local_stack: LocalStack, token: str, inbox_id: str) -> list[str]:
+    """Every message id of one inbox."""
+    return [m["message_id"] for m in read_pages(local_stack, token, {"inbox_id": inbox_id})]
 
 
 def seq_of(message_id: str) -> int:

@@ -15,12 +15,11 @@ import uuid
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import pytest
 
 from agentworks import limits
-from tests.e2e.api_helpers import api, named_agent, read_all, seq_of
+from tests.e2e.api_helpers import api, named_agent, read_all, read_pages, seq_of
 from tests.e2e.conftest import LocalStack, _dev_command, free_port, start_local_stack
 from tests.e2e.test_cli_functions import CREW_YAML
 from tests.e2e.test_cli_messages import Cli
@@ -37,6 +36,17 @@ def _durable(workdir: Path, data: Path, *more: str) -> LocalStack:
     return start_local_stack(workdir, options=("--data-dir", str(data), *more))
 
 
+def _dev_exits(workdir: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """`agentworks dev` that is expected to refuse to start: how it ended."""
+    return subprocess.run(
+        _dev_command(free_port(), workdir / "other.json", options),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 def _stored(stack: LocalStack, token: str, agent: str) -> list[str]:
     """Every message id sent to `agent`: its mailbox holds each conversation's first
     message, whose reply address is the inbox holding the rest."""
@@ -49,18 +59,7 @@ def _stored(stack: LocalStack, token: str, agent: str) -> list[str]:
 
 def _mailbox(stack: LocalStack, token: str, agent: str) -> list[dict[str, Any]]:
     """Every message in `agent`'s mailbox, page by page."""
-    messages: list[dict[str, Any]] = []
-    after: str | None = None
-    while True:
-        query = {"agent_name": agent, "limit": str(limits.PAGE_MAX)}
-        if after is not None:
-            query["after"] = after
-        status, page, _ = api(stack, "GET", f"/v1/messages?{urlencode(query)}", token)
-        assert status == 200, page
-        if not page["messages"]:
-            return messages
-        messages += page["messages"]
-        after = page["next_cursor"]
+    return read_pages(stack, token, {"agent_name": agent})
 
 
 class SendStream:
@@ -159,13 +158,7 @@ def test_damage_is_refused_and_two_stacks_never_share_a_folder(tmp_path: Path) -
     try:
         named_agent(first, "someone")
         # A second stack on the same folder is refused at once, naming the first.
-        second = subprocess.run(
-            _dev_command(free_port(), tmp_path / "other.json", ("--data-dir", str(data))),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
+        second = _dev_exits(tmp_path, "--data-dir", str(data))
         assert second.returncode == 2
         assert f"another local stack (pid {first.process.pid})" in second.stderr
     finally:
@@ -176,13 +169,7 @@ def test_damage_is_refused_and_two_stacks_never_share_a_folder(tmp_path: Path) -
     damaged[len(damaged) // 2] ^= 0xFF
     snapshot.write_bytes(bytes(damaged))
     files = {p.name: p.read_bytes() for p in data.iterdir() if p.name != "lock"}
-    refused = subprocess.run(
-        _dev_command(free_port(), tmp_path / "other.json", ("--data-dir", str(data))),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    refused = _dev_exits(tmp_path, "--data-dir", str(data))
     assert refused.returncode == 1
     assert "is damaged" in refused.stderr and "nothing was changed" in refused.stderr
     assert {p.name: p.read_bytes() for p in data.iterdir() if p.name != "lock"} == files
@@ -195,13 +182,7 @@ def test_reset_asks_first_and_then_starts_empty(tmp_path: Path) -> None:
         old_token = named_agent(first, "someone")
     finally:
         assert first.stop() == 0
-    unconfirmed = subprocess.run(
-        _dev_command(free_port(), tmp_path / "x.json", ("--data-dir", str(data), "--reset")),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    unconfirmed = _dev_exits(tmp_path, "--data-dir", str(data), "--reset")
     assert unconfirmed.returncode == 2 and "add --yes" in unconfirmed.stderr
     assert (data / "snapshot").exists()  # nothing deleted without a yes
 

@@ -60,3 +60,31 @@ def wait_for(api: Any, token: str, call_id: str, states: set[str], timeout: floa
             return status.body
         assert time.monotonic() < deadline, status.body
         time.sleep(0.05)
+
+
+def admit_call_record(stack: Any, caller_token: str, state: str) -> str:
+    """An admitted call of crew:contracts in `state` with no execution behind it (as if the
+    process died after admission); returns its id."""
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.crews.models import CallRecord
+    from agentworks.ids import new_id
+
+    principal = stack.principal(caller_token)
+    crew = CrewStore(stack.client, stack.settings.work_table).get(principal.account_id, "contracts")
+    assert crew is not None
+    now = int(stack.clock.now() * 1000)
+    record = CallRecord(
+        call_id=new_id("call", stack.clock),
+        account_id=principal.account_id,
+        crew_name=crew.name,
+        crew_id=crew.crew_id,
+        function="summarize",
+        args={"text": "t"},
+        caller_connection_id=principal.connection_id,
+        state=state,
+        created_at=now,
+        updated_at=now,
+    )
+    CallStore(stack.client, stack.settings.work_table).admit(crew, record, "digest", None)
+    return record.call_id

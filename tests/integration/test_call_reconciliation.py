@@ -12,12 +12,8 @@ from typing import Any
 import boto3
 
 from agentworks import limits
-from agentworks.crews.call_store import CallStore
-from agentworks.crews.crew_store import CrewStore
-from agentworks.crews.models import CallRecord
 from agentworks.crews.runner import StepRunner
-from agentworks.ids import new_id
-from tests.integration.crew_support import CONTRACTS, wait_for
+from tests.integration.crew_support import CONTRACTS, admit_call_record, wait_for
 from tests.support.handlers import LambdaContext, load_handler
 
 TERMINAL = {"succeeded", "failed", "interrupted", "cancelled"}
@@ -133,26 +129,10 @@ def test_f5_when_not_even_interrupted_can_record_the_tick_does(api, stack, agent
 def test_f5_an_admitted_call_whose_execution_never_started_gives_its_slot_back(api, stack, agents):
     """The process died between admission and StartExecution."""
     caller = _setup(api, stack, agents)
-    principal = stack.principal(caller)
-    crew = CrewStore(stack.client, stack.settings.work_table).get(principal.account_id, "contracts")
-    assert crew is not None
-    now = int(stack.clock.now() * 1000)
-    record = CallRecord(
-        call_id=new_id("call", stack.clock),
-        account_id=principal.account_id,
-        crew_name=crew.name,
-        crew_id=crew.crew_id,
-        function="summarize",
-        args={"text": "t"},
-        caller_connection_id=principal.connection_id,
-        state="accepted",
-        created_at=now,
-        updated_at=now,
-    )
-    CallStore(stack.client, stack.settings.work_table).admit(crew, record, "digest", None)
+    call_id = admit_call_record(stack, caller, "accepted")
     assert _running(api, caller) == 1
     stack.clock.advance(limits.RECONCILE_GRACE_SECONDS + 1)
     assert _tick()["calls_reconciled"] == 1
-    done = api("GET", f"/v1/calls/{record.call_id}", caller).body
+    done = api("GET", f"/v1/calls/{call_id}", caller).body
     assert done["state"] == "interrupted" and "never started" in done["errors"][-1]
     assert _running(api, caller) == 0

@@ -7,40 +7,20 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from agentworks.crews.call_store import CallStore
-from agentworks.crews.crew_store import CrewStore
 from agentworks.crews.models import CallRecord
-from agentworks.ids import new_id
 from agentworks_cli.localstack.waiting_calls import (
     INTERRUPTED_BY_RESTART,
     resume_calls,
     waiting_state,
 )
-from tests.integration.crew_support import CONTRACTS
+from tests.integration.crew_support import CONTRACTS, admit_call_record
 
 
 def _mid_turn_call(stack: Any, api: Any, agents: Any) -> tuple[str, str]:
     reply = api("POST", "/v1/crews", stack.admin_token, copy.deepcopy(CONTRACTS))
     assert reply.status == 201, reply.body
     caller = agents.connection("caller")["token"]
-    principal = stack.principal(caller)
-    crew = CrewStore(stack.client, stack.settings.work_table).get(principal.account_id, "contracts")
-    assert crew is not None
-    now = int(stack.clock.now() * 1000)
-    record = CallRecord(
-        call_id=new_id("call", stack.clock),
-        account_id=principal.account_id,
-        crew_name=crew.name,
-        crew_id=crew.crew_id,
-        function="summarize",
-        args={"text": "t"},
-        caller_connection_id=principal.connection_id,
-        state="running",
-        created_at=now,
-        updated_at=now,
-    )
-    CallStore(stack.client, stack.settings.work_table).admit(crew, record, "digest", None)
-    return caller, record.call_id
+    return caller, admit_call_record(stack, caller, "running")
 
 
 def test_a_call_that_was_mid_turn_ends_interrupted_and_frees_its_slot(api, stack, agents):

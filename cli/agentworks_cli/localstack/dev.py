@@ -274,8 +274,13 @@ class DevStack:
             },
         )
 
+        from agentworks_cli.localstack.dynamodb_index import ttl_candidates
+
         sweeper = TtlSweeper(
-            session.client("dynamodb"), ttl_tables(resources), lag_seconds=self.ttl_lag_seconds
+            session.client("dynamodb"),
+            ttl_tables(resources),
+            lag_seconds=self.ttl_lag_seconds,
+            candidates=ttl_candidates(),  # the TTL index of moto's tables, not a scan of each
         )
         self.scheduler = Scheduler(
             self.functions, sweeper, self.tick_seconds, self.sweep_seconds, warn=self._warn
@@ -400,9 +405,11 @@ class DevStack:
         if self.data is None:
             return ["State: in memory only (--ephemeral); it is lost on stop."]
         where = _home_relative(self.data.path)
-        calls = [f"  Calls: {self.resumed.describe()}."] if not self.restored.empty else []
+        resumed = self.resumed.waiting or self.resumed.interrupted
+        calls = [f"  Calls: {self.resumed.describe()}."] if resumed else []
         return [
-            f"State: kept in {where} across restarts and crashes ({self.restored.describe()}).",
+            f"State: kept in {where} across restarts and crashes",
+            f"  ({self.restored.describe()}).",
             *calls,
             "  Start afresh with `agentworks dev --reset`; `--ephemeral` keeps nothing.",
         ]

@@ -196,9 +196,9 @@ class RestoreReport:
         if self.empty:
             return "no saved state: starting empty"
         parts = [
-            f"restored {self.items:,} DynamoDB items and {self.carried:,} resource writes "
-            f"from the snapshot, replayed {self.replayed:,} journaled writes "
-            f"({self.seconds:.1f} s)"
+            f"restored {self.items:,} items and {self.carried:,} table, file and secret "
+            f"writes from the snapshot and {self.replayed:,} writes from the journal "
+            f"in {self.seconds:.1f} s"
         ]
         if self.torn_bytes:
             parts.append(
