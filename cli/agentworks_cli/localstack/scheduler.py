@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +76,11 @@ def ttl_tables(resources: LocalResources, template: dict[str, Any] | None = None
     return tables
 
 
+# Items of a table whose TTL attribute may lie between two times (inclusive): their key and
+# TTL attributes, as a scan with that projection would return them.
+TtlCandidates = Callable[[TtlTable, float, float], Iterable[dict[str, Any]]]
+
+
 class TtlSweeper:
     """Deletes expired items as DynamoDB's TTL process would (only Number attributes count)."""
 
@@ -85,6 +90,7 @@ class TtlSweeper:
         tables: list[TtlTable],
         clock: Callable[[], float] = time.time,
         lag_seconds: float = 0.0,
+        candidates: TtlCandidates | None = None,
     ) -> None:
         self._client = client
         self._tables = tables
@@ -92,6 +98,9 @@ class TtlSweeper:
         # AWS deletes expired items up to ~48 h late: a lag holds them that long locally,
         # so code that forgets to treat expired-but-present as absent fails here too.
         self._lag = lag_seconds
+        # Without candidates every pass scans every table; with an index of TTL values
+        # (the local stack's) a pass costs what has expired.
+        self._candidates = candidates
 
     def sweep_once(self) -> int:
         """One pass over every TTL table; returns how many items were deleted."""
@@ -99,6 +108,13 @@ class TtlSweeper:
 
     def _sweep_table(self, table: TtlTable) -> int:
         now = self._clock() - self._lag
+        if self._candidates is not None:
+            found = list(self._candidates(table, now - _TTL_HORIZON_SECONDS, now))
+            return sum(
+                1
+                for item in found
+                if self._expired(item.get(table.ttl_attribute), now) and self._delete(table, item)
+            )
         names = {f"#k{i}": name for i, name in enumerate(table.key_attributes)}
         names["#ttl"] = table.ttl_attribute
         scan: dict[str, Any] = {
