@@ -101,6 +101,7 @@ SHOWN = (
     "local_reads_per_s_at_10000",
     "local_reads_per_s_at_100000",
     "local_reads_ratio_100000_vs_0",
+    "local_first_read_s_at_100000",
     "local_start_s_empty",
     "local_restart_s_at_100000",
     "local_snapshot_seconds_at_100000",
