@@ -337,7 +337,8 @@ def test_dev_keeps_a_config_for_another_server_aside(tmp_path: Path) -> None:
 def test_dev_seconds_settings_take_zero_only_where_it_means_something(monkeypatch) -> None:
     """The TTL lag may be 0 (the default: sweep expired items at once); a tick interval
     may not."""
-    from agentworks_cli.localstack.dev import StartError, _env_seconds
+    from agentworks_cli.localstack.dev import StartError
+    from agentworks_cli.localstack.dev_command import _env_seconds
 
     monkeypatch.setenv("AGENTWORKS_DEV_TTL_LAG_SECONDS", "0")
     assert _env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 0.0, allow_zero=True) == 0.0

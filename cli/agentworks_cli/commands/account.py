@@ -84,7 +84,7 @@ def run_dev(session: Session) -> int:
         raise CliError("--port must be between 1 and 65535", EXIT_USAGE)
     try:
         # Lazy: only `dev` pays for moto and the handlers.
-        from agentworks_cli.localstack.dev import run_dev as start
+        from agentworks_cli.localstack.dev_command import run_dev as start
     except ModuleNotFoundError as exc:
         missing = exc.name or "a module"
         raise CliError(

@@ -1,14 +1,10 @@
-"""`agentworks dev`: the whole stack on this machine, on embedded in-memory AWS (moto).
+"""The local stack: the whole product on this machine, on embedded AWS (moto).
 
 The same handlers as on Lambda run behind a local HTTP API (gateway.py), with the scheduler
-tick and a TTL sweeper (scheduler.py). Nothing here is part of a Lambda package.
-
-Tuning for tests and experiments (environment):
-  AGENTWORKS_DEV_TICK_SECONDS   seconds between scheduled-function runs (default 5)
-  AGENTWORKS_DEV_SWEEP_SECONDS  seconds between TTL sweeps (default 5)
-  AGENTWORKS_DEV_TTL_LAG_SECONDS  how long expired items stay before the sweep deletes
-                                them (default 0; AWS lags by up to 172800)
-  AGENTWORKS_DEV_READY_FILE     where to write a JSON note once the stack serves requests
+tick and a TTL sweeper (scheduler.py); the state is kept in a data folder
+(durable_state.py) unless the stack is ephemeral. `DevStack` starts and stops the parts in
+order; dev_command.py is the `agentworks dev` command around it. Nothing here is part of a
+Lambda package.
 """
 
 from __future__ import annotations
@@ -17,13 +13,11 @@ import contextlib
 import json
 import logging
 import os
-import signal
 import sys
 import threading
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,7 +30,6 @@ from agentworks_cli.localstack.configfile import (
     write_config,
 )
 from agentworks_cli.localstack.durable_state import (
-    DEFAULT_DATA_DIR,
     DataDir,
     DataDirError,
     DurableState,
@@ -70,18 +63,6 @@ def _cli_dir_if_not_on_path() -> str | None:
         return None
     found = shutil.which("agentworks")
     return None if found and Path(found).parent == here else str(here)
-
-
-def _env_seconds(name: str, default: float, allow_zero: bool = False) -> float:
-    raw = os.environ.get(name, "")
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        raise StartError(f"{name} must be a number of seconds (got {raw!r})", 2) from None
-    if value < 0 or (value == 0 and not allow_zero):
-        least = "0 or more" if allow_zero else "more than 0"
-        raise StartError(f"{name} must be {least} seconds (got {raw!r})", 2)
-    return value
 
 
 def _no_proxy_for_loopback() -> None:
@@ -130,7 +111,7 @@ def route_aws_logs(output: FunctionOutput) -> None:
     logging.getLogger().handlers[:] = [logging.StreamHandler(output)]
 
 
-def _home_relative(path: Path) -> str:
+def home_relative(path: Path) -> str:
     """~/… when the path is under the home directory: shorter and copy-pasteable."""
     try:
         return "~/" + str(path.relative_to(Path.home()))
@@ -161,7 +142,7 @@ class Admin:
 
 
 class DevStack:
-    """Starts and stops the local stack's parts in order; `run_dev` adds signals and output."""
+    """Starts and stops the local stack's parts in order (dev_command.py adds signals)."""
 
     def __init__(
         self,
@@ -343,7 +324,7 @@ class DevStack:
         route_aws_logs(self.output)
         self.moto = AwsServer(DurableState(self.data) if self.data is not None else None)
         if self.data is not None and self.data.holds_state():
-            self._warn(f"Restoring the saved state from {_home_relative(self.data.path)}…")
+            self._warn(f"Restoring the saved state from {home_relative(self.data.path)}…")
         try:
             self.restored = self.moto.restore()
         except DataDirError as error:
@@ -404,7 +385,7 @@ class DevStack:
     def _state_lines(self) -> list[str]:
         if self.data is None:
             return ["State: in memory only (--ephemeral); it is lost on stop."]
-        where = _home_relative(self.data.path)
+        where = home_relative(self.data.path)
         resumed = self.resumed.waiting or self.resumed.interrupted
         calls = [f"  Calls: {self.resumed.describe()}."] if resumed else []
         return [
@@ -419,9 +400,9 @@ class DevStack:
         url = self.url
         config_dir = self.config_path.parent
         default = self.config_path == default_config_path().absolute()
-        admin_env = "" if default else f"AGENTWORKS_CONFIG={_home_relative(self.config_path)} "
-        worker = _home_relative(config_dir / "worker.json")
-        reviewer = _home_relative(config_dir / "reviewer.json")
+        admin_env = "" if default else f"AGENTWORKS_CONFIG={home_relative(self.config_path)} "
+        worker = home_relative(config_dir / "worker.json")
+        reviewer = home_relative(config_dir / "reviewer.json")
         cli_dir = _cli_dir_if_not_on_path()
         lines = [
             "AgentWorks local stack is running.",
@@ -434,7 +415,7 @@ class DevStack:
             f"  ticks  scheduled functions every {self.tick_seconds:g} s, expired TTL items "
             f"swept every {self.sweep_seconds:g} s",
             f"  logs   function output (the local CloudWatch Logs): "
-            f"{_home_relative(self.output.path or config_dir)}",
+            f"{home_relative(self.output.path or config_dir)}",
             "",
             f"Admin config (mode 0600): {self.config_path}",
             *(
@@ -468,113 +449,3 @@ class DevStack:
             "Requests are logged below as: method path status time. Press Ctrl-C to stop.",
         ]
         return "\n".join(lines)
-
-
-def run_dev(
-    port: int = 8787,
-    config_path: Path | None = None,
-    host: str = "127.0.0.1",
-    ready_file: Path | None = None,
-    data_dir: Path | None = DEFAULT_DATA_DIR,
-    reset: bool = False,
-    assume_yes: bool = False,
-) -> int:
-    """Runs the local stack until Ctrl-C or SIGTERM; returns the process exit code
-    (0 after a clean stop, 2 when the port is taken, 1 when the stack could not start).
-    `data_dir` None is an ephemeral stack; `reset` empties the data folder first (asking)."""
-    if reset:
-        if data_dir is None:
-            print("error: --reset empties a data folder; --ephemeral has none", file=sys.stderr)
-            return 2
-        code = reset_data_dir(DataDir(data_dir), assume_yes)
-        if code:
-            return code
-    stop = threading.Event()
-    previous = _install_signal_handlers(stop)
-    stack: DevStack | None = None
-    try:
-        env_ready = os.environ.get("AGENTWORKS_DEV_READY_FILE")
-        stack = DevStack(
-            port=port,
-            config_path=Path(config_path) if config_path is not None else None,
-            host=host,
-            ready_file=ready_file or (Path(env_ready) if env_ready else None),
-            tick_seconds=_env_seconds("AGENTWORKS_DEV_TICK_SECONDS", 5.0),
-            sweep_seconds=_env_seconds("AGENTWORKS_DEV_SWEEP_SECONDS", 5.0),
-            ttl_lag_seconds=_env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 0.0, allow_zero=True),
-            data_dir=data_dir,
-        )
-        print("Starting the AgentWorks local stack…", file=sys.stderr, flush=True)
-        stack.start()
-        print(stack.banner(), flush=True)
-        while not stop.wait(1.0):
-            pass
-        return 0
-    except StartError as error:
-        print(f"error: {error}", file=sys.stderr, flush=True)
-        return error.exit_code
-    except Exception as error:  # one line, never a traceback on the console
-        print(
-            f"error: the local stack could not start: {type(error).__name__}: {error}",
-            file=sys.stderr,
-            flush=True,
-        )
-        return 1
-    finally:
-        if stack is not None:
-            stack.stop()
-        _restore_signal_handlers(previous)
-        if stop.is_set():
-            print("stopped", flush=True)
-
-
-def _install_signal_handlers(stop: threading.Event) -> dict[int, Any]:
-    """SIGINT/SIGTERM ask for a clean stop; a second one ends the process at once."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}  # signals can only be handled on the main thread
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set():
-            os._exit(128 + signum)
-        stop.set()
-
-    previous: dict[int, Any] = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        previous[signum] = signal.signal(signum, on_signal)
-    return previous
-
-
-def _restore_signal_handlers(previous: dict[int, Any]) -> None:
-    for signum, handler in previous.items():
-        signal.signal(signum, handler)
-
-
-def reset_data_dir(data: DataDir, assume_yes: bool) -> int:
-    """Empties the data folder after a yes (typed, or --yes); 0 when done."""
-    where = _home_relative(data.path)
-    if not data.holds_state():
-        print(f"{where} holds no saved state; nothing to reset", file=sys.stderr)
-        return 0
-    if not assume_yes:
-        if not sys.stdin.isatty():
-            print(
-                f"error: --reset deletes everything the local stack keeps in {where}; "
-                "confirm in a terminal, or add --yes",
-                file=sys.stderr,
-            )
-            return 2
-        answer = input(f"Delete every token, message, Crew and call kept in {where}? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            print("nothing was deleted", file=sys.stderr)
-            return 1
-    try:
-        data.lock()  # never under a running stack
-    except DataDirError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    try:
-        data.reset()
-    finally:
-        data.unlock()
-    print(f"emptied {where}", file=sys.stderr)
-    return 0
