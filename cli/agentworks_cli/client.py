@@ -247,15 +247,17 @@ def local_stack_restarted(url: str, token: str) -> bool:
 
 
 def local_token_unknown(url: str, config_path: Path | None) -> CliError:
-    """A local stack refused the token: it keeps everything in memory, so a token from
-    before its last restart is unknown to it. Says where the new admin token is."""
+    """A local stack refused the token, and its admin config names another account: it
+    started with fresh state (--ephemeral, --reset or another --data-dir), so a token from
+    before is unknown to it. Says where the new admin token is."""
     import shlex
 
     admin = configfile.default_config_path()  # where `agentworks dev` writes unless --config
     save = f" --save-config {shlex.quote(str(config_path))}" if config_path else ""
     message = (
         f"the local stack at {url} does not know this token: the local stack was restarted "
-        "(it keeps everything in memory, so a restart forgets every connection). "
+        "with fresh state (--ephemeral, --reset or another --data-dir), which forgets every "
+        "connection. "
         f"`agentworks dev` wrote a new admin token to {admin} when it started (or to its "
         "--config); run `agentworks dev` if it is not running, then use that config, or "
         f"create this connection again: AGENTWORKS_CONFIG={shlex.quote(str(admin))} "

@@ -550,9 +550,9 @@ def test_error_line_and_exit_code(server, config, capsys, status, body, headers,
 def test_a_local_stack_that_forgot_the_token_says_it_restarted_and_where_the_new_one_is(
     server, tmp_path, capsys, monkeypatch
 ):
-    """A6: the local stack keeps tokens in memory; after a restart an old config's token is
-    unknown (401), and the error says so, where `agentworks dev` wrote the new admin token
-    and how to make this connection again."""
+    """A6: a local stack started with fresh state (e.g. --ephemeral) forgets tokens: an old
+    config's token is unknown (401), and the error says so, where `agentworks dev` wrote the
+    new admin token and how to make this connection again."""
     worker = tmp_path / "worker.json"
     worker.write_text(json.dumps({"url": server.url, "token": "aw1.acct_old.conn_1.secret"}))
     # `agentworks dev` wrote its admin config at the default path; AGENTWORKS_CONFIG names
