@@ -672,3 +672,15 @@ def test_non_json_success_is_refused_in_one_line(server, config, capsys):
     code, _, err = run(capsys, "whoami")
     assert code == 1
     assert "not JSON" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (("--ephemeral", "--data-dir", "somewhere"), "--ephemeral keeps no state"),
+        (("--ephemeral", "--reset"), "--reset empties a data folder; --ephemeral has none"),
+    ],
+)
+def test_dev_refuses_options_that_contradict_each_other(capsys, argv, says) -> None:
+    code, _, err = run(capsys, "dev", "--port", "8799", *argv)
+    assert code == 2 and says in err

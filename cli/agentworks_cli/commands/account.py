@@ -36,6 +36,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "--data-dir",
         type=Path,
         default=None,
+        metavar="PATH",
         help="where the stack keeps its state across restarts (default ~/.agentworks/dev)",
     )
     dev.add_argument(
