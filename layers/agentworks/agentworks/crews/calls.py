@@ -37,6 +37,7 @@ from agentworks.ids import new_id
 from agentworks.json_input import depth_of
 from agentworks.messaging.models import iso
 from agentworks.messaging.names import normalize_agent_name
+from agentworks.observability import count
 
 
 class InvalidResult(SchemaViolation):
@@ -102,6 +103,12 @@ class FunctionCalls:
         }
 
     def call(self, principal: Principal, request: CallFunction) -> dict[str, Any]:
+        """F2 for every surface (HTTP, MCP); the accepted-calls metric is counted here."""
+        accepted = self._call(principal, request)
+        count("FunctionCallsAccepted", 0 if accepted["replayed"] else 1)
+        return accepted
+
+    def _call(self, principal: Principal, request: CallFunction) -> dict[str, Any]:
         principal.require(FUNCTIONS_CALL)
         name = parse_crew_target(request.target)
         crew = visible(principal, self._crews.get(principal.account_id, name))

@@ -27,7 +27,6 @@ from agentworks.crews.views import (
 )
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import also, documented
-from agentworks.observability import count
 from agentworks.runtime import services
 
 router = Router()
@@ -151,7 +150,6 @@ def call_function(request: Annotated[CallFunction, Body()]) -> Response[CallAcce
     accepted = CallAccepted.model_validate(
         services().crews.calls.call(current_principal(router), request)
     )
-    count("FunctionCallsAccepted", 0 if accepted.replayed else 1)
     return Response(
         status_code=200 if accepted.replayed else 202, body=accepted, content_type=_JSON
     )

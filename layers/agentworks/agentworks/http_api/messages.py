@@ -21,7 +21,6 @@ from agentworks.messaging.models import (
     SendMessage,
     SendReceipt,
 )
-from agentworks.observability import count
 from agentworks.runtime import services
 
 router = Router()
@@ -66,7 +65,6 @@ def unregister_agent(agent_name: Annotated[str, Path(max_length=200)]) -> AgentU
 )
 def send_message(request: Annotated[SendMessage, Body()]) -> Response[SendReceipt]:
     receipt = services().messaging.send(current_principal(router), request)
-    count("MessagesSent", 0 if receipt.replayed else 1)
     return Response(
         status_code=200 if receipt.replayed else 201,
         body=receipt,
@@ -86,7 +84,7 @@ def read_messages(
     wait_seconds: Annotated[float | None, Query()] = None,
     limit: Annotated[int | None, Query()] = None,
 ) -> ReadPage:
-    page = services().messaging.read(
+    return services().messaging.read(
         current_principal(router),
         inbox_id=inbox_id,
         agent_name=agent_name,
@@ -94,8 +92,6 @@ def read_messages(
         wait_seconds=wait_seconds,
         limit=limit,
     )
-    count("MessagesRead", len(page.messages))
-    return page
 
 
 @router.post(

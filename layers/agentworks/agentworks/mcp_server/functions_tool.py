@@ -40,7 +40,7 @@ from agentworks.mcp_server.actions import NOT_AN_ARGUMENT, ActionSpec, run_actio
 from agentworks.mcp_server.actions import text as text_argument
 from agentworks.mcp_server.results import build_model, to_json_text
 from agentworks.mcp_server.tooling import DomainTool
-from agentworks.observability import count, logger
+from agentworks.observability import logger
 
 if TYPE_CHECKING:
     from agentworks.crews.calls import FunctionCalls
@@ -145,9 +145,7 @@ def _call(principal: Principal, call: FunctionsCall) -> dict[str, Any]:
         args=call.args or {},
         submission_id=text_argument(call, "submission_id"),
     )
-    accepted = calls().call(principal, request)
-    count("FunctionCallsAccepted", 0 if accepted["replayed"] else 1)
-    return accepted
+    return calls().call(principal, request)
 
 
 def _status(principal: Principal, call: FunctionsCall) -> dict[str, Any] | InputRequiredResult:

@@ -34,7 +34,6 @@ from agentworks.messaging.models import (
     SendMessage,
     SendReceipt,
 )
-from agentworks.observability import count
 
 if TYPE_CHECKING:
     from agentworks.runtime import Services
@@ -157,13 +156,11 @@ def _send(principal: Principal, call: MessagesCall) -> SendReceipt:
         agent_name=call.text("agent_name"),
         submission_id=call.text("submission_id"),
     )
-    receipt = services().messaging.send(principal, request)
-    count("MessagesSent", 0 if receipt.replayed else 1)
-    return receipt
+    return services().messaging.send(principal, request)
 
 
 def _read(principal: Principal, call: MessagesCall) -> ReadPage:
-    page = services().messaging.read(
+    return services().messaging.read(
         principal,
         inbox_id=call.text("inbox_id"),
         agent_name=call.text("agent_name"),
@@ -171,8 +168,6 @@ def _read(principal: Principal, call: MessagesCall) -> ReadPage:
         wait_seconds=call.wait_seconds,
         limit=call.limit,
     )
-    count("MessagesRead", len(page.messages))
-    return page
 
 
 def _state(principal: Principal, call: MessagesCall) -> InboxState | CrewState:

@@ -29,6 +29,7 @@ from agentworks.messaging.models import (
     iso,
 )
 from agentworks.messaging.names import normalize_agent_name
+from agentworks.observability import count
 
 if TYPE_CHECKING:
     from agentworks.messaging.agent_store import AgentStore
@@ -97,19 +98,23 @@ class InboxReads:
         wait_seconds: float | None = None,
         limit: int | None = None,
     ) -> ReadPage:
+        """M3/M6 for every surface; the read-messages metric is counted here."""
         principal.require(MESSAGES_READ)
         page_size, wait = check_page(limit, wait_seconds)
         name = normalize_agent_name(agent_name) if agent_name else None
         if inbox_id:
-            return self._read_inbox(
+            page = self._read_inbox(
                 principal, parse_inbox_id(inbox_id), name, after, wait, page_size
             )
-        if name:
-            return self._read_mailbox(principal, name, after, wait, page_size)
-        raise InvalidInput(
-            "Give inbox_id to read a conversation, or agent_name to read that name's mailbox.",
-            field="inbox_id",
-        )
+        elif name:
+            page = self._read_mailbox(principal, name, after, wait, page_size)
+        else:
+            raise InvalidInput(
+                "Give inbox_id to read a conversation, or agent_name to read that name's mailbox.",
+                field="inbox_id",
+            )
+        count("MessagesRead", len(page.messages))
+        return page
 
     def _read_inbox(
         self,

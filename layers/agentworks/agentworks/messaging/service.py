@@ -57,6 +57,7 @@ from agentworks.messaging.models import (
 )
 from agentworks.messaging.names import normalize_agent_name, parse_agent_target, parse_target
 from agentworks.messaging.reading import InboxReads, message_view
+from agentworks.observability import count
 
 if TYPE_CHECKING:
     from agentworks.messaging.agent_store import AgentStore
@@ -199,6 +200,12 @@ class MessagingService:
     # ---------------------------------------------------------------- send (M1, M2)
 
     def send(self, principal: Principal, request: SendMessage) -> SendReceipt:
+        """M1/M2 for every surface (HTTP, MCP): the sent-messages metric is counted here."""
+        receipt = self._send(principal, request)
+        count("MessagesSent", 0 if receipt.replayed else 1)
+        return receipt
+
+    def _send(self, principal: Principal, request: SendMessage) -> SendReceipt:
         principal.require(MESSAGES_SEND)
         body = check_body(request.message)
         if (request.target is None) == (request.inbox_id is None):
