@@ -55,10 +55,8 @@ class AwsServer:
     def port(self) -> int:
         return int(self._server.server_address[1])
 
-    def get_host_and_port(self) -> tuple[str, int]:
-        return self.host, self.port
-
-    def stop(self) -> None:
+    def stop(self, fold: bool = True) -> None:
+        """Stops serving; a durable state folds its journal in unless `fold` is False."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -67,4 +65,4 @@ class AwsServer:
             self._thread.join(5)
             self._thread = None
         if self.state is not None:
-            self.state.close()
+            self.state.close(fold)

@@ -218,7 +218,7 @@ class DevStack:
         _no_proxy_for_loopback()
         os.environ.update(_powertools_environment())
         self._start_moto()
-        os.environ.update(_aws_environment(self.moto_url, self.moto.get_host_and_port()[1]))
+        os.environ.update(_aws_environment(self.moto_url, self.moto.port))
         # Services moto lacks (Bedrock) answer with an error that names the local stack.
         unavailable.install()
         self._enable_step_functions()

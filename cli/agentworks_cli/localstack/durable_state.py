@@ -123,15 +123,17 @@ def _json_action(environ: dict[str, Any]) -> str:
     return str(environ.get("HTTP_X_AMZ_TARGET", "")).rpartition(".")[2]
 
 
-def is_write(environ: dict[str, Any]) -> bool:
-    """A request that changes a persisted service's data."""
+def written_service(environ: dict[str, Any]) -> str | None:
+    """The persisted service whose data the request changes; None for anything else."""
     service = _service_of(environ)
     if service not in PERSISTED_SERVICES:
-        return False
+        return None
     if service == "s3":
-        return environ.get("REQUEST_METHOD") in ("PUT", "POST", "DELETE")
-    action = _json_action(environ)
-    return bool(action) and not action.startswith(_READ_PREFIXES)
+        writes = environ.get("REQUEST_METHOD") in ("PUT", "POST", "DELETE")
+    else:
+        action = _json_action(environ)
+        writes = bool(action) and not action.startswith(_READ_PREFIXES)
+    return service if writes else None
 
 
 def _read_body(environ: dict[str, Any]) -> bytes:
@@ -143,7 +145,7 @@ def _read_body(environ: dict[str, Any]) -> bytes:
     return bytes(body)
 
 
-def _request_record(environ: dict[str, Any], body: bytes, seq: int) -> dict[str, Any]:
+def _request_record(environ: dict[str, Any], body: bytes, service: str, seq: int) -> dict[str, Any]:
     headers = {
         key[5:].replace("_", "-").title(): value
         for key, value in environ.items()
@@ -153,7 +155,7 @@ def _request_record(environ: dict[str, Any], body: bytes, seq: int) -> dict[str,
         headers["Content-Type"] = environ["CONTENT_TYPE"]
     record: dict[str, Any] = {
         "seq": seq,
-        "service": _service_of(environ),
+        "service": service,
         "action": _json_action(environ),
         "method": environ["REQUEST_METHOD"],
         "path": environ.get("PATH_INFO", "/"),
@@ -286,11 +288,11 @@ class DurableState:
         report.seconds = time.monotonic() - started
         return report
 
-    def record(self, environ: dict[str, Any], body: bytes) -> None:
+    def record(self, environ: dict[str, Any], body: bytes, service: str) -> None:
         """Journals one applied write (the caller holds `write_lock`)."""
         assert self._journal is not None, "restore() first"
         self._seq += 1
-        record = _request_record(environ, body, self._seq)
+        record = _request_record(environ, body, service, self._seq)
         payload = json.dumps(record, separators=(",", ":")).encode()
         self._journal.append(payload)
         if not is_item_write(record):
@@ -309,12 +311,14 @@ class DurableState:
         self._journal.truncate()
         self.compactions += 1
 
-    def close(self) -> None:
-        """Folds the journal in (a clean stop) and lets go of the files."""
+    def close(self, fold: bool = True) -> None:
+        """Folds the journal in (a clean stop) and lets go of the files; `fold=False` leaves
+        them as a crash would (the tests' and the benchmark's crash)."""
         if self._journal is None:
             return
-        with contextlib.suppress(OSError):
-            self.compact()
+        if fold:
+            with contextlib.suppress(OSError):  # the journal still holds every write
+                self.compact()
         self._journal.close()
         self._journal = None
 
@@ -328,7 +332,8 @@ class JournalingApp:
         self.state = state
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        if not is_write(environ):
+        service = written_service(environ)
+        if service is None:
             return self.app(environ, start_response)
         body = _read_body(environ)
         answer: dict[str, Any] = {}
@@ -339,6 +344,6 @@ class JournalingApp:
         with self.state.write_lock:
             content = b"".join(self.app(environ, capture))
             if str(answer.get("status", "")).startswith("2"):
-                self.state.record(environ, body)
+                self.state.record(environ, body, service)
         start_response(answer["status"], answer["headers"], answer.get("exc_info"))
         return [content]
