@@ -256,9 +256,9 @@ def _pending_binding(stack: Any, account: str, sender: str, sid: str, **fields: 
 
 
 def _digest(inbox: str, sender: str, body: str) -> str:
-    from agentworks.messaging.service import _content_hash
+    from agentworks.messaging.submissions import content_hash
 
-    return _content_hash(inbox, sender, body)
+    return content_hash(inbox, sender, body)
 
 
 def test_m2_a_send_that_stopped_after_storing_is_recovered_not_repeated(
@@ -266,9 +266,9 @@ def test_m2_a_send_that_stopped_after_storing_is_recovered_not_repeated(
 ):
     """The message was stored but the send stopped before naming it on its binding: once
     the claim is stale, a retry finds that message and replays its receipt."""
-    from agentworks.messaging import service
+    from agentworks.messaging import submissions
 
-    monkeypatch.setattr(service, "_CLAIM_WAIT_S", 0.2)  # how long a retry waits for it
+    monkeypatch.setattr(submissions, "_CLAIM_WAIT_S", 0.2)  # how long a retry waits for it
     worker, reviewer, inbox, reply_to = _pair(api, agents)
     account = api("GET", "/v1/whoami", worker).body["account_id"]
     body = {"inbox_id": inbox, "message": "exactly once", "submission_id": "crash-1"}

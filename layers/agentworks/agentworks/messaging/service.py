@@ -13,13 +13,9 @@ most one send stores a message for it (M2).
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import random
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
@@ -52,11 +48,16 @@ from agentworks.messaging.models import (
     SendMessage,
     SendReceipt,
     StoredMessage,
-    SubmissionBinding,
     iso,
 )
 from agentworks.messaging.names import normalize_agent_name, parse_agent_target, parse_target
 from agentworks.messaging.reading import InboxReads, message_view
+from agentworks.messaging.submissions import (
+    Stored,
+    Submission,
+    SubmissionIds,
+    content_hash,
+)
 from agentworks.observability import count
 
 if TYPE_CHECKING:
@@ -68,15 +69,6 @@ if TYPE_CHECKING:
 # well within this.
 _MAX_WRITE_ATTEMPTS = 100
 _HOUR_MS = 3_600_000
-# A retry that finds its submission_id held by a send in progress waits for it (real
-# time: the other send runs now) ...
-_CLAIM_WAIT_S = 3.0
-_CLAIM_POLL_S = 0.05
-# ... and a claim this old belongs to a send that stopped: it may be taken over.
-_STALE_CLAIM_MS = 30_000
-# Recovery looks for the stopped send's message from a little before its claim (clocks
-# of two functions may differ).
-_CLOCK_SKEW_MS = 60_000
 
 
 def check_body(body: str) -> str:
@@ -90,11 +82,6 @@ def check_body(body: str) -> str:
             field="message",
         )
     return body
-
-
-def _content_hash(destination: str, sender: str, body: str) -> str:
-    payload = json.dumps([destination, sender, body], ensure_ascii=False).encode()
-    return hashlib.sha256(payload).hexdigest()
 
 
 def _new_receipt(mine: InboxRef, delivered: MessageRef, now: int) -> SendReceipt:
@@ -112,23 +99,6 @@ def _possibly_stored() -> Conflict:
         "This send may already have been stored; retry with the same "
         "submission_id to find out, or read the target's conversations.",
     )
-
-
-@dataclass(frozen=True)
-class _Stored:
-    receipt: SendReceipt
-    created_at: int  # ms
-
-
-@dataclass(frozen=True)
-class _Submission:
-    """What a send with a submission_id is: who sends what where (M2)."""
-
-    account_id: str
-    sender: str  # the sending party's address: the binding's namespace
-    submission_id: str
-    digest: str
-    inbox: InboxRef  # the sender's inbox (a planned one for a first contact)
 
 
 def _opening(
@@ -182,6 +152,7 @@ class MessagingService:
         self._poll_interval = poll_interval
         self._crew_gate = crew_gate
         self._authority = InboxAuthority(conversations, agents, clock)
+        self._submissions = SubmissionIds(conversations, clock)
         reads = InboxReads(conversations, agents, cursors, self._authority, clock, poll_interval)
         # Reads (M3, M6), acks (M7) and state (M8) are reading.InboxReads'; callers keep
         # asking the messaging service for them.
@@ -252,18 +223,18 @@ class MessagingService:
         crew = self._admit_crew_peer(principal, head, inbox)
         submission = None
         if submission_id is not None:
-            digest = _content_hash(inbox.inbox_id, party.address, body)
-            submission = _Submission(
+            digest = content_hash(inbox.inbox_id, party.address, body)
+            submission = Submission(
                 principal.account_id, party.address, submission_id, digest, inbox
             )
 
         def reopen() -> Head:
             return self._authority.open(principal, inbox, sender_name)[0]
 
-        def append(stored_submission_id: str | None) -> _Stored:
+        def append(stored_submission_id: str | None) -> Stored:
             return self._append(inbox, party, body, head, stored_submission_id, reopen)
 
-        receipt = self._once(submission, append)
+        receipt = self._submissions.once(submission, append)
         if crew is not None:
             self._deliver_to_crew(principal, crew, inbox.peer, receipt, party)
         return receipt
@@ -316,7 +287,7 @@ class MessagingService:
         head: Head | None,
         submission_id: str | None,
         reopen: Callable[[], Head],
-    ) -> _Stored:
+    ) -> Stored:
         """The chained append: next seq after the head's newest message, its window and
         counts carried forward; retried from a fresh head (`reopen`, which re-checks the
         sender) when another send took the seq."""
@@ -382,7 +353,7 @@ class MessagingService:
                 receipt="stored",
                 created_at=iso(now) or "",
             )
-            return _Stored(receipt, now)
+            return Stored(receipt, now)
         raise Conflict("The conversation is too busy right now; retry with the same submission_id.")
 
     def _first_contact(
@@ -400,11 +371,11 @@ class MessagingService:
         delivered = MessageRef(ulid, "b", 1)
         submission = None
         if submission_id is not None:
-            digest = _content_hash(f"agent:{target_name}", sender.address, body)
-            submission = _Submission(account_id, sender.address, submission_id, digest, mine)
+            digest = content_hash(f"agent:{target_name}", sender.address, body)
+            submission = Submission(account_id, sender.address, submission_id, digest, mine)
         target_ids: list[str] = []
 
-        def create(stored_submission_id: str | None) -> _Stored:
+        def create(stored_submission_id: str | None) -> Stored:
             for _attempt in range(_MAX_WRITE_ATTEMPTS):
                 now = self._now_ms()
                 target = self._agents.get(account_id, target_name)
@@ -441,10 +412,10 @@ class MessagingService:
                     continue
                 except ConversationExists:
                     return self._committed_opening(mine, delivered)
-                return _Stored(_new_receipt(mine, delivered, now), now)
+                return Stored(_new_receipt(mine, delivered, now), now)
             raise Conflict("The name's mailbox is too busy right now; retry.")
 
-        receipt = self._once(submission, create)
+        receipt = self._submissions.once(submission, create)
         if not target_ids:  # a replay: the registration as it is now
             target = self._agents.get(account_id, target_name)
             target_ids.append(target.agent_id if target else "")
@@ -467,10 +438,10 @@ class MessagingService:
         delivered = MessageRef(ulid, "b", 1)
         submission = None
         if submission_id is not None:
-            digest = _content_hash(f"crew:{crew.name}", sender.address, body)
-            submission = _Submission(account_id, sender.address, submission_id, digest, mine)
+            digest = content_hash(f"crew:{crew.name}", sender.address, body)
+            submission = Submission(account_id, sender.address, submission_id, digest, mine)
 
-        def create(stored_submission_id: str | None) -> _Stored:
+        def create(stored_submission_id: str | None) -> Stored:
             for _attempt in range(_MAX_WRITE_ATTEMPTS):
                 now = self._now_ms()
                 conv, message = _opening(
@@ -489,21 +460,21 @@ class MessagingService:
                     continue
                 except ConversationExists:
                     return self._committed_opening(mine, delivered)
-                return _Stored(_new_receipt(mine, delivered, now), now)
+                return Stored(_new_receipt(mine, delivered, now), now)
             raise Conflict("The conversation could not be created right now; retry.")
 
-        receipt = self._once(submission, create)
+        receipt = self._submissions.once(submission, create)
         crew_inbox = parse_inbox_id(receipt.inbox_id).peer
         self._deliver_to_crew(principal, crew, crew_inbox, receipt, sender)
         return receipt
 
-    def _committed_opening(self, mine: InboxRef, delivered: MessageRef) -> _Stored:
+    def _committed_opening(self, mine: InboxRef, delivered: MessageRef) -> Stored:
         """The conversation id is this send's own (planned per request), so an existing one
         means an earlier attempt committed and only its answer was lost: that is the send."""
         first = self._conversations.get_message(mine.conversation, 1, self._now_ms())
         if first is None:
             raise _possibly_stored()
-        return _Stored(_new_receipt(mine, delivered, first.created_at), first.created_at)
+        return Stored(_new_receipt(mine, delivered, first.created_at), first.created_at)
 
     def authorize_send(
         self,
@@ -523,108 +494,6 @@ class MessagingService:
         if admit_crew:
             return self._admit_crew_peer(principal, head, inbox)
         return None
-
-    # ---- submission ids (M2) ----
-
-    def _once(
-        self, submission: _Submission | None, send: Callable[[str | None], _Stored]
-    ) -> SendReceipt:
-        """Runs `send` at most once per submission id: the id is claimed first (a pending
-        binding), given back if nothing was stored, and names the message once it is."""
-        if submission is None:
-            return send(None).receipt
-        claimed = self._claim(submission)
-        if isinstance(claimed, SendReceipt):
-            return claimed
-        try:
-            stored = send(submission.submission_id)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                self._conversations.release_binding(claimed)
-            raise
-        # Best effort: if this is lost, a retry recovers the message from the conversation.
-        with contextlib.suppress(ClientError):
-            self._conversations.complete_binding(
-                claimed, stored.receipt.message_id, stored.created_at
-            )
-        return stored.receipt
-
-    def _claim(self, submission: _Submission) -> SubmissionBinding | SendReceipt:
-        """Claims the submission id for this send, or answers as the send that holds it
-        did: its receipt (replayed), a conflict on other content, or — while it is still
-        running — waits a little for it."""
-        give_up = time.monotonic() + _CLAIM_WAIT_S
-        while True:
-            now = self._now_ms()
-            mine = SubmissionBinding(
-                content_hash=submission.digest,
-                inbox_id=submission.inbox.inbox_id,
-                conversation_id=submission.inbox.conversation_id,
-                message_id=None,
-                created_at=None,
-                claim=uuid.uuid4().hex,
-                claimed_at=now,
-                sender=submission.sender,
-                submission_id=submission.submission_id,
-                account_id=submission.account_id,
-            )
-            held, existing = self._conversations.claim_binding(mine)
-            if held:
-                return mine
-            while existing is not None:
-                if existing.content_hash != submission.digest:
-                    raise Conflict(
-                        "submission_id was already used for a different message; use a new "
-                        "submission_id for new content.",
-                        field="submission_id",
-                    )
-                if existing.done:
-                    return self._replay(existing)
-                if now - existing.claimed_at >= _STALE_CLAIM_MS:
-                    if self._conversations.take_over(existing, mine):
-                        return self._recover(existing, mine) or mine
-                elif time.monotonic() >= give_up:
-                    raise Conflict(
-                        "A send with this submission_id is still in progress; retry in a few "
-                        "seconds with the same submission_id.",
-                        field="submission_id",
-                    )
-                else:
-                    time.sleep(_CLAIM_POLL_S)
-                now = self._now_ms()
-                existing = self._conversations.get_binding(
-                    submission.account_id, submission.sender, submission.submission_id, now
-                )
-            if time.monotonic() >= give_up:
-                raise Conflict(
-                    "This submission_id is being retried concurrently; retry in a few seconds.",
-                    field="submission_id",
-                )
-            # Given back meanwhile (its send stored nothing): claim it again.
-
-    def _recover(self, stale: SubmissionBinding, mine: SubmissionBinding) -> SendReceipt | None:
-        """A send that stopped after storing its message but before naming it on the
-        binding: find that message, so taking over never stores the content twice."""
-        conversation = parse_inbox_id(stale.inbox_id).conversation
-        found = self._conversations.find_submission(
-            conversation, stale.sender, stale.submission_id, stale.claimed_at - _CLOCK_SKEW_MS
-        )
-        if found is None:
-            return None
-        message_id = MessageRef(conversation, found.side, found.seq).message_id
-        self._conversations.complete_binding(mine, message_id, found.created_at)
-        return self._replay(replace(mine, message_id=message_id, created_at=found.created_at))
-
-    def _replay(self, binding: SubmissionBinding) -> SendReceipt:
-        assert binding.message_id is not None
-        return SendReceipt(
-            inbox_id=binding.inbox_id,
-            conversation_id=binding.conversation_id,
-            message_id=binding.message_id,
-            receipt="stored",
-            created_at=iso(binding.created_at) or "",
-            replayed=True,
-        )
 
     # ---------------------------------------------------------------- the platform's side
     # What the platform does for a Crew (it holds no connection): no principal is checked
@@ -649,15 +518,15 @@ class MessagingService:
         party = head.conversation.parties[inbox.side]
         submission = None
         if submission_id is not None:
-            digest = _content_hash(inbox.inbox_id, party.address, body)
-            submission = _Submission(
+            digest = content_hash(inbox.inbox_id, party.address, body)
+            submission = Submission(
                 head.conversation.account_id, party.address, submission_id, digest, inbox
             )
 
-        def append(stored_submission_id: str | None) -> _Stored:
+        def append(stored_submission_id: str | None) -> Stored:
             return self._append(inbox, party, body, head, stored_submission_id, reopen)
 
-        return self._once(submission, append)
+        return self._submissions.once(submission, append)
 
     def first_contact_as_system(
         self,
