@@ -157,8 +157,9 @@ def main() -> int:
             "throughput_ratio_vs_boto3": "send+read via handlers / put_item+query",
             "throughput_ratio_vs_boto3_same_requests": "/ the handlers' own requests via boto3",
             "local_sends_per_s_at_100000": f"{scale.ITERATIONS} sends via the handlers",
-            "local_restart_s_at_100000": "`agentworks dev` start to serving, 100k stored",
-            "local_start_s_empty": "the same on an empty data folder",
+            "local_http_sends_per_s_at_100000": "over HTTP, one keep-alive client, 100k stored",
+            "local_start_serving_s_at_100000": "`agentworks dev` start to serving, 100k stored",
+            "local_start_first_read_s_at_100000": "to a first send and mailbox read answered",
             "local_snapshot_seconds_at_100000": "the clean stop's fold (writes wait meanwhile)",
             "local_crash_replay_s_2000_writes": "restore: 100k snapshot + 2,000 journaled",
         }

@@ -23,8 +23,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 from agentworks_cli.localstack.snapshot import Snapshot, load_items
 from bench.request_costs import BODY, SEND_SPACING_S
@@ -36,6 +38,7 @@ SIZES = (0, 10_000, 100_000)
 ITERATIONS = 200
 PER_CONVERSATION = 10
 CRASH_WRITES = 2_000
+HTTP_INBOXES = 8  # ITERATIONS / HTTP_INBOXES stays under the M11 rate limit
 START_TIMEOUT_S = 120.0
 
 
@@ -185,14 +188,77 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _dev_start_seconds(folder: Path | None, workdir: Path) -> float:
-    """Seconds from `agentworks dev` starting to serving requests (ready file written)."""
+class _Client:
+    """One keep-alive HTTP connection to a running `agentworks dev`, as an agent holds it."""
+
+    def __init__(self, url: str) -> None:
+        split = urlsplit(url)
+        self._connection = HTTPConnection(split.hostname or "127.0.0.1", split.port, timeout=60)
+
+    def call(self, method: str, path: str, token: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        self._connection.request(method, path, body=data, headers=headers)
+        response = self._connection.getresponse()
+        answer = json.loads(response.read() or b"null")
+        if response.status not in (200, 201):
+            raise RuntimeError(f"{method} {path} -> {response.status}: {answer}")
+        return answer
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def _served_rates(client: _Client, admin: str, stored: int) -> dict[str, float]:
+    """Sends and reads over HTTP: ITERATIONS sends spread over HTTP_INBOXES conversations
+    (so the real clock's rate limit never refuses one), then ITERATIONS page reads."""
+    ext = client.call("POST", "/v1/connections", admin, {"name": "bench-ext"})["token"]
+    inboxes, readers = [], []
+    for i in range(HTTP_INBOXES):
+        token = client.call("POST", "/v1/connections", admin, {"name": f"bench-{i}"})["token"]
+        client.call("POST", "/v1/agents", token, {"agent_name": f"bench-{i}"})
+        first = {"message": BODY, "target": f"agent:bench-{i}"}
+        inboxes.append(client.call("POST", "/v1/messages", ext, first)["inbox_id"])
+        readers.append(token)
+    started = time.perf_counter()
+    for n in range(ITERATIONS):
+        body = {"message": BODY, "inbox_id": inboxes[n % HTTP_INBOXES]}
+        client.call("POST", "/v1/messages", ext, body)
+    sends = ITERATIONS / (time.perf_counter() - started)
+    mailbox = client.call("GET", "/v1/messages?agent_name=bench-0", readers[0])
+    inbox = mailbox["messages"][0]["reply_address"]  # bench-0's side of the conversation
+    where = {"inbox_id": inbox, "agent_name": "bench-0", "limit": 10, "after": "0"}
+    page = "/v1/messages?" + urlencode(where)
+    started = time.perf_counter()
+    for _ in range(ITERATIONS):
+        assert len(client.call("GET", page, readers[0])["messages"]) == 10
+    reads = ITERATIONS / (time.perf_counter() - started)
+    return {
+        f"local_http_sends_per_s_at_{stored}": sends,
+        f"local_http_reads_per_s_at_{stored}": reads,
+    }
+
+
+def _first_exchange(client: _Client, admin: str) -> None:
+    """What an agent does first: a name, a message to it, and the read of its mailbox (the
+    first Query of the messages table, which builds its index from the restored items)."""
+    token = client.call("POST", "/v1/connections", admin, {"name": "first"})["token"]
+    client.call("POST", "/v1/agents", token, {"agent_name": "first"})
+    client.call("POST", "/v1/messages", admin, {"message": "hello", "target": "agent:first"})
+    mailbox = client.call("GET", "/v1/messages?agent_name=first", token)
+    assert len(mailbox["messages"]) == 1, mailbox
+
+
+def _served(folder: Path | None, workdir: Path, stored: int) -> dict[str, float]:
+    """A real `agentworks dev` on `folder` (None: ephemeral): seconds to serving (ready file
+    written) and to the first answered read, then its rates over HTTP."""
     ready = workdir / "ready.json"
     ready.unlink(missing_ok=True)
     options = ["--ephemeral"] if folder is None else ["--data-dir", str(folder)]
+    config = workdir / "admin.json"
     command = [
         sys.executable, "-m", "agentworks_cli.main", "dev", "--port", str(_free_port()),
-        "--config", str(workdir / "admin.json"), *options,
+        "--config", str(config), *options,
     ]  # fmt: skip
     env = {**os.environ, "AGENTWORKS_DEV_READY_FILE": str(ready)}
     started = time.perf_counter()
@@ -203,17 +269,28 @@ def _dev_start_seconds(folder: Path | None, workdir: Path) -> float:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    client: _Client | None = None
     try:
         while not ready.exists():
             if process.poll() is not None or time.perf_counter() - started > START_TIMEOUT_S:
                 raise RuntimeError(f"`agentworks dev` did not start ({process.returncode})")
             time.sleep(0.05)
-        seconds = time.perf_counter() - started
-        json.loads(ready.read_text())
+        serving = time.perf_counter() - started
+        client = _Client(json.loads(ready.read_text())["url"])
+        admin = json.loads(config.read_text())["token"]
+        _first_exchange(client, admin)
+        answered = time.perf_counter() - started
+        results = {
+            f"local_start_serving_s_at_{stored}": serving,
+            f"local_start_first_read_s_at_{stored}": answered,
+        }
+        results.update(_served_rates(client, admin, stored))
+        return results
     finally:
+        if client is not None:
+            client.close()
         process.send_signal(2)
         process.wait(60)
-    return seconds
 
 
 def measure_restart(messages: int = SIZES[-1]) -> dict[str, float]:
@@ -222,7 +299,11 @@ def measure_restart(messages: int = SIZES[-1]) -> dict[str, float]:
         root = Path(scratch)
         folder = root / "data"
         results = _fill_data_dir(folder, messages)
-        results["local_restart_s_at_100000"] = _dev_start_seconds(folder, root)
-        results["local_start_s_empty"] = _dev_start_seconds(None, root)
+        results.update(_served(folder, root, messages))
+        results.update(_served(None, root, 0))
         results["local_crash_replay_s_2000_writes"] = _crash_replay_seconds(folder)
+    low, high = 0, messages
+    results[f"local_http_sends_ratio_{high}_vs_{low}"] = (
+        results[f"local_http_sends_per_s_at_{high}"] / results[f"local_http_sends_per_s_at_{low}"]
+    )
     return results

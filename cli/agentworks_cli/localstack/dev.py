@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentworks import limits
-from agentworks_cli.localstack import lambda_seam, unavailable
+from agentworks_cli.localstack import in_process, lambda_seam, unavailable
 from agentworks_cli.localstack.configfile import (
     ConfigError,
     default_config_path,
@@ -331,6 +331,8 @@ class DevStack:
             raise StartError(str(error)) from None
         self.moto.start()
         self.moto_url = self.moto.url
+        # This process's own AWS calls skip the socket (see in_process.py).
+        in_process.install(self.moto.app, self.moto_url)
 
     def _enable_step_functions(self) -> None:
         request = urllib.request.Request(

@@ -212,27 +212,19 @@ class RestoreReport:
 
 def replay(app: Callable[..., Iterable[bytes]], record: dict[str, Any]) -> None:
     """Applies one journaled request to the moto app, as it was first applied."""
-    from werkzeug.test import EnvironBuilder
+    from agentworks_cli.localstack.in_process import call_app, wsgi_environ
 
-    builder = EnvironBuilder(
-        method=record["method"],
-        path=record["path"],
-        query_string=record["query"],
-        headers=record["headers"],
-        data=_record_body(record),
-    )
-    environ = builder.get_environ()
-    status: list[str] = []
-
-    def start_response(line: str, headers: Any, exc_info: Any = None) -> None:
-        status.append(line)
-
-    body = b"".join(app(environ, start_response))
-    if not status or not status[0].startswith("2"):
+    headers = record["headers"]
+    environ = wsgi_environ(
+        record["method"], record["path"], record["query"], headers, _record_body(record),
+        headers.get("Host", "localhost"),
+    )  # fmt: skip
+    code, _, body = call_app(app, environ)
+    if not 200 <= code < 300:
         raise DataDirError(
             f"journaled write {record['seq']} ({record['service']} "
             f"{record['action'] or record['method']}) does not apply again: "
-            f"{status[0] if status else 'no answer'} {body[:300]!r}"
+            f"{code} {body[:300]!r}"
         )
 
 

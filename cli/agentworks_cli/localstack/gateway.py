@@ -340,6 +340,9 @@ class _TooLarge(Exception):
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive for MCP clients; every response has a length
     timeout = 120  # idle keep-alive connections give their thread back
+    # Headers and body go out in two writes; with Nagle on, the body waits for the ACK of
+    # the headers, which a keep-alive client delays by 40 ms: 15 requests/s at best.
+    disable_nagle_algorithm = True
     server: GatewayServer
 
     def log_message(self, format: str, *args: Any) -> None:
