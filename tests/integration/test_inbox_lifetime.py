@@ -10,7 +10,7 @@ from agentworks import limits
 from agentworks.dynamo import to_item
 from agentworks.ids import new_ulid
 from agentworks.messaging import keys
-from agentworks.messaging.conversation_store import conversation_to_item
+from agentworks.messaging.conversation_items import conversation_to_item
 from agentworks.messaging.lifecycle_store import live_attributes
 from agentworks.messaging.models import Conversation, Party
 from tests.support.handlers import LambdaContext, load_handler

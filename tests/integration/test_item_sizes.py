@@ -29,7 +29,7 @@ from agentworks.errors import InvalidInput
 from agentworks.identity.connection_store import ConnectionStore, grant_consent_item
 from agentworks.identity.models import Connection, Consent
 from agentworks.messaging.agent_store import registration_to_item
-from agentworks.messaging.conversation_store import conversation_to_item, message_to_item
+from agentworks.messaging.conversation_items import conversation_to_item, message_to_item
 from agentworks.messaging.models import (
     Conversation,
     Party,

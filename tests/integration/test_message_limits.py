@@ -77,7 +77,8 @@ def _seed_history(stack: Any, inbox_id: str, count: int) -> None:
     chain, as `count` sends spread over many hours would leave them (each carries the
     chain's state: seq, per-side counts, the rate window of the last accepted send)."""
     from agentworks.ids import parse_inbox_id
-    from agentworks.messaging.conversation_store import ConversationStore, message_to_item
+    from agentworks.messaging.conversation_items import message_to_item
+    from agentworks.messaging.conversation_store import ConversationStore
     from agentworks.messaging.models import StoredMessage
 
     ref = parse_inbox_id(inbox_id)

@@ -12,7 +12,6 @@ mailbox entry, counters).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
@@ -27,14 +26,22 @@ from agentworks.dynamo import (
 )
 from agentworks.ids import Side
 from agentworks.messaging import keys
-from agentworks.messaging.cursors import InboxPosition
+from agentworks.messaging.conversation_items import (
+    conversation_from_item,
+    conversation_to_item,
+    conversation_ttl,
+    crew_key,
+    message_from_item,
+    message_to_item,
+    ttl_after,
+)
 from agentworks.messaging.lifecycle_store import admission_items, idle_key, live_attributes
+from agentworks.messaging.message_pages import MessagePages
 from agentworks.messaging.models import (
     PENDING_RECEIPT,
     Conversation,
     Head,
     MailboxEntry,
-    Party,
     Registration,
     StoredMessage,
 )
@@ -43,8 +50,6 @@ from agentworks.messaging.submission_store import SubmissionBindings, live_item
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-# A page read examines at most this many items per Query (DynamoDB also stops at 1 MB).
-_MAX_EXAMINED = 1_000
 # Sparse index of the conversations whose target is a Crew (M8 state), newest first.
 BY_CREW = "ByCrew"
 
@@ -71,89 +76,6 @@ class ConversationExists(Exception):
     committed): retrying cannot help."""
 
 
-def _ttl(ms: int, seconds: int) -> int:
-    return ms // 1000 + seconds
-
-
-def _party_to_map(party: Party) -> dict[str, Any]:
-    return {"kind": party.kind, "agent_id": party.agent_id, "agent_name": party.agent_name}
-
-
-def _party_from_map(data: dict[str, Any]) -> Party:
-    return Party(
-        kind=data["kind"], agent_id=data.get("agent_id"), agent_name=data.get("agent_name")
-    )
-
-
-def conversation_ttl(last_activity_ms: int) -> int:
-    """META outlives the idle period by the expired-lookup period (M11)."""
-    return _ttl(last_activity_ms, limits.INBOX_IDLE_SECONDS + limits.EXPIRED_LOOKUP_SECONDS)
-
-
-def crew_key(account_id: str, crew_id: str) -> str:
-    """The ByCrew partition of one Crew's conversations."""
-    return f"{account_id}#{crew_id}"
-
-
-def conversation_to_item(conv: Conversation) -> dict[str, Any]:
-    return {
-        **keys.conversation(conv.conversation),
-        "account_id": conv.account_id,
-        "party_a": _party_to_map(conv.parties["a"]),
-        "party_b": _party_to_map(conv.parties["b"]),
-        "created_at": conv.created_at,
-        "last_activity": conv.last_activity,
-        "activity_hour": conv.activity_hour,
-        "evicted_at": conv.evicted_at,
-        keys.TTL_ATTRIBUTE: conversation_ttl(conv.last_activity),
-    }
-
-
-def conversation_from_item(data: dict[str, Any]) -> Conversation:
-    return Conversation(
-        conversation=data["pk"].removeprefix("CONV#"),
-        account_id=data["account_id"],
-        parties={"a": _party_from_map(data["party_a"]), "b": _party_from_map(data["party_b"])},
-        created_at=int(data["created_at"]),
-        last_activity=int(data["last_activity"]),
-        activity_hour=int(data.get("activity_hour", 0)),
-        evicted_at=data.get("evicted_at"),
-    )
-
-
-def message_to_item(msg: StoredMessage) -> dict[str, Any]:
-    return {
-        **keys.message(msg.conversation, msg.seq),
-        "to_side": msg.side,
-        "sender": msg.sender,
-        "body": msg.body,
-        "created_at": msg.created_at,
-        "receipt": msg.receipt,
-        "rate": msg.window,
-        "n_a": msg.counts["a"],
-        "n_b": msg.counts["b"],
-        "submission_id": msg.submission_id,
-        keys.TTL_ATTRIBUTE: _ttl(msg.created_at, limits.MESSAGE_RETENTION_SECONDS),
-    }
-
-
-def message_from_item(data: dict[str, Any]) -> StoredMessage:
-    ttl = data.get(keys.TTL_ATTRIBUTE)
-    return StoredMessage(
-        conversation=data["pk"].removeprefix("CONV#"),
-        side=cast(Side, data["to_side"]),
-        seq=keys.message_seq(data["sk"]),
-        sender=data.get("sender", ""),
-        body=data.get("body", ""),
-        created_at=int(data["created_at"]),
-        receipt=data.get("receipt", "stored"),
-        window=[int(t) for t in data.get("rate", [])],
-        counts={"a": int(data.get("n_a", 0)), "b": int(data.get("n_b", 0))},
-        submission_id=data.get("submission_id"),
-        expires_ttl=int(ttl) if ttl is not None else None,
-    )
-
-
 def _first_contact_refusal(cancelled: TransactionCancelled) -> Exception:
     """What a first contact's failed condition means (conflicts and throttling were
     retried by `transact_write` and never get here)."""
@@ -168,28 +90,9 @@ def _first_contact_refusal(cancelled: TransactionCancelled) -> Exception:
     return cancelled
 
 
-@dataclass(frozen=True)
-class PageResult:
-    messages: list[StoredMessage]
-    position: InboxPosition  # where the next read of this inbox starts
-
-
-def _examine_budget(total_after: int, mine_after: int | None, wanted: int) -> int:
-    """How many items one Query should examine to find `wanted` messages of this side
-    among `total_after` newer ones of which `mine_after` are this side's: all of them when
-    that is needed anyway, else the expected stretch (messages interleave) plus a margin."""
-    if mine_after is None:
-        budget = 2 * wanted
-    elif mine_after <= wanted:
-        budget = total_after
-    else:
-        budget = -(-total_after * wanted // mine_after) + 2
-    return max(1, min(budget, _MAX_EXAMINED))
-
-
-class ConversationStore(SubmissionBindings):
-    """Conversations, their message chain and mailboxes; submission bindings (M2) come
-    from `SubmissionBindings`."""
+class ConversationStore(MessagePages, SubmissionBindings):
+    """Conversations, their message chain and mailboxes; the page reads come from
+    `MessagePages`, submission bindings (M2) from `SubmissionBindings`."""
 
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self._db = client
@@ -228,106 +131,6 @@ class ConversationStore(SubmissionBindings):
         )
         data = live_item(from_item(response.get("Item")), now_ms)
         return conversation_from_item(data) if data else None
-
-    def inbox_page(
-        self,
-        conversation: str,
-        side: Side,
-        after: InboxPosition,
-        page_size: int,
-        head: Head,
-        now_ms: int,
-    ) -> PageResult:
-        """Up to `page_size` messages delivered to `side` after `after`, oldest first.
-
-        The newest message's per-side count says how many are waiting, so an inbox with
-        nothing new costs no Query at all, and the Query examines about as many items as
-        it needs (the other side's messages sit between this side's). It filters on
-        `to_side` and stops below META. The next position is the last item *examined*,
-        so the other side's messages are not examined again."""
-        latest = head.latest
-        if latest is None or latest.seq <= after.seq:
-            return PageResult([], after)
-        mine_after = None if after.count is None else latest.counts[side] - after.count
-        if mine_after is not None and mine_after <= 0:
-            return PageResult([], after)
-        total_after = latest.seq - after.seq
-        found: list[StoredMessage] = []
-        position = after
-        query: dict[str, Any] = {
-            "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
-            "FilterExpression": "to_side = :side",
-            "ExpressionAttributeValues": to_item(
-                {
-                    ":pk": keys.conversation(conversation)["pk"],
-                    ":first": keys.message_sk(after.seq + 1),
-                    ":last": keys.message_sk(keys.LAST_SEQ),
-                    ":side": side,
-                }
-            ),
-            "ConsistentRead": True,
-        }
-        mine_seen = 0  # this side's messages examined, expired ones included
-        while True:
-            waiting = None if mine_after is None else mine_after - mine_seen
-            remaining = max(1, total_after - (position.seq - after.seq))
-            query["Limit"] = _examine_budget(remaining, waiting, page_size - len(found))
-            response = self._db.query(**query)
-            for raw in response.get("Items", []):
-                msg = message_from_item(from_item(raw) or {})
-                mine_seen += 1
-                # Expired-but-present messages are passed over, never shown.
-                if msg.is_live(now_ms):
-                    found.append(msg)
-                position = InboxPosition(msg.seq, msg.counts[side])
-            last_key = response.get("LastEvaluatedKey")
-            if not last_key:
-                # Examined to the end: everything up to the newest message of the head.
-                if position.seq < latest.seq:
-                    position = InboxPosition(latest.seq, latest.counts[side])
-                break
-            # Only the other side's messages lie between the last one kept and this key.
-            examined = keys.message_seq((from_item(last_key) or {})["sk"])
-            position = InboxPosition(max(position.seq, examined), position.count)
-            if (
-                len(found) >= page_size
-                or position.seq >= latest.seq
-                or (mine_after is not None and mine_seen >= mine_after)
-            ):
-                break  # a full page, or all the head announced for this side
-            query["ExclusiveStartKey"] = last_key
-        if len(found) > page_size:
-            found = found[:page_size]
-            position = InboxPosition(found[-1].seq, found[-1].counts[side])
-        return PageResult(found, position)
-
-    def sent_records(self, conversation: str, peer: Side, limit: int) -> list[StoredMessage]:
-        """The newest messages delivered to `peer` — what the other side sent — no bodies."""
-        query: dict[str, Any] = {
-            "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-            "FilterExpression": "to_side = :side",
-            "ExpressionAttributeValues": to_item(
-                {
-                    ":pk": keys.conversation(conversation)["pk"],
-                    ":prefix": keys.MESSAGE_PREFIX,
-                    ":side": peer,
-                }
-            ),
-            "ProjectionExpression": "pk, sk, to_side, created_at, receipt, sender, n_a, n_b",
-            "ScanIndexForward": False,
-            "Limit": 2 * limit,
-            "ConsistentRead": True,
-        }
-        records: list[StoredMessage] = []
-        while len(records) < limit:
-            response = self._db.query(**query)
-            records += [message_from_item(from_item(i) or {}) for i in response["Items"]]
-            if "LastEvaluatedKey" not in response:
-                break
-            query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-        return records[:limit]
 
     def oldest_live(self, conversation: str, now_ms: int) -> StoredMessage | None:
         """The oldest message still retained (evictions and TTL remove from the front)."""
@@ -382,40 +185,6 @@ class ConversationStore(SubmissionBindings):
             if "LastEvaluatedKey" not in response:
                 return None
             query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-
-    def mailbox_page(
-        self, agent_id: str, after_seq: int, limit: int, now_ms: int
-    ) -> list[MailboxEntry]:
-        response = self._db.query(
-            TableName=self._table,
-            KeyConditionExpression="pk = :pk AND sk > :after",
-            ExpressionAttributeValues=to_item(
-                {
-                    ":pk": keys.mailbox(agent_id, 0)["pk"],
-                    ":after": keys.seq_key(after_seq),
-                }
-            ),
-            Limit=limit,
-            ConsistentRead=True,
-        )
-        entries = []
-        for raw in response.get("Items", []):
-            data = live_item(from_item(raw), now_ms)
-            if data is None:
-                continue
-            entries.append(
-                MailboxEntry(
-                    agent_id=agent_id,
-                    seq=int(data["sk"]),
-                    message_id=data["message_id"],
-                    conversation_id=data["conversation_id"],
-                    reply_inbox_id=data["reply_inbox_id"],
-                    sender=data["sender"],
-                    body=data["body"],
-                    created_at=int(data["created_at"]),
-                )
-            )
-        return entries
 
     def get_message(self, conversation: str, seq: int, now_ms: int) -> StoredMessage | None:
         response = self._db.get_item(
@@ -486,7 +255,9 @@ class ConversationStore(SubmissionBindings):
                     "sender": mailbox.sender,
                     "body": mailbox.body,
                     "created_at": mailbox.created_at,
-                    keys.TTL_ATTRIBUTE: _ttl(mailbox.created_at, limits.MESSAGE_RETENTION_SECONDS),
+                    keys.TTL_ATTRIBUTE: ttl_after(
+                        mailbox.created_at, limits.MESSAGE_RETENTION_SECONDS
+                    ),
                 },
                 "attribute_not_exists(pk)",
             ),

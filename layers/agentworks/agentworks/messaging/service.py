@@ -24,10 +24,10 @@ from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.errors import Conflict, InboxFull, InvalidInput, RateLimited, Unavailable
 from agentworks.identity.models import MESSAGES_SEND, Principal
-from agentworks.ids import InboxRef, MessageRef, Side, new_ulid, parse_inbox_id, parse_message_id
+from agentworks.ids import InboxRef, MessageRef, Side, new_ulid, parse_inbox_id
 from agentworks.messaging import rate_window
 from agentworks.messaging.access import consent_for
-from agentworks.messaging.authority import InboxAuthority, is_expired
+from agentworks.messaging.authority import InboxAuthority
 from agentworks.messaging.conversation_store import (
     CapReached,
     ConversationExists,
@@ -36,14 +36,11 @@ from agentworks.messaging.conversation_store import (
     WriteConflict,
 )
 from agentworks.messaging.crew_gate import CrewDelivery, CrewGate, CrewTarget
+from agentworks.messaging.crew_inbox_views import CrewInboxViews
+from agentworks.messaging.message_values import HOUR_MS, check_body, new_receipt, opening
 from agentworks.messaging.models import (
-    RECEIPT_ORDER,
-    Conversation,
-    DeliveryRecord,
     Head,
-    InboxOverview,
     MailboxEntry,
-    MessageView,
     Party,
     SendMessage,
     SendReceipt,
@@ -51,7 +48,7 @@ from agentworks.messaging.models import (
     iso,
 )
 from agentworks.messaging.names import normalize_agent_name, parse_agent_target, parse_target
-from agentworks.messaging.reading import InboxReads, message_view
+from agentworks.messaging.reading import InboxReads
 from agentworks.messaging.submissions import (
     Stored,
     Submission,
@@ -68,30 +65,6 @@ if TYPE_CHECKING:
 # Optimistic writes retry when another send took the next seq; 60 racing senders settle
 # well within this.
 _MAX_WRITE_ATTEMPTS = 100
-_HOUR_MS = 3_600_000
-
-
-def check_body(body: str) -> str:
-    if not isinstance(body, str):
-        raise InvalidInput("message must be a string.", field="message")
-    length = len(body)  # code points: "characters, not bytes" (M1)
-    if not (limits.MESSAGE_MIN_CHARS <= length <= limits.MESSAGE_MAX_CHARS):
-        raise InvalidInput(
-            f"message must be {limits.MESSAGE_MIN_CHARS}–{limits.MESSAGE_MAX_CHARS:,} "
-            f"characters; it has {length:,}.",
-            field="message",
-        )
-    return body
-
-
-def _new_receipt(mine: InboxRef, delivered: MessageRef, now: int) -> SendReceipt:
-    return SendReceipt(
-        inbox_id=mine.inbox_id,
-        conversation_id=mine.conversation_id,
-        message_id=delivered.message_id,
-        receipt="stored",
-        created_at=iso(now) or "",
-    )
 
 
 def _possibly_stored() -> Conflict:
@@ -101,39 +74,10 @@ def _possibly_stored() -> Conflict:
     )
 
 
-def _opening(
-    ulid: str,
-    account_id: str,
-    sender: Party,
-    target: Party,
-    body: str,
-    now: int,
-    submission_id: str | None,
-) -> tuple[Conversation, StoredMessage]:
-    """A new conversation (side a = the sender, side b = the target) and its first message."""
-    conv = Conversation(
-        conversation=ulid,
-        account_id=account_id,
-        parties={"a": sender, "b": target},
-        created_at=now,
-        last_activity=now,
-        activity_hour=now // _HOUR_MS,
-    )
-    message = StoredMessage(
-        ulid,
-        "b",
-        1,
-        sender.address,
-        body,
-        now,
-        window=[now],
-        counts={"a": 0, "b": 1},
-        submission_id=submission_id,
-    )
-    return conv, message
+class MessagingService(CrewInboxViews):
+    """Sends (M1, M2, M11, M12), and the platform's sends for Crews; the platform's reads
+    and receipts for Crews come from `CrewInboxViews`."""
 
-
-class MessagingService:
     def __init__(
         self,
         conversations: ConversationStore,
@@ -339,7 +283,7 @@ class MessagingService:
                 time.sleep(random.uniform(0, 0.01))
                 head = None
                 continue
-            hour = now // _HOUR_MS
+            hour = now // HOUR_MS
             if hour > conv.activity_hour:
                 # Rare (once an hour): moves the conversation in the idle indexes. Best
                 # effort — the next send of the hour repeats it if this one is lost.
@@ -382,7 +326,7 @@ class MessagingService:
                 if target is None:
                     raise Unavailable()
                 target_ids.append(target.agent_id)
-                conv, message = _opening(
+                conv, message = opening(
                     ulid,
                     account_id,
                     sender,
@@ -411,8 +355,8 @@ class MessagingService:
                     self._lifecycle.make_room(account_id, full.scope)
                     continue
                 except ConversationExists:
-                    return self._committed_opening(mine, delivered)
-                return Stored(_new_receipt(mine, delivered, now), now)
+                    return self._committedopening(mine, delivered)
+                return Stored(new_receipt(mine, delivered, now), now)
             raise Conflict("The name's mailbox is too busy right now; retry.")
 
         receipt = self._submissions.once(submission, create)
@@ -444,7 +388,7 @@ class MessagingService:
         def create(stored_submission_id: str | None) -> Stored:
             for _attempt in range(_MAX_WRITE_ATTEMPTS):
                 now = self._now_ms()
-                conv, message = _opening(
+                conv, message = opening(
                     ulid,
                     account_id,
                     sender,
@@ -459,8 +403,8 @@ class MessagingService:
                     self._lifecycle.make_room(account_id, full.scope)
                     continue
                 except ConversationExists:
-                    return self._committed_opening(mine, delivered)
-                return Stored(_new_receipt(mine, delivered, now), now)
+                    return self._committedopening(mine, delivered)
+                return Stored(new_receipt(mine, delivered, now), now)
             raise Conflict("The conversation could not be created right now; retry.")
 
         receipt = self._submissions.once(submission, create)
@@ -468,13 +412,13 @@ class MessagingService:
         self._deliver_to_crew(principal, crew, crew_inbox, receipt, sender)
         return receipt
 
-    def _committed_opening(self, mine: InboxRef, delivered: MessageRef) -> Stored:
+    def _committedopening(self, mine: InboxRef, delivered: MessageRef) -> Stored:
         """The conversation id is this send's own (planned per request), so an existing one
         means an earlier attempt committed and only its answer was lost: that is the send."""
         first = self._conversations.get_message(mine.conversation, 1, self._now_ms())
         if first is None:
             raise _possibly_stored()
-        return Stored(_new_receipt(mine, delivered, first.created_at), first.created_at)
+        return Stored(new_receipt(mine, delivered, first.created_at), first.created_at)
 
     def authorize_send(
         self,
@@ -541,61 +485,3 @@ class MessagingService:
         return self._first_contact(
             account_id, parse_agent_target(target), sender, check_body(message), submission_id
         )
-
-    def set_receipt_as_system(self, message_id: str, delivery: str) -> str | None:
-        """Moves a message's receipt forward for the receiving Crew (admitted when its run
-        starts, processed when it ends); the receipt now, or None when the message is gone."""
-        ref = parse_message_id(message_id)
-        now = self._now_ms()
-        lower = [s for s, rank in RECEIPT_ORDER.items() if rank < RECEIPT_ORDER[delivery]]
-        if self._conversations.set_receipt(
-            ref.conversation, ref.side, ref.seq, delivery, lower, now
-        ):
-            return delivery
-        return self._conversations.get_receipt(ref.conversation, ref.side, ref.seq, now)
-
-    def message_as_system(self, message_id: str) -> MessageView | None:
-        """One message as its receiving side reads it (with the M12 delivered text)."""
-        ref = parse_message_id(message_id)
-        found = self._conversations.get_message(ref.conversation, ref.seq, self._now_ms())
-        if found is None or found.side != ref.side:
-            return None
-        return message_view(ref.inbox, found)
-
-    def inbox_overview(self, inbox_id: str) -> InboxOverview | None:
-        """An inbox's status and the last delivery records of what it received (no bodies),
-        or None when the conversation is gone."""
-        inbox = parse_inbox_id(inbox_id)
-        now = self._now_ms()
-        head = self._conversations.head(inbox.conversation, now)
-        conv = head.conversation
-        if conv is None:
-            return None
-        records = self._conversations.sent_records(
-            inbox.conversation, inbox.side, limits.STATE_DELIVERY_RECORDS
-        )
-        return InboxOverview(
-            inbox_id=inbox.inbox_id,
-            conversation_id=inbox.conversation_id,
-            peer=conv.parties[inbox.peer.side].address,
-            status="expired" if is_expired(head, now) else "active",
-            created_at=iso(conv.created_at) or "",
-            last_activity_at=iso(head.last_activity) or "",
-            received=[
-                DeliveryRecord(
-                    message_id=MessageRef(inbox.conversation, r.side, r.seq).message_id,
-                    created_at=iso(r.created_at) or "",
-                    receipt=r.receipt,  # type: ignore[arg-type]
-                )
-                for r in records
-            ],
-        )
-
-    def crew_inboxes(
-        self, account_id: str, crew_id: str, after: str | None, limit: int
-    ) -> tuple[list[str], bool]:
-        """The Crew's side (inbox ids) of its conversations, newest first, after the inbox
-        `after`; and whether more follow."""
-        before = parse_inbox_id(after).conversation if after else None
-        found, more = self._conversations.crew_conversations(account_id, crew_id, before, limit)
-        return [InboxRef(c, "b").inbox_id for c in found], more

@@ -1,0 +1,94 @@
+"""The item shapes of a conversation (META) and of its messages (`M#<seq>`), both ways."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from agentworks import limits
+from agentworks.ids import Side
+from agentworks.messaging import keys
+from agentworks.messaging.models import Conversation, Party, StoredMessage
+
+
+def ttl_after(ms: int, seconds: int) -> int:
+    """The TTL attribute's value (epoch seconds) `seconds` after `ms`."""
+    return ms // 1000 + seconds
+
+
+def _party_to_map(party: Party) -> dict[str, Any]:
+    return {"kind": party.kind, "agent_id": party.agent_id, "agent_name": party.agent_name}
+
+
+def _party_from_map(data: dict[str, Any]) -> Party:
+    return Party(
+        kind=data["kind"], agent_id=data.get("agent_id"), agent_name=data.get("agent_name")
+    )
+
+
+def conversation_ttl(last_activity_ms: int) -> int:
+    """META outlives the idle period by the expired-lookup period (M11)."""
+    return ttl_after(last_activity_ms, limits.INBOX_IDLE_SECONDS + limits.EXPIRED_LOOKUP_SECONDS)
+
+
+def crew_key(account_id: str, crew_id: str) -> str:
+    """The ByCrew partition of one Crew's conversations."""
+    return f"{account_id}#{crew_id}"
+
+
+def conversation_to_item(conv: Conversation) -> dict[str, Any]:
+    return {
+        **keys.conversation(conv.conversation),
+        "account_id": conv.account_id,
+        "party_a": _party_to_map(conv.parties["a"]),
+        "party_b": _party_to_map(conv.parties["b"]),
+        "created_at": conv.created_at,
+        "last_activity": conv.last_activity,
+        "activity_hour": conv.activity_hour,
+        "evicted_at": conv.evicted_at,
+        keys.TTL_ATTRIBUTE: conversation_ttl(conv.last_activity),
+    }
+
+
+def conversation_from_item(data: dict[str, Any]) -> Conversation:
+    return Conversation(
+        conversation=data["pk"].removeprefix("CONV#"),
+        account_id=data["account_id"],
+        parties={"a": _party_from_map(data["party_a"]), "b": _party_from_map(data["party_b"])},
+        created_at=int(data["created_at"]),
+        last_activity=int(data["last_activity"]),
+        activity_hour=int(data.get("activity_hour", 0)),
+        evicted_at=data.get("evicted_at"),
+    )
+
+
+def message_to_item(msg: StoredMessage) -> dict[str, Any]:
+    return {
+        **keys.message(msg.conversation, msg.seq),
+        "to_side": msg.side,
+        "sender": msg.sender,
+        "body": msg.body,
+        "created_at": msg.created_at,
+        "receipt": msg.receipt,
+        "rate": msg.window,
+        "n_a": msg.counts["a"],
+        "n_b": msg.counts["b"],
+        "submission_id": msg.submission_id,
+        keys.TTL_ATTRIBUTE: ttl_after(msg.created_at, limits.MESSAGE_RETENTION_SECONDS),
+    }
+
+
+def message_from_item(data: dict[str, Any]) -> StoredMessage:
+    ttl = data.get(keys.TTL_ATTRIBUTE)
+    return StoredMessage(
+        conversation=data["pk"].removeprefix("CONV#"),
+        side=cast(Side, data["to_side"]),
+        seq=keys.message_seq(data["sk"]),
+        sender=data.get("sender", ""),
+        body=data.get("body", ""),
+        created_at=int(data["created_at"]),
+        receipt=data.get("receipt", "stored"),
+        window=[int(t) for t in data.get("rate", [])],
+        counts={"a": int(data.get("n_a", 0)), "b": int(data.get("n_b", 0))},
+        submission_id=data.get("submission_id"),
+        expires_ttl=int(ttl) if ttl is not None else None,
+    )
