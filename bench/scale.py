@@ -249,12 +249,12 @@ def _first_exchange(client: _Client, admin: str) -> None:
     assert len(mailbox["messages"]) == 1, mailbox
 
 
-def _served(folder: Path | None, workdir: Path, stored: int) -> dict[str, float]:
-    """A real `agentworks dev` on `folder` (None: ephemeral): seconds to serving (ready file
+def _served(folder: Path, workdir: Path, stored: int) -> dict[str, float]:
+    """A real `agentworks dev` on the data folder `folder`: seconds to serving (ready file
     written) and to the first answered read, then its rates over HTTP."""
     ready = workdir / "ready.json"
     ready.unlink(missing_ok=True)
-    options = ["--ephemeral"] if folder is None else ["--data-dir", str(folder)]
+    options = ["--data-dir", str(folder)]
     config = workdir / "admin.json"
     command = [
         sys.executable, "-m", "agentworks_cli.main", "dev", "--port", str(_free_port()),
@@ -300,7 +300,7 @@ def measure_restart(messages: int = SIZES[-1]) -> dict[str, float]:
         folder = root / "data"
         results = _fill_data_dir(folder, messages)
         results.update(_served(folder, root, messages))
-        results.update(_served(None, root, 0))
+        results.update(_served(root / "empty", root, 0))  # journaled too: the same costs
         results["local_crash_replay_s_2000_writes"] = _crash_replay_seconds(folder)
     low, high = 0, messages
     results[f"local_http_sends_ratio_{high}_vs_{low}"] = (
