@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
+from http.client import HTTPException
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +89,10 @@ class SendStream:
                 status, sent, _ = api(
                     self.stack, "POST", "/v1/messages", self.token, {**body, "message": str(n)}
                 )
-            except OSError:
-                return  # the stack died under this request: it was never acknowledged
+            except (OSError, HTTPException):
+                # The stack died under this request (before answering, or with the answer cut
+                # off after its headers): the client never got a receipt to count.
+                return
             assert status == 201, sent
             with self._lock:
                 self.acked.append(sent["message_id"])
