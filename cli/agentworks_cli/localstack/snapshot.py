@@ -209,4 +209,3 @@ def index_tables(snapshot: Snapshot) -> None:
     backends = _dynamodb_backends()
     for account_id, region, name in snapshot.tables:
         index_of(backends[account_id][region].tables[name])
-
