@@ -4,7 +4,9 @@ journaled, and requests for anything else left to botocore."""
 
 from __future__ import annotations
 
+import contextlib
 import io
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -146,3 +148,84 @@ def test_headers_become_the_environ_werkzeug_builds() -> None:
     assert environ["moto.preserved_header_names"] == {"HTTP_X_AMZ_META_A_B": "X-Amz-Meta-A_b"}
     assert (environ["SERVER_NAME"], environ["SERVER_PORT"]) == ("h", "1")
     assert environ["wsgi.input"].read() == b"abc"
+
+
+def _answers_of(app: Any) -> list[tuple[int, str, bytes]]:
+    """(status, content type, body) of a run of DynamoDB requests, errors included."""
+    session = _session(app)
+    dynamodb = session.client("dynamodb", endpoint_url=UNSERVED, config=NO_RETRIES)
+    _table(dynamodb)  # its answer carries the creation time: not compared
+    answers: list[tuple[int, str, bytes]] = []
+
+    def keep(http_response: Any, **_: Any) -> None:
+        body, headers = http_response.content, http_response.headers
+        answers.append((http_response.status_code, headers["Content-Type"], body))
+        assert int(headers["x-amz-crc32"]) == zlib.crc32(body)
+
+    dynamodb.meta.events.register("after-call.dynamodb", keep)
+    key = {"pk": {"S": "a"}}
+    by_key = {"KeyConditionExpression": "pk = :a", "ExpressionAttributeValues": {":a": key["pk"]}}
+    bad_key = {**by_key, "KeyConditionExpression": "nope = :a"}
+    requests: list[tuple[str, dict[str, Any]]] = [
+        ("put_item", {"Item": {**key, "n": {"N": "1"}, "b": {"B": b"\x00\xff"}}}),
+        ("put_item", {"Item": key, "ConditionExpression": "attribute_not_exists(pk)"}),
+        ("get_item", {"Key": key}),
+        ("update_item", {
+            "Key": key, "UpdateExpression": "ADD n :one",
+            "ExpressionAttributeValues": {":one": {"N": "1"}}, "ReturnValues": "ALL_NEW",
+        }),
+        ("query", by_key),
+        ("query", bad_key),
+        ("delete_item", {"Key": key, "ReturnValues": "ALL_OLD"}),
+        ("get_item", {"Key": {"wrong": {"S": "a"}}}),
+    ]  # fmt: skip
+    for operation, params in requests:
+        with contextlib.suppress(ClientError):
+            getattr(dynamodb, operation)(TableName=TABLE, **params)
+    check = {"TableName": TABLE, "Key": key, "ConditionExpression": "attribute_exists(pk)"}
+    with contextlib.suppress(ClientError):
+        dynamodb.transact_write_items(TransactItems=[{"ConditionCheck": check}])
+    with contextlib.suppress(ClientError):
+        dynamodb.get_item(TableName="no-such-table", Key=key)
+    return answers
+
+
+def test_dynamodb_direct_answers_byte_for_byte_as_moto_server_app() -> None:
+    """The Flask-less path (DynamoDBDirect) gives the same status, content type and body
+    as moto's server app for successes and each kind of error, with a matching CRC32."""
+    from agentworks_cli.localstack.in_process import DynamoDBDirect
+
+    through_flask = _answers_of(AwsServer().moto_app)
+    _forget_everything()
+    direct = _answers_of(DynamoDBDirect(AwsServer().moto_app))
+    assert direct == through_flask
+    assert len(direct) >= 8 and {status for status, _, _ in direct} >= {200, 400}
+
+
+def test_dynamodb_direct_fails_as_moto_server_app_on_requests_moto_cannot_take() -> None:
+    """An unknown action or a body without the table name makes moto raise; both paths
+    answer the same 500 (and a table that does not exist the same 400)."""
+    from agentworks_cli.localstack.in_process import DynamoDBDirect
+
+    auth = (
+        "AWS4-HMAC-SHA256 Credential=k/20261201/us-east-1/dynamodb/aws4_request, "
+        "SignedHeaders=host, Signature=0"
+    )
+    cases = [
+        ("NoSuchAction", b"{}"),
+        ("GetItem", b"{}"),
+        ("GetItem", b'{"TableName": "absent", "Key": {"pk": {"S": "a"}}}'),
+    ]
+    for action, body in cases:
+        headers = {
+            "X-Amz-Target": f"DynamoDB_20120810.{action}",
+            "Content-Type": "application/x-amz-json-1.0",
+            "Authorization": auth,
+        }
+        answers = [
+            call_app(app, wsgi_environ("POST", "/", "", headers, body, "127.0.0.1:9"))
+            for app in (AwsServer().moto_app, DynamoDBDirect(AwsServer().moto_app))
+        ]
+        (flask_status, _, flask_body), (direct_status, _, direct_body) = answers
+        assert (direct_status, direct_body) == (flask_status, flask_body)
+        assert direct_status == (400 if b"absent" in body else 500)

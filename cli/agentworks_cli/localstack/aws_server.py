@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 from agentworks_cli.localstack.durable_state import DurableState, JournalingApp, RestoreReport
+from agentworks_cli.localstack.in_process import DynamoDBDirect
 
 
 class AwsServer:
@@ -24,13 +25,17 @@ class AwsServer:
         self.moto_app = DomainDispatcherApplication(create_backend_app)
         self.state = state
         self.app: Any = JournalingApp(self.moto_app, state) if state else self.moto_app
+        # What this process's own calls reach in process (in_process.py): the same state
+        # and journal, DynamoDB without moto's Flask layer.
+        direct = DynamoDBDirect(self.moto_app)
+        self.local_app: Any = JournalingApp(direct, state) if state else direct
         self.host = host
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
     def restore(self) -> RestoreReport:
         """Puts the saved state back (before serving: nothing can see it half restored)."""
-        return self.state.restore(self.moto_app) if self.state else RestoreReport()
+        return self.state.restore(DynamoDBDirect(self.moto_app)) if self.state else RestoreReport()
 
     def start(self) -> None:
         from moto.moto_server.werkzeug_app import MotoRequestHandler

@@ -332,7 +332,7 @@ class DevStack:
         self.moto.start()
         self.moto_url = self.moto.url
         # This process's own AWS calls skip the socket (see in_process.py).
-        in_process.install(self.moto.app, self.moto_url)
+        in_process.install(self.moto.local_app, self.moto_url)
 
     def _enable_step_functions(self) -> None:
         request = urllib.request.Request(

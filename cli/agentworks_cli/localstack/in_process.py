@@ -15,12 +15,14 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
 WsgiApp = Callable[..., Iterable[bytes]]
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost"})
+_DYNAMODB_TARGET = "DynamoDB_20120810."
 _UNIQUE_ID = "agentworks-in-process-aws"
 
 
@@ -86,6 +88,42 @@ def call_app(app: WsgiApp, environ: dict[str, Any]) -> tuple[int, list[tuple[str
         message = f"internal error in the local AWS endpoint: {type(error).__name__}: {error}"
         return 500, [("Content-Type", "text/plain")], message.encode()
     return int(str(answer["status"]).split(" ", 1)[0]), answer["headers"], body
+
+
+class DynamoDBDirect:
+    """WSGI: DynamoDB's JSON API goes straight to moto's DynamoDB handler, as moto's in-memory
+    mode calls it; everything else to moto's server app. Flask's routing, request and
+    response objects were a quarter of a local DynamoDB call (2.1 ms a GetItem, 1.6 without)
+    and add nothing to a JSON API with one URL."""
+
+    def __init__(self, app: WsgiApp) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if not str(environ.get("HTTP_X_AMZ_TARGET", "")).startswith(_DYNAMODB_TARGET):
+            return self.app(environ, start_response)
+        from moto.core.request import Request
+        from moto.dynamodb.responses import DynamoHandler
+        from moto.moto_api import recorder
+
+        request = Request(environ)
+        recorder._record_request(request)
+        # moto answers DynamoDB's errors as (status, headers, body) too; anything it raises
+        # reaches call_app's 500, as it reaches the server's through Flask.
+        status, headers, body = DynamoHandler.dispatch(
+            request, request.raw_url, dict(request.headers)
+        )
+        data = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+        pairs = headers.items() if isinstance(headers, Mapping) else headers
+        start_response(f"{status} {_reason(status)}", [(str(k), str(v)) for k, v in pairs])
+        return [data]
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"
 
 
 class InProcessTransport:
