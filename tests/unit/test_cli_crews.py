@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from agentworks_cli.client import CONFIG_ENV
-from agentworks_cli.commands import functions as functions_cli
+from agentworks_cli.commands import call_waiting
 from agentworks_cli.main import main
 
 TOKEN = "aw1.acc1.con_admin.secret"
@@ -178,9 +178,9 @@ def config(tmp_path: Path, server: ScriptedServer, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv(CONFIG_ENV, str(path))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     # Polls of --wait without waiting; no terminal unless a test says so.
-    monkeypatch.setattr(functions_cli, "POLL_SECONDS", 0.0)
-    monkeypatch.setattr(functions_cli, "stderr_is_terminal", lambda: False)
-    monkeypatch.setattr(functions_cli, "stdin_is_terminal", lambda: False)
+    monkeypatch.setattr(call_waiting, "POLL_SECONDS", 0.0)
+    monkeypatch.setattr(call_waiting, "stderr_is_terminal", lambda: False)
+    monkeypatch.setattr(call_waiting, "stdin_is_terminal", lambda: False)
     return path
 
 
@@ -424,7 +424,7 @@ def test_f2_call_wait_polls_to_succeeded(server, capsys):
 
 
 def test_wait_reports_progress_on_a_terminal(server, capsys, monkeypatch):
-    monkeypatch.setattr(functions_cli, "stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(call_waiting, "stderr_is_terminal", lambda: True)
     server.on(
         "GET",
         "/v1/calls/call_1",
@@ -483,8 +483,8 @@ def test_f7_wait_prints_the_question_and_the_reply_command(server, capsys):
 
 
 def test_f7_wait_on_a_terminal_prompts_for_the_answer(server, capsys, monkeypatch):
-    monkeypatch.setattr(functions_cli, "stderr_is_terminal", lambda: True)
-    monkeypatch.setattr(functions_cli, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(call_waiting, "stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(call_waiting, "stdin_is_terminal", lambda: True)
     monkeypatch.setattr("sys.stdin", io.StringIO("ship it\n"))
     asking = status("input_required", function="confirm", pending_inputs=[QUESTION])
     server.on("GET", "/v1/calls/call_1", asking, status("succeeded", result={"confirmed": "ok"}))
@@ -602,7 +602,7 @@ def test_ctrl_c_while_waiting_says_the_call_goes_on(server, capsys, monkeypatch)
     def interrupted(_seconds: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(functions_cli.time, "sleep", interrupted)
+    monkeypatch.setattr(call_waiting.time, "sleep", interrupted)
     code, _, err = run(capsys, "functions", "status", "--call-id", "call_1", "--wait")
     assert code == 130
     line = one_error_line(err)
