@@ -136,3 +136,37 @@ def test_f5_an_admitted_call_whose_execution_never_started_gives_its_slot_back(a
     done = api("GET", f"/v1/calls/{call_id}", caller).body
     assert done["state"] == "interrupted" and "never started" in done["errors"][-1]
     assert _running(api, caller) == 0
+
+
+def test_m7_a_message_run_the_tick_reconciles_moves_its_receipt_to_processed(
+    api, stack, agents, monkeypatch
+):
+    """A Crew's run on a message whose execution ended unrecorded: the tick records it
+    interrupted and, as a run that ends itself does, moves the message's receipt from
+    admitted to processed, so the sender does not wait for ever."""
+    from tests.integration.test_crew_messages import crew, record_of, send, wait_for_state
+
+    crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+
+    def broken(*_args: Any, **_kwargs: Any) -> None:
+        raise RuntimeError("the outcome store is down")
+
+    monkeypatch.setattr(StepRunner, "finish", broken)
+    monkeypatch.setattr(StepRunner, "interrupt", broken)
+    sent = send(api, caller, "What does clause 7 say?").body
+    state = wait_for_state(api, stack, lambda s: record_of(s, sent["message_id"]).get("run_id"))
+    run_id = record_of(state, sent["message_id"])["run_id"]
+    assert _wait_ended(stack, run_id, timeout=90)["status"] == "FAILED"
+
+    def receipts() -> list[str]:
+        mine = api("GET", f"/v1/inboxes/{sent['inbox_id']}/state", caller).body
+        return [r["receipt"] for r in mine["delivery_records"]]
+
+    assert receipts() == ["admitted"]  # the run started; nothing recorded its end
+    stack.clock.advance(limits.RECONCILE_GRACE_SECONDS + 1)
+    assert _tick()["calls_reconciled"] == 1
+    assert receipts() == ["processed"]
+    record = record_of(api("GET", "/v1/crews/contracts/state", stack.admin_token).body,
+                       sent["message_id"])  # fmt: skip
+    assert record["run_state"] == "interrupted"

@@ -138,13 +138,18 @@ def _reconciler(
     from agentworks.crews.execution import Executions
     from agentworks.crews.open_call_store import OpenCallStore
     from agentworks.crews.reconcile import CallReconciler
+    from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.messaging.crew_inbox_views import CrewInboxViews
 
+    # A reconciled message run's receipt goes `processed`, as a run that ended itself does.
+    receipts = CrewInboxViews(ConversationStore(client, settings.messages_table), clock)
     return CallReconciler(
         CallStore(client, settings.work_table),
         OpenCallStore(client, settings.work_table),
         Executions(settings.function_call_state_machine_arn, stepfunctions),
         inbox,
         clock,
+        receipts,
     )
 
 

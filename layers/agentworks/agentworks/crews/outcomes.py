@@ -16,25 +16,25 @@ from agentworks.ids import parse_message_id
 if TYPE_CHECKING:
     from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.models import CallRecord
-    from agentworks.messaging.service import MessagingService
+    from agentworks.messaging.crew_inbox_views import CrewInboxViews
 
 
 def report_outcome(
     record: CallRecord,
     inbox: CrewInboxStore | None,
-    messaging: MessagingService | None,
+    receipts: CrewInboxViews | None,
     now: int,
 ) -> None:
     """The message's receipt goes `processed` (the Crew is done with it, whatever the
-    outcome; only where messaging is at hand) and its delivery record (or wakeup) shows the
-    run's state. Best effort and repeatable: a retried Finish repeats it."""
+    outcome) and its delivery record (or wakeup) shows the run's state. Best effort and
+    repeatable: a retried Finish repeats it."""
     if record.kind != "message":
         return
     error = record.errors[-1] if record.errors and record.state != "succeeded" else None
     if record.message_id:
-        if messaging is not None:
+        if receipts is not None:
             with contextlib.suppress(AgentWorksError):
-                messaging.set_receipt_as_system(record.message_id, "processed")
+                receipts.set_receipt_as_system(record.message_id, "processed")
         if inbox is not None:
             ref = parse_message_id(record.message_id)
             inbox.set_delivery_outcome(

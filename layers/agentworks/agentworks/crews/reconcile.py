@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.execution import Executions
     from agentworks.crews.open_call_store import OpenCallStore
+    from agentworks.messaging.crew_inbox_views import CrewInboxViews
 
 # Execution statuses that mean "nothing will record this call any more".
 _ENDED = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"})
@@ -36,12 +37,14 @@ class CallReconciler:
         executions: Executions,
         inbox: CrewInboxStore | None,
         clock: Clock = SYSTEM_CLOCK,
+        receipts: CrewInboxViews | None = None,
     ) -> None:
         self._calls = calls
         self._open = open_calls
         self._executions = executions
         self._inbox = inbox
         self._clock = clock
+        self._receipts = receipts
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
@@ -82,6 +85,5 @@ class CallReconciler:
         except StaleCall:
             return False  # it moved since it was read: the next tick looks again
         logger.warning("call reconciled", extra={"call_id": call_id, "execution": status})
-        # No messaging in the tick (no signing secret): the receipt stays as the run left it.
-        report_outcome(record, self._inbox, None, now)
+        report_outcome(record, self._inbox, self._receipts, now)
         return True

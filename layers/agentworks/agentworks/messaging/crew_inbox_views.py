@@ -3,7 +3,7 @@ its runs admit and finish a message, one message as the receiving side reads it,
 inbox's overview (status and delivery records, no bodies) and the Crew's inboxes.
 
 No principal is checked here: only Crew code that authorized its own caller (or runs
-inside an execution it started) calls these, through `MessagingService`.
+inside an execution it started, or the tick reconciling one) calls these.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentworks import limits
+from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.ids import InboxRef, MessageRef, parse_inbox_id, parse_message_id
 from agentworks.messaging.authority import is_expired
 from agentworks.messaging.models import (
@@ -27,12 +28,15 @@ if TYPE_CHECKING:
 
 
 class CrewInboxViews:
-    """Mixed into `MessagingService`, which holds the store and the clock."""
+    """The messaging service is one (it sends too); the tick, which reconciles runs but
+    sends nothing, holds one of its own to move a reconciled run's receipt."""
 
-    _conversations: ConversationStore
+    def __init__(self, conversations: ConversationStore, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._conversations = conversations
+        self._clock = clock
 
     def _now_ms(self) -> int:
-        raise NotImplementedError
+        return int(self._clock.now() * 1000)
 
     def set_receipt_as_system(self, message_id: str, delivery: str) -> str | None:
         """Moves a message's receipt forward for the receiving Crew (admitted when its run

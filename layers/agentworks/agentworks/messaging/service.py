@@ -88,11 +88,10 @@ class MessagingService(CrewInboxViews):
         poll_interval: float = 1.0,
         crew_gate: CrewGate | None = None,
     ) -> None:
-        self._conversations = conversations
+        super().__init__(conversations, clock)
         self._lifecycle = lifecycle
         self._agents = agents
         self._cursors = cursors
-        self._clock = clock
         self._poll_interval = poll_interval
         self._crew_gate = crew_gate
         self._authority = InboxAuthority(conversations, agents, clock)
@@ -108,9 +107,6 @@ class MessagingService(CrewInboxViews):
         if self._crew_gate is None:
             raise InvalidInput("Crew targets are not available on this server.", field="target")
         return self._crew_gate
-
-    def _now_ms(self) -> int:
-        return int(self._clock.now() * 1000)
 
     # ---------------------------------------------------------------- send (M1, M2)
 
