@@ -115,12 +115,19 @@ def role_of_function(translated: dict[str, Any], function: str) -> str:
 
 
 def role_statements(translated: dict[str, Any], role: str, resolve: Resolver) -> list[Statement]:
-    """Every statement of the role's inline policies, resolved. (Its managed policies are
-    AWS's logging and X-Ray ones, which no recorded call needs.)"""
+    """Every statement of the role's inline policies and of the managed policies the
+    template defines and attaches, resolved. (The other managed policies are AWS's logging
+    and X-Ray ones, which no recorded call needs.)"""
+    resources = translated["Resources"]
+    properties = resources[role]["Properties"]
+    documents = [(p["PolicyName"], p["PolicyDocument"]) for p in properties.get("Policies", [])]
+    for arn in properties.get("ManagedPolicyArns", []):
+        name = arn.get("Ref") if isinstance(arn, dict) else None
+        if name in resources and resources[name]["Type"] == "AWS::IAM::ManagedPolicy":
+            documents.append((name, resources[name]["Properties"]["PolicyDocument"]))
     statements = []
-    properties = translated["Resources"][role]["Properties"]
-    for policy in properties.get("Policies", []):
-        for number, raw in enumerate(policy["PolicyDocument"]["Statement"]):
+    for policy_name, document in documents:
+        for number, raw in enumerate(document["Statement"]):
             unsupported = {"NotAction", "NotResource", "Condition", "NotPrincipal"} & set(raw)
             if unsupported:
                 raise NotImplementedError(f"{role}: statement uses {sorted(unsupported)}")
@@ -129,7 +136,7 @@ def role_statements(translated: dict[str, Any], role: str, resolve: Resolver) ->
                     effect=raw["Effect"],
                     actions=_as_tuple(raw["Action"]),
                     resources=_as_tuple(resolve(raw["Resource"])),
-                    sid=raw.get("Sid", f"{policy['PolicyName']}[{number}]"),
+                    sid=raw.get("Sid", f"{policy_name}[{number}]"),
                 )
             )
     return statements
