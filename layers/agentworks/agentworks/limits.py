@@ -136,3 +136,15 @@ STATE_PAGE_DEFAULT = 10
 STATE_PAGE_MAX = 20
 # Delivery records of messages to a Crew live as long as the messages (M11).
 DELIVERY_RECORD_SECONDS = MESSAGE_RETENTION_SECONDS
+
+# ---- Workflows (SPEC §6) ----
+
+WORKFLOW_STAGES_MAX = 20  # W1
+WORKFLOW_STEPS_PER_STAGE_MAX = 20  # W1: a stage's steps run in parallel
+WORKFLOW_STEPS_MAX = 100  # over all stages
+WORKFLOW_LABEL_MAX_CHARS = 64  # workflowId, stage and step labels
+WORKFLOW_PROMPT_MAX_CHARS = 20_000  # as a message body (M1)
+WORKFLOW_VARIABLES_MAX = 50  # `input` entries and `requiredVariables`
+WORKFLOW_VARIABLE_MAX_CHARS = 20_000  # one variable's value, as text
+WORKFLOW_DEFINITION_MAX_BYTES = 256 * 1024  # the whole workflow_start JSON, as sent
+WORKFLOW_COST_MAX_USD = 10_000.0  # W8: maxTotalCostUsd's upper bound

@@ -1,0 +1,1 @@
+"""Workflows (SPEC §6): staged runs of agent sessions."""

@@ -1,0 +1,210 @@
+"""A workflow run's definition: the seed's workflow_start JSON, checked (W1–W3, W6, W8, W9).
+
+The JSON is the contract and keeps the seed's camelCase names (`workflowId`, `sessionRef`,
+`cacheKey`, `maxTotalCostUsd`, …); the models read and write those names. A definition is
+refused before any work with every problem it has, each naming where it is: a step's kind
+follows from what it names (`adapter` or `sessionRef`: an agent session; `crew`: that Crew's
+function), labels are unique, a `sessionRef` names a step of an earlier stage, and a stage's
+label defaults to `stage-N`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agentworks import limits
+from agentworks.errors import InvalidInput
+
+Policy = Literal["auto-allow", "escalate", "fail"]
+StepKind = Literal["agent", "crew"]
+VariableValue = str | int | float | bool
+
+LABEL = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{limits.WORKFLOW_LABEL_MAX_CHARS - 1}}}$")
+VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _label(value: str, what: str) -> str:
+    if not LABEL.match(value):
+        raise ValueError(
+            f"{what} is 1–{limits.WORKFLOW_LABEL_MAX_CHARS} letters, digits, '.', '_' or '-', "
+            "from a letter or digit"
+        )
+    return value
+
+
+class _Model(BaseModel):
+    # The seed's names on the wire; Python names inside.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Step(_Model):
+    label: str
+    kind: StepKind | None = None  # follows from `adapter`/`sessionRef` or `crew` when left out
+    adapter: str | None = Field(None, description="An adapter profile of the account")
+    session_ref: str | None = Field(None, alias="sessionRef")
+    crew: str | None = None
+    function: str | None = None
+    args: dict[str, Any] | None = None
+    prompt: str = Field("", max_length=limits.WORKFLOW_PROMPT_MAX_CHARS)
+    policy: Policy = "fail"
+    cacheable: bool = False
+    output_schema: dict[str, Any] | None = Field(None, alias="outputSchema")
+    human_inputs: list[str] = Field(
+        default_factory=list, alias="humanInputs", max_length=limits.WORKFLOW_VARIABLES_MAX
+    )
+
+    @field_validator("label")
+    @classmethod
+    def _step_label(cls, value: str) -> str:
+        return _label(value, "a step label")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Step:
+        named = [k for k in ("adapter", "session_ref", "crew") if getattr(self, k) is not None]
+        kind = self.kind or ("crew" if self.crew is not None else "agent")
+        if kind == "agent":
+            if len(named) != 1 or self.crew is not None:
+                raise ValueError("an agent step names exactly one of 'adapter' or 'sessionRef'")
+            if self.function is not None or self.args is not None:
+                raise ValueError("'function' and 'args' belong to a step with 'crew'")
+            if not self.prompt.strip():
+                raise ValueError("an agent step needs a 'prompt'")
+        else:
+            if named != ["crew"] or not self.function:
+                raise ValueError("a crew step names 'crew' and 'function' (and 'args'), no more")
+        self.kind = kind
+        return self
+
+
+class Stage(_Model):
+    label: str | None = None  # `stage-N` when left out
+    steps: list[Step] = Field(min_length=1, max_length=limits.WORKFLOW_STEPS_PER_STAGE_MAX)
+
+    @field_validator("label")
+    @classmethod
+    def _stage_label(cls, value: str | None) -> str | None:
+        return None if value is None else _label(value, "a stage label")
+
+
+class WorkflowStart(_Model):
+    """What workflow_start takes (and what a WORKFLOW.md file is read into)."""
+
+    workflow_id: str = Field(alias="workflowId")
+    stages: list[Stage] = Field(min_length=1, max_length=limits.WORKFLOW_STAGES_MAX)
+    cache_key: str | None = Field(None, alias="cacheKey")
+    notify_url: str | None = Field(None, alias="notifyUrl", max_length=2_048)
+    max_total_cost_usd: float | None = Field(
+        None, alias="maxTotalCostUsd", gt=0, le=limits.WORKFLOW_COST_MAX_USD
+    )
+    input: dict[str, VariableValue] = Field(
+        default_factory=dict, max_length=limits.WORKFLOW_VARIABLES_MAX
+    )
+    required_variables: list[str] = Field(
+        default_factory=list, alias="requiredVariables", max_length=limits.WORKFLOW_VARIABLES_MAX
+    )
+
+    @field_validator("workflow_id", "cache_key")
+    @classmethod
+    def _ids(cls, value: str | None) -> str | None:
+        return None if value is None else _label(value, "an id or cache key")
+
+    @field_validator("notify_url")
+    @classmethod
+    def _webhook(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        url = urlsplit(value)
+        local = url.scheme == "http" and url.hostname in _LOOPBACK
+        if not (url.scheme == "https" or local) or not url.hostname:
+            raise ValueError("notifyUrl is an https:// URL (http:// only to this machine)")
+        return value
+
+    @field_validator("input")
+    @classmethod
+    def _variables(cls, value: dict[str, VariableValue]) -> dict[str, VariableValue]:
+        for name, variable in value.items():
+            if not VARIABLE.match(name):
+                raise ValueError(f"variable name {name!r}: letters, digits and '_', 1–64")
+            if len(str(variable)) > limits.WORKFLOW_VARIABLE_MAX_CHARS:
+                raise ValueError(
+                    f"variable {name}: at most {limits.WORKFLOW_VARIABLE_MAX_CHARS:,} characters"
+                )
+        return value
+
+    @field_validator("required_variables")
+    @classmethod
+    def _required(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not VARIABLE.match(name):
+                raise ValueError(f"required variable {name!r}: letters, digits and '_', 1–64")
+        return value
+
+    @model_validator(mode="after")
+    def _whole_run(self) -> WorkflowStart:
+        problems: list[str] = []
+        stage_labels: set[str] = set()
+        earlier: dict[str, Step] = {}  # steps of the stages before the one being read
+        total = 0
+        for number, stage in enumerate(self.stages, start=1):
+            stage.label = stage.label or f"stage-{number}"
+            if stage.label in stage_labels:
+                problems.append(f"stage label {stage.label!r} is used twice")
+            stage_labels.add(stage.label)
+            here: dict[str, Step] = {}
+            for step in stage.steps:
+                total += 1
+                if step.label in earlier or step.label in here:
+                    problems.append(f"step label {step.label!r} is used twice")
+                ref = step.session_ref
+                if ref is not None and ref not in earlier:
+                    where = "this stage" if ref in here else "no earlier stage"
+                    problems.append(
+                        f"step {step.label!r}: sessionRef {ref!r} names a step of {where}; "
+                        "it can reuse the session of a step of an earlier stage"
+                    )
+                elif ref is not None and earlier[ref].kind != "agent":
+                    problems.append(f"step {step.label!r}: sessionRef {ref!r} has no session")
+                here[step.label] = step
+            earlier.update(here)
+        if total > limits.WORKFLOW_STEPS_MAX:
+            problems.append(f"{total} steps; at most {limits.WORKFLOW_STEPS_MAX} in a workflow")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def steps(self) -> list[tuple[Stage, Step]]:
+        return [(stage, step) for stage in self.stages for step in stage.steps]
+
+    def to_json(self) -> dict[str, Any]:
+        """The definition as the seed writes it (camelCase, nothing left out that was set)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def parse_workflow(data: Any) -> WorkflowStart:
+    """workflow_start's JSON → a checked definition, or InvalidInput listing what's wrong."""
+    size = len(json.dumps(data, ensure_ascii=False).encode())
+    if size > limits.WORKFLOW_DEFINITION_MAX_BYTES:
+        raise InvalidInput(
+            f"Invalid workflow: it takes {size:,} bytes as JSON; at most "
+            f"{limits.WORKFLOW_DEFINITION_MAX_BYTES:,}."
+        )
+    try:
+        return WorkflowStart.model_validate(data)
+    except ValidationError as error:
+        raise InvalidInput("Invalid workflow: " + describe(error)[:1500]) from None
+
+
+def describe(error: ValidationError) -> str:
+    """pydantic's errors as `stages.1.steps.0.prompt: …`, with the seed's field names."""
+    parts = []
+    for problem in error.errors():
+        where = ".".join(str(p) for p in problem["loc"])
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
