@@ -35,6 +35,10 @@ _ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 ELSEWHERE = ["agent:elsewhere", "crew:elsewhere"]
 # What nobody outside the owner's reach may ever read in an answer.
 SECRET = "secret-plan-7f3a"
+# The world's adapter profile holds the secret in its settings (only an unbounded admin
+# of the account sees them); the rows' own requests carry none.
+SECRET_PROFILE = {"name": "claude-code", "type": "scripted", "rules": [{"default": SECRET}]}
+PROFILE = {"name": "claude-code", "type": "scripted", "rules": [{"default": "Done."}]}
 
 AUTH_CASES = ("no_token", "garbage", "revoked", "expired")
 CASES = ("other_account", "missing_scope", "outside_bounds", "not_on_allow_list", "bounded_admin")
@@ -103,6 +107,7 @@ def world(api: Any, stack: Any) -> World:
     crew = copy.deepcopy(CONTRACTS)
     crew["access"] = [caller["connection_id"], reviewer["connection_id"], *listed]
     _ok(api("POST", "/v1/crews", admin, crew), 201)
+    _ok(api("POST", "/v1/adapters", admin, SECRET_PROFILE), 201)
 
     first = api(
         "POST",
@@ -326,6 +331,45 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: (f"/v1/inboxes/{w.ids['crew_inbox']}/state", None, None),
             expect=ACCOUNT_INBOX,
         ),
+    ],
+    # Adapter profiles are the account's, not a target's: same-account connections read
+    # them (their type; settings for an unbounded admin), and only an admin without
+    # target bounds defines them.
+    _http("POST", "/v1/adapters"): [
+        Row(
+            "create",
+            ADMIN,
+            lambda w: ("/v1/adapters", PROFILE, None),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("GET", "/v1/adapters"): [
+        Row("list", "functions:read", lambda w: ("/v1/adapters", None, None), kind="account")
+    ],
+    _http("GET", "/v1/adapters/<name>"): [
+        Row(
+            "get",
+            "functions:read",
+            lambda w: ("/v1/adapters/claude-code", None, None),
+            expect={"outside_bounds": OWN, "not_on_allow_list": OWN, "bounded_admin": OWN},
+        )
+    ],
+    _http("PUT", "/v1/adapters/<name>"): [
+        Row(
+            "update",
+            ADMIN,
+            lambda w: ("/v1/adapters/claude-code", PROFILE, None),
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("DELETE", "/v1/adapters/<name>"): [
+        Row(
+            "delete",
+            ADMIN,
+            lambda w: ("/v1/adapters/claude-code", None, None),
+            expect={"bounded_admin": "forbidden"},
+        )
     ],
     _http("POST", "/v1/crews"): [
         # An unknown Crew's definition is refused by bounds alike; others create their own.
@@ -622,6 +666,7 @@ def _unknown_name(value: Any) -> Any:
         ("reviewer", "nobody-r"),
         ("worker", "nobody-w"),
         ("contracts", "nobody-c"),
+        ("claude-code", "nobody-a"),
     ):
         text = text.replace(known, unknown)
     return json.loads(text)

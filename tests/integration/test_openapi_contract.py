@@ -168,12 +168,19 @@ class Seed:
         _ok(api("GET", "/v1/scheduler", admin))
         _ok(api("POST", "/v1/scheduler", admin, {"paused": False}))
         _ok(api("DELETE", "/v1/crews/scratch", admin))
+        profile = {"name": "claude-code", "type": "scripted", "rules": [{"default": "Done."}]}
+        _ok(api("POST", "/v1/adapters", admin, profile), 201)
+        _ok(api("POST", "/v1/adapters", admin, {**profile, "name": "scratch-a"}), 201)
+        _ok(api("GET", "/v1/adapters", admin))
+        _ok(api("GET", "/v1/adapters/claude-code", admin))
+        _ok(api("PUT", "/v1/adapters/claude-code", admin, profile))
+        _ok(api("DELETE", "/v1/adapters/scratch-a", admin))
 
         # The limited token first: the admin's deletions would remove what it reads.
         self.tokens = {"limited": limited["token"], "admin": admin, "invalid": "aw1.x.y.z"}
         # Parameter name → values a request may carry instead of the generated one.
         self.values: dict[str, list[str]] = {
-            "name": ["contracts"],
+            "name": ["contracts", "claude-code"],
             "agent_name": ["alpha", "beta"],
             "inbox_id": [sent["inbox_id"], held["inbox_id"]],
             "message_id": [sent["message_id"], held["message_id"]],

@@ -148,3 +148,7 @@ WORKFLOW_VARIABLES_MAX = 50  # `input` entries and `requiredVariables`
 WORKFLOW_VARIABLE_MAX_CHARS = 20_000  # one variable's value, as text
 WORKFLOW_DEFINITION_MAX_BYTES = 256 * 1024  # the whole workflow_start JSON, as sent
 WORKFLOW_COST_MAX_USD = 10_000.0  # W8: maxTotalCostUsd's upper bound
+
+# Adapter profiles (issue 8): a named adapter block a workflow step names with `adapter`.
+ADAPTER_PROFILES_PER_ACCOUNT = 100
+ADAPTER_PROFILE_MAX_BYTES = 64 * 1024  # the profile as stored JSON

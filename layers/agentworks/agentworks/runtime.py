@@ -15,6 +15,7 @@ from agentworks.settings import Settings, get_settings
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from agentworks.crews.adapter_profiles import AdapterProfiles
     from agentworks.crews.adapters.registry import AdapterClients
     from agentworks.crews.calls import FunctionCalls
     from agentworks.crews.conversations import CrewInboxes, CrewReception, LiveConnection
@@ -36,6 +37,7 @@ class Crews:
     """Crews, their function calls (SPEC §4), and messages to them (M8–M10)."""
 
     definitions: CrewService
+    adapters: AdapterProfiles
     calls: FunctionCalls
     runner: StepRunner
     inboxes: CrewInboxes
@@ -180,6 +182,8 @@ def build_crews(
     """Without `messaging`, function calls work but message runs, hand-offs, review and
     wakeup scheduling answer that messages are unavailable."""
     from agentworks.aws_clients import s3 as default_s3
+    from agentworks.crews.adapter_profile_store import AdapterProfileStore
+    from agentworks.crews.adapter_profiles import AdapterProfiles
     from agentworks.crews.adapters.registry import AdapterClients, build_adapter
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.calls import FunctionCalls
@@ -198,6 +202,7 @@ def build_crews(
     inbox, runs = _message_runs(settings, client, clock, stepfunctions)
     return Crews(
         definitions=CrewService(crews, clock),
+        adapters=AdapterProfiles(AdapterProfileStore(client, settings.work_table), clock),
         calls=FunctionCalls(
             crews,
             calls,

@@ -93,3 +93,25 @@ class FilePage(BaseModel):
 
 class SchedulerView(BaseModel):
     paused: bool = Field(description="True: the tick fires none of this account's wakeups.")
+
+
+class AdapterProfileView(BaseModel):
+    """An adapter profile; its settings for an admin only (anyone else sees its type)."""
+
+    name: str
+    type: str = Field(description="scripted, bedrock, lambda or mailbox")
+    settings: dict[str, Any] | None = Field(
+        description="The adapter block (type and its options); null unless you are an admin."
+    )
+    version: int
+    created_at: str = Field(description="ISO 8601, UTC")
+    updated_at: str = Field(description="ISO 8601, UTC")
+
+
+class AdapterProfileList(BaseModel):
+    adapters: list[AdapterProfileView]
+
+
+class AdapterProfileDeleted(BaseModel):
+    name: str
+    deleted: bool

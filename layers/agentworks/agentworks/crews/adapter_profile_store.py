@@ -1,0 +1,130 @@
+"""Data access for adapter profiles in the work table.
+
+ACCOUNT#<account>   ADAPTER#<name>   settings (JSON), version, created_at, updated_at
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from agentworks.dynamo import condition_failed, from_item, to_item
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+_PREFIX = "ADAPTER#"
+
+
+@dataclass(frozen=True)
+class AdapterProfile:
+    account_id: str
+    name: str  # lower case: the key
+    settings: dict[str, Any]  # the adapter block: type and its options
+    version: int
+    created_at: int
+    updated_at: int
+
+
+def profile_key(account_id: str, name: str) -> dict[str, str]:
+    return {"pk": f"ACCOUNT#{account_id}", "sk": f"{_PREFIX}{name.lower()}"}
+
+
+def _from_item(data: dict[str, Any]) -> AdapterProfile:
+    return AdapterProfile(
+        account_id=data["account_id"],
+        name=data["sk"].removeprefix(_PREFIX),
+        settings=json.loads(data["settings"]),
+        version=int(data["version"]),
+        created_at=int(data["created_at"]),
+        updated_at=int(data["updated_at"]),
+    )
+
+
+class ProfileExists(Exception):
+    pass
+
+
+class AdapterProfileStore:
+    def __init__(self, client: DynamoDBClient, table: str) -> None:
+        self._db = client
+        self._table = table
+
+    def get(self, account_id: str, name: str) -> AdapterProfile | None:
+        response = self._db.get_item(
+            TableName=self._table, Key=to_item(profile_key(account_id, name)), ConsistentRead=True
+        )
+        data = from_item(response.get("Item"))
+        return _from_item(data) if data else None
+
+    def list_all(self, account_id: str) -> list[AdapterProfile]:
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": to_item(
+                {":pk": f"ACCOUNT#{account_id}", ":prefix": _PREFIX}
+            ),
+        }
+        found: list[AdapterProfile] = []
+        while True:
+            page = self._db.query(**kwargs)
+            found.extend(_from_item(from_item(i) or {}) for i in page["Items"])
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def create(self, profile: AdapterProfile) -> None:
+        item = {
+            **profile_key(profile.account_id, profile.name),
+            "account_id": profile.account_id,
+            "settings": settings_json(profile.settings),
+            "version": profile.version,
+            "created_at": profile.created_at,
+            "updated_at": profile.updated_at,
+        }
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=to_item(item),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as error:
+            if condition_failed(error):
+                raise ProfileExists() from None
+            raise
+
+    def replace(self, profile: AdapterProfile, settings: dict[str, Any], now_ms: int) -> bool:
+        """New settings if the profile is still at the version that was read."""
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=to_item(profile_key(profile.account_id, profile.name)),
+                UpdateExpression="SET settings = :s, version = :next, updated_at = :now",
+                ConditionExpression="version = :v",
+                ExpressionAttributeValues=to_item(
+                    {
+                        ":s": settings_json(settings),
+                        ":next": profile.version + 1,
+                        ":now": now_ms,
+                        ":v": profile.version,
+                    }
+                ),
+            )
+        except ClientError as error:
+            if condition_failed(error):
+                return False
+            raise
+        return True
+
+    def delete(self, profile: AdapterProfile) -> None:
+        """Unconditional: gone is gone, also when a retried delete finds it gone already."""
+        self._db.delete_item(
+            TableName=self._table, Key=to_item(profile_key(profile.account_id, profile.name))
+        )
+
+
+def settings_json(settings: dict[str, Any]) -> str:
+    return json.dumps(settings, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
