@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, CliError
-from agentworks_cli.commands import account, connections, crews, functions, messages
+from agentworks_cli.commands import account, adapters, connections, crews, functions, messages
 from agentworks_cli.commands.session import Session, common_options
 
 EXIT_INTERRUPTED = 130
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     messages.add_parsers(commands, common)
     crews.add_parsers(commands, common)
     functions.add_parsers(commands, common)
+    adapters.add_parsers(commands, common)
     return parser
 
 

@@ -102,6 +102,11 @@ def _file_argument(parser: argparse.ArgumentParser) -> None:
 
 def read_crew_file(path_text: str) -> dict[str, Any]:
     """The Crew file's content as an object; CliError (usage) saying what is wrong."""
+    return read_definition_file(path_text, "Crew file", "name, adapter, functions, …")
+
+
+def read_definition_file(path_text: str, what: str, holds: str) -> dict[str, Any]:
+    """A YAML or JSON definition file (a Crew's, an adapter profile's) as an object."""
     if path_text == "-":
         raw, where = sys.stdin.read(), "stdin"
     else:
@@ -110,29 +115,29 @@ def read_crew_file(path_text: str) -> dict[str, Any]:
         try:
             raw = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise CliError(f"no Crew file at {where}", EXIT_USAGE) from None
+            raise CliError(f"no {what} at {where}", EXIT_USAGE) from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"cannot read the Crew file {where}: {exc}", EXIT_USAGE) from None
+            raise CliError(f"cannot read the {what} {where}: {exc}", EXIT_USAGE) from None
     if where.lower().endswith(JSON_SUFFIXES):
-        data = _parse_json(raw, where)
+        data = _parse_json(raw, where, what)
     else:
-        data = _parse_yaml(raw, where)
+        data = _parse_yaml(raw, where, what)
     if not isinstance(data, dict):
         raise CliError(
-            f"the Crew file {where} must hold one mapping (name, adapter, functions, …)",
+            f"the {what} {where} must hold one mapping ({holds})",
             EXIT_USAGE,
         )
     return data
 
 
-def _parse_json(raw: str, where: str) -> Any:
+def _parse_json(raw: str, where: str, what: str) -> Any:
     try:
         return json.loads(raw)
     except ValueError as exc:
-        raise CliError(f"the Crew file {where} is not valid JSON: {exc}", EXIT_USAGE) from None
+        raise CliError(f"the {what} {where} is not valid JSON: {exc}", EXIT_USAGE) from None
 
 
-def _parse_yaml(raw: str, where: str) -> Any:
+def _parse_yaml(raw: str, where: str, what: str) -> Any:
     try:
         import yaml
     except ModuleNotFoundError:
@@ -141,16 +146,16 @@ def _parse_yaml(raw: str, where: str) -> Any:
             return json.loads(raw)
         except ValueError:
             raise CliError(
-                f"reading the YAML Crew file {where} needs PyYAML, which is not installed; "
+                f"reading the YAML {what} {where} needs PyYAML, which is not installed; "
                 "install it (pip install pyyaml, or the local extras: pip install -e "
-                "'.[local]') or write the Crew file as JSON (crew.json)",
+                "'.[local]') or write the file as JSON",
                 EXIT_USAGE,
             ) from None
     try:
         return yaml.safe_load(raw)
     except yaml.YAMLError as exc:
         detail = one_line(str(exc))
-        raise CliError(f"the Crew file {where} is not valid YAML: {detail}", EXIT_USAGE) from None
+        raise CliError(f"the {what} {where} is not valid YAML: {detail}", EXIT_USAGE) from None
 
 
 # ---- commands ----

@@ -1,0 +1,119 @@
+"""`agentworks adapters create|update|get|list|delete` (issue 8): the account's adapter
+profiles, which workflow steps name with `adapter`. Defining one takes an admin connection
+without target bounds; a profile file is YAML or JSON, the adapter block of a Crew with a
+name (examples/claude-code-adapter.yaml)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+from urllib.parse import quote
+
+from agentworks_cli import shapes
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.commands.crews import read_definition_file
+from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
+from agentworks_cli.commands.session import Session
+
+_WHAT, _HOLDS = "adapter profile file", "name, type and the type's settings"
+
+
+def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    group = commands.add_parser(
+        "adapters",
+        parents=[common],
+        help="define, show and delete adapter profiles (what workflow steps run with)",
+        description="An adapter profile is a named adapter block (scripted, bedrock, lambda, "
+        "mailbox) that workflow steps name with `adapter`. Defining one takes an admin "
+        "connection without target bounds.",
+    )
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for action, help_text, handler in (
+        ("create", "create a profile from its file (YAML or JSON; admin)", run_create),
+        ("update", "replace a profile's settings with its file (same name; admin)", run_update),
+    ):
+        parser = actions.add_parser(action, parents=[common], help=help_text)
+        parser.add_argument(
+            "--file", "-f", required=True, metavar="PATH",
+            help="the profile file: .yaml/.yml or .json ('-' reads stdin)",
+        )  # fmt: skip
+        parser.set_defaults(handler=handler)
+    get = actions.add_parser("get", parents=[common], help="show a profile")
+    get.add_argument("name", metavar="NAME", help="e.g. claude-code")
+    get.set_defaults(handler=run_get)
+    listing = actions.add_parser("list", parents=[common], help="the account's profiles")
+    listing.set_defaults(handler=run_list)
+    delete = actions.add_parser("delete", parents=[common], help="delete a profile (admin)")
+    delete.add_argument("name", metavar="NAME")
+    delete.set_defaults(handler=run_delete)
+
+
+def _path(name: str) -> str:
+    return f"/v1/adapters/{quote(name, safe='')}"
+
+
+def run_create(session: Session) -> int:
+    definition = read_definition_file(session.args.file, _WHAT, _HOLDS)
+    created = session.call("POST", "/v1/adapters", body=definition, shape=shapes.ADAPTER)
+    return _show(session, created, "created")
+
+
+def run_update(session: Session) -> int:
+    definition = read_definition_file(session.args.file, _WHAT, _HOLDS)
+    name = definition.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise CliError("the adapter profile file needs a name (the profile to update)", EXIT_USAGE)
+    updated = session.call("PUT", _path(name.strip()), body=definition, shape=shapes.ADAPTER)
+    return _show(session, updated, "updated")
+
+
+def run_get(session: Session) -> int:
+    return _show(session, session.call("GET", _path(session.args.name), shape=shapes.ADAPTER), None)
+
+
+def run_list(session: Session) -> int:
+    listed = session.call("GET", "/v1/adapters", shape=shapes.ADAPTERS)
+    if session.json:
+        session.print_json(listed)
+        return EXIT_OK
+    profiles = listed.get("adapters") or []
+    if not profiles:
+        session.out("no adapter profiles yet; an admin creates one with:")
+        session.out("  " + shell(session.command("adapters", "create", "--file", "adapter.yaml")))
+        return EXIT_OK
+    rows = [
+        (p.get("name"), p.get("type"), p.get("version"), when(p.get("updated_at")))
+        for p in profiles
+    ]
+    for line in table(("NAME", "TYPE", "VERSION", "UPDATED"), rows):
+        session.out(line)
+    return EXIT_OK
+
+
+def run_delete(session: Session) -> int:
+    deleted = session.call("DELETE", _path(session.args.name), shape=shapes.ADAPTER_DELETED)
+    if session.json:
+        session.print_json(deleted)
+        return EXIT_OK
+    session.out(f"deleted adapter profile {one_line(deleted.get('name'))}")
+    return EXIT_OK
+
+
+def _show(session: Session, profile: dict[str, Any], verb: str | None) -> int:
+    if session.json:
+        session.print_json(profile)
+        return EXIT_OK
+    name = one_line(profile.get("name"))
+    head = f"{verb} adapter profile {name}" if verb else f"adapter profile {name}"
+    session.out(f"{head} (version {profile.get('version')})")
+    session.out(f"type:    {one_line(profile.get('type'))}")
+    session.out(f"updated: {when(profile.get('updated_at'))}")
+    settings = profile.get("settings")
+    if settings is None:
+        session.out("settings: shown to an admin of the account")
+    else:
+        session.out("settings:")
+        for line in indent(json.dumps(settings, indent=2, ensure_ascii=False), "  "):
+            session.out(line)
+    return EXIT_OK
