@@ -611,6 +611,41 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
             expect=ACCOUNT_INBOX,
         ),
     ],
+    # As over HTTP (see /v1/adapters above).
+    _m("adapters", "create"): [
+        Row(
+            "create",
+            ADMIN,
+            lambda w: {"definition": PROFILE},
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _m("adapters", "list"): [Row("list", "functions:read", lambda w: {}, kind="account")],
+    _m("adapters", "get"): [
+        Row(
+            "get",
+            "functions:read",
+            lambda w: {"name": "claude-code"},
+            expect={"outside_bounds": OWN, "not_on_allow_list": OWN, "bounded_admin": OWN},
+        )
+    ],
+    _m("adapters", "update"): [
+        Row(
+            "update",
+            ADMIN,
+            lambda w: {"definition": PROFILE},
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _m("adapters", "delete"): [
+        Row(
+            "delete",
+            ADMIN,
+            lambda w: {"name": "claude-code"},
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
     _m("crews", "create"): [
         Row("create", ADMIN, lambda w: {"definition": CONTRACTS}, expect={"other_account": OWN})
     ],
@@ -805,7 +840,7 @@ def _registered_routes() -> set[tuple[str, str]]:
 
 
 def _mcp_actions() -> set[tuple[str, str]]:
-    from agentworks.mcp_server import crews_tool, functions_tool, messages_tool
+    from agentworks.mcp_server import adapters_tool, crews_tool, functions_tool, messages_tool
 
     return {
         (module.TOOL_NAME if hasattr(module, "TOOL_NAME") else tool, action)
@@ -813,6 +848,7 @@ def _mcp_actions() -> set[tuple[str, str]]:
             ("messages", messages_tool),
             ("crews", crews_tool),
             ("functions", functions_tool),
+            ("adapters", adapters_tool),
         )
         for action in module.ACTIONS
     }

@@ -126,10 +126,15 @@ def caller(stack: Any, mcp_app: ModuleType) -> Tools:
 def test_tools_list_offers_crews_and_functions_next_to_messages(
     stack: Any, mcp_app: ModuleType
 ) -> None:
-    """SPEC §10: three tools; the schemas and descriptions teach the F2–F7 contract."""
+    """SPEC §10: the tools; the schemas and descriptions teach the F2–F7 contract."""
     listed = Tools(mcp_app, connection(stack, "worker")).raw("tools/list", {})
     tools = {t["name"]: t for t in listed["result"]["tools"]}
-    assert set(tools) == {"messages", "crews", "functions"}
+    assert set(tools) == {"messages", "crews", "functions", "adapters"}
+    adapters = tools["adapters"]
+    assert set(adapters["inputSchema"]["properties"]["action"]["enum"]) == {
+        "create", "update", "get", "list", "delete",
+    }  # fmt: skip
+    assert adapters["outputSchema"]["type"] == "object"
 
     crews = tools["crews"]
     assert set(crews["inputSchema"]["properties"]["action"]["enum"]) == {

@@ -88,7 +88,7 @@ def test_official_client_registers_sends_and_reads(stack: Any, mode: str) -> Non
     async def scenario() -> None:
         async with client_for(stack, worker_token, mode, seen) as worker:
             tools = await worker.list_tools()
-            assert [t.name for t in tools.tools] == ["messages", "crews", "functions"]
+            assert [t.name for t in tools.tools] == ["messages", "crews", "functions", "adapters"]
             await worker.call_tool("messages", {"action": "register", "agent_name": "worker"})
         async with client_for(stack, reviewer_token, mode) as reviewer:
             await reviewer.call_tool("messages", {"action": "register", "agent_name": "reviewer"})
@@ -146,3 +146,41 @@ def test_official_client_with_a_revoked_token_is_refused(stack: Any) -> None:
     with pytest.raises(BaseExceptionGroup) as refused:
         anyio.run(scenario)
     assert refused.group_contains(MCPError)
+
+
+def test_official_client_manages_adapter_profiles(stack: Any) -> None:
+    """Issue 8: the `adapters` tool through the official client (its output schema checked
+    by the client): an admin creates, reads, replaces and deletes; a plain connection sees
+    the type only and may not define one."""
+    reader = issue(stack, "reader")
+    profile = {"name": "claude-code", "type": "scripted", "rules": [{"default": "Done."}]}
+
+    async def scenario() -> None:
+        async with client_for(stack, stack.admin_token, "auto") as admin:
+            created = await admin.call_tool("adapters", {"action": "create", "definition": profile})
+            assert created.is_error is False and created.structured_content is not None
+            assert created.structured_content["settings"]["rules"] == [{"default": "Done."}]
+            changed = {**profile, "rules": [{"default": "Again."}]}
+            updated = await admin.call_tool("adapters", {"action": "update", "definition": changed})
+            assert updated.structured_content is not None
+            assert updated.structured_content["version"] == 2
+        async with client_for(stack, reader, "auto") as plain:
+            listed = await plain.call_tool("adapters", {"action": "list"})
+            assert listed.structured_content is not None
+            [seen] = listed.structured_content["adapters"]
+            assert (seen["name"], seen["type"], seen["settings"]) == (
+                "claude-code",
+                "scripted",
+                None,
+            )
+            refused = await plain.call_tool("adapters", {"action": "create", "definition": profile})
+            assert refused.is_error is True and refused.structured_content is not None
+            assert refused.structured_content["error"]["code"] == "forbidden"
+        async with client_for(stack, stack.admin_token, "auto") as admin:
+            gone = await admin.call_tool("adapters", {"action": "delete", "name": "claude-code"})
+            assert gone.structured_content == {"name": "claude-code", "deleted": True}
+            missing = await admin.call_tool("adapters", {"action": "get", "name": "claude-code"})
+            assert missing.is_error is True and missing.structured_content is not None
+            assert missing.structured_content["error"]["code"] == "unavailable"
+
+    anyio.run(scenario)

@@ -10,7 +10,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 
 from agentworks import limits
-from agentworks.mcp_server import crews_tool, functions_tool, messages_tool, request_state
+from agentworks.mcp_server import (
+    adapters_tool,
+    crews_tool,
+    functions_tool,
+    messages_tool,
+    request_state,
+)
 
 PATH = "/mcp"
 
@@ -47,6 +53,7 @@ def build() -> MCPServer:
                 messages_tool.build_tool(),
                 crews_tool.build_tool(),
                 functions_tool.build_tool(),
+                adapters_tool.build_tool(),
             ],
             # Questions (F7) ride requestState: sealed with the deployment's key, so any
             # worker can open what another one sealed.
