@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agentworks.mcp_server import crews_tool, functions_tool, messages_tool
+from agentworks.mcp_server import adapters_tool, crews_tool, functions_tool, messages_tool
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 TOOLS = {
     messages_tool.TOOL_NAME: messages_tool.ACTIONS,
     crews_tool.TOOL_NAME: crews_tool.ACTIONS,
     functions_tool.TOOL_NAME: functions_tool.ACTIONS,
+    adapters_tool.TOOL_NAME: adapters_tool.ACTIONS,
 }
 
 
