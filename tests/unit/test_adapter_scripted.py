@@ -221,3 +221,24 @@ def test_s8_valid_scripted_settings_have_no_problems():
 @given(st.text(max_size=60), st.dictionaries(st.text(max_size=5), st.integers(), max_size=3))
 def test_s8_rendering_never_raises(template, args):
     assert isinstance(render(template, TemplateContext(prompt="p", args=args)), str)
+
+
+def test_history_renders_the_sessions_earlier_turns_oldest_first() -> None:
+    """Issue 8: `{history}` in a reply is the session's earlier turns, a `role: text` line
+    each, oldest first (empty on a session's first turn)."""
+    adapter = scripted([{"default": "Done. Before this I said: {history}"}])
+    earlier = (
+        {"role": "user", "content": "Review auth.ts"},
+        {"role": "assistant", "content": "Found 2 bugs in auth.ts."},
+    )
+    later = adapter.run_turn(message("Now fix what you found.", history=earlier))
+    assert later.final_text == (
+        "Done. Before this I said: user: Review auth.ts\nassistant: Found 2 bugs in auth.ts."
+    )
+    assert adapter.run_turn(message("first")).final_text == "Done. Before this I said: "
+
+
+def test_fail_action_ends_the_turn_with_the_sessions_error() -> None:
+    adapter = scripted([{"when": "fail", "fail": "could not finish {prompt}"}])
+    with pytest.raises(AdapterError, match="could not finish please fail"):
+        adapter.run_turn(message("please fail"))

@@ -29,7 +29,12 @@ from typing import Any
 
 from agentworks.crews.adapters import settings_checks as checks
 from agentworks.crews.adapters.base import AdapterError, Handoff, TurnRequest, TurnResult
-from agentworks.crews.adapters.scripted_template import TemplateContext, render, render_value
+from agentworks.crews.adapters.scripted_template import (
+    TemplateContext,
+    history_text,
+    render,
+    render_value,
+)
 
 SETTINGS_KEYS = ("type", "rules", "entrypoint")
 MATCH_KEYS = ("when", "function", "default")
@@ -185,6 +190,7 @@ def _context(request: TurnRequest, found: re.Match[str] | None) -> TemplateConte
         crew=request.crew_name,
         args=request.args or {},
         match=found,
+        history=history_text(request.history),
     )
 
 

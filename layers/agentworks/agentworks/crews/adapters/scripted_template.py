@@ -1,4 +1,5 @@
-"""Templates of the scripted adapter: `{prompt}`, `{answer}`, `{match.N}`, `{args.X}` ….
+"""Templates of the scripted adapter: `{prompt}`, `{answer}`, `{match.N}`, `{args.X}`,
+`{history}` (the session's earlier turns, oldest first, one `role: text` line each) ….
 
 Rendering never fails: a missing key renders as an empty string, a non-string value as
 JSON. `{{` and `}}` are literal braces. In a structured result, a string leaf that is exactly
@@ -29,6 +30,7 @@ class TemplateContext:
     crew: str = ""
     args: Any = None
     match: re.Match[str] | None = None
+    history: str = ""
 
 
 def render(template: str, ctx: TemplateContext) -> str:
@@ -65,7 +67,7 @@ def _lookup(path: str, ctx: TemplateContext) -> Any:
         return _match_group(ctx.match, rest)
     if root == "args":
         return _descend(ctx.args, rest)
-    if rest or root not in ("prompt", "answer", "correction", "function", "crew"):
+    if rest or root not in ("prompt", "answer", "correction", "function", "crew", "history"):
         return _MISSING
     value = getattr(ctx, root)
     return _MISSING if value is None else value
@@ -99,3 +101,8 @@ def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def history_text(turns: tuple[dict[str, str], ...]) -> str:
+    """Earlier turns as `{history}` shows them: oldest first, `role: text` a line each."""
+    return "\n".join(f"{t.get('role', '')}: {t.get('content', '')}" for t in turns)
