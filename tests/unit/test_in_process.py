@@ -229,3 +229,26 @@ def test_dynamodb_direct_fails_as_moto_server_app_on_requests_moto_cannot_take()
         (flask_status, _, flask_body), (direct_status, _, direct_body) = answers
         assert (direct_status, direct_body) == (flask_status, flask_body)
         assert direct_status == (400 if b"absent" in body else 500)
+
+
+def test_install_and_uninstall_route_new_sessions_and_then_stop() -> None:
+    import botocore.handlers
+
+    from agentworks_cli.localstack import in_process
+
+    before = list(botocore.handlers.BUILTIN_HANDLERS)
+    transport = in_process.install(AwsServer().app, UNSERVED)
+    try:
+        dynamodb = boto3.Session(
+            aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1"
+        ).client("dynamodb", endpoint_url=UNSERVED, config=NO_RETRIES)
+        assert dynamodb.list_tables()["TableNames"] == []  # served in process
+        assert ("before-send", transport) in botocore.handlers.BUILTIN_HANDLERS
+    finally:
+        in_process.uninstall()
+    assert before == botocore.handlers.BUILTIN_HANDLERS
+    after = boto3.Session(
+        aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1"
+    ).client("dynamodb", endpoint_url=UNSERVED, config=NO_RETRIES)
+    with pytest.raises(EndpointConnectionError):
+        after.list_tables()  # over HTTP again: nothing listens there

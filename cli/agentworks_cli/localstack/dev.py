@@ -374,6 +374,7 @@ class DevStack:
                 self._warn("warning: the scheduler was still busy at shutdown")
             self.scheduler = None
         if self.moto is not None:
+            in_process.uninstall()
             self.moto.stop()  # a durable stack folds its journal into the snapshot here
             self.moto = None
         if self.data is not None:

@@ -187,5 +187,18 @@ def install(app: WsgiApp, url: str) -> InProcessTransport:
     return transport
 
 
+def uninstall() -> None:
+    """Sessions made from now on send over HTTP again (a stopped stack's port may be
+    reused by another server in the same process)."""
+    import boto3
+    import botocore.handlers
+
+    botocore.handlers.BUILTIN_HANDLERS[:] = [
+        entry for entry in botocore.handlers.BUILTIN_HANDLERS if not _ours(entry)
+    ]
+    if boto3.DEFAULT_SESSION is not None:
+        boto3.DEFAULT_SESSION.events.unregister("before-send", unique_id=_UNIQUE_ID)
+
+
 def _ours(entry: tuple[Any, ...]) -> bool:
     return len(entry) > 1 and isinstance(entry[1], InProcessTransport)
