@@ -21,6 +21,7 @@ from agentworks.crews.adapter_profile_store import (
     settings_json,
 )
 from agentworks.crews.adapters.registry import validate_adapter_settings
+from agentworks.crews.views import AdapterProfileView
 from agentworks.errors import Conflict, InvalidInput, LimitReached, Unavailable
 from agentworks.identity.models import ADMIN, FUNCTIONS_READ, Principal
 from agentworks.messaging.models import iso
@@ -53,18 +54,18 @@ def parse_profile(data: Any) -> tuple[str, dict[str, Any]]:
     return name.lower(), settings
 
 
-def profile_view(profile: AdapterProfile, viewer: Principal) -> dict[str, Any]:
+def profile_view(profile: AdapterProfile, viewer: Principal) -> AdapterProfileView:
     """A profile as its reader sees it: its settings for an admin of the whole account only
     (they may hold a model, a function name, rules)."""
     account_admin = ADMIN in viewer.scopes and viewer.target_bounds is None
-    return {
-        "name": profile.name,
-        "type": profile.settings.get("type"),
-        "settings": profile.settings if account_admin else None,
-        "version": profile.version,
-        "created_at": iso(profile.created_at),
-        "updated_at": iso(profile.updated_at),
-    }
+    return AdapterProfileView(
+        name=profile.name,
+        type=str(profile.settings.get("type")),
+        settings=profile.settings if account_admin else None,
+        version=profile.version,
+        created_at=iso(profile.created_at) or "",
+        updated_at=iso(profile.updated_at) or "",
+    )
 
 
 class AdapterProfiles:

@@ -20,7 +20,7 @@ _NAME = Path(max_length=64)
 def _view(profile: Any) -> AdapterProfileView:
     from agentworks.crews.adapter_profiles import profile_view
 
-    return AdapterProfileView.model_validate(profile_view(profile, current_principal(router)))
+    return profile_view(profile, current_principal(router))
 
 
 @router.post(

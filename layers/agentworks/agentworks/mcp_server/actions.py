@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import BaseModel
@@ -20,8 +20,19 @@ from agentworks.mcp_server.principal import current_principal
 from agentworks.mcp_server.results import error_result, ok_result
 from agentworks.observability import count_refusal
 
+if TYPE_CHECKING:
+    from agentworks.runtime import Services
+
 # Field metadata marking a dataclass field that is not a tool argument (e.g. the context).
 NOT_AN_ARGUMENT = {"argument": False}
+
+
+def services() -> Services:
+    """The process's services, for the tools' actions. Imported on first use: the stores
+    pull in boto3, which tools/list never needs."""
+    from agentworks.runtime import services as process_services
+
+    return process_services()
 
 
 class ActionCall(Protocol):

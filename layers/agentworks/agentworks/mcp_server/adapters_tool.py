@@ -12,18 +12,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import ConfigDict, Field, RootModel
 
 from agentworks.crews.views import AdapterProfileDeleted, AdapterProfileList, AdapterProfileView
 from agentworks.errors import InvalidInput
 from agentworks.identity.models import Principal
-from agentworks.mcp_server.actions import ActionSpec, run_action
+from agentworks.mcp_server.actions import ActionSpec, run_action, services
 from agentworks.mcp_server.actions import text as text_argument
-from agentworks.mcp_server.tooling import DomainTool
+from agentworks.mcp_server.tooling import domain_tool
 
 if TYPE_CHECKING:
-    from agentworks.runtime import Services
+    pass
 
 Action = Literal["create", "update", "get", "list", "delete"]
 
@@ -62,16 +62,10 @@ class AdaptersCall:
     definition: dict[str, Any] | None = None
 
 
-def services() -> Services:
-    from agentworks.runtime import services as process_services
-
-    return process_services()
-
-
 def _view(profile: Any, principal: Principal) -> AdapterProfileView:
     from agentworks.crews.adapter_profiles import profile_view
 
-    return AdapterProfileView.model_validate(profile_view(profile, principal))
+    return profile_view(profile, principal)
 
 
 def _create(principal: Principal, call: AdaptersCall) -> AdapterProfileView:
@@ -141,17 +135,5 @@ def adapters(
 
 
 def build_tool() -> Tool:
-    return DomainTool.from_function(
-        adapters,
-        name=TOOL_NAME,
-        title=TOOL_TITLE,
-        description=DESCRIPTION,
-        annotations=ToolAnnotations(
-            title=TOOL_TITLE,
-            read_only_hint=False,
-            destructive_hint=True,  # delete and update replace what was there
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
-        structured_output=True,
-    )
+    # delete and update replace what was there
+    return domain_tool(adapters, TOOL_NAME, TOOL_TITLE, DESCRIPTION, destructive=True)

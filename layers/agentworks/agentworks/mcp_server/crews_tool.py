@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import ConfigDict, Field, RootModel
 
 from agentworks.crews.models import ReviewOutcome
@@ -20,13 +20,13 @@ from agentworks.crews.service import crew_view
 from agentworks.crews.views import CrewDeleted, CrewList, CrewView
 from agentworks.errors import InvalidInput
 from agentworks.identity.models import Principal
-from agentworks.mcp_server.actions import ActionSpec, run_action
+from agentworks.mcp_server.actions import ActionSpec, run_action, services
 from agentworks.mcp_server.actions import text as text_argument
 from agentworks.mcp_server.results import to_json_text
-from agentworks.mcp_server.tooling import DomainTool
+from agentworks.mcp_server.tooling import domain_tool
 
 if TYPE_CHECKING:
-    from agentworks.runtime import Services
+    pass
 
 Action = Literal["create", "update", "get", "list", "delete", "release", "decline"]
 
@@ -80,13 +80,6 @@ class CrewsCall:
     definition: dict[str, Any] | None = None
     message_id: str | None = None
     reason: str | None = None
-
-
-def services() -> Services:
-    # Imported on first use: the stores pull in boto3, which tools/list never needs.
-    from agentworks.runtime import services as process_services
-
-    return process_services()
 
 
 def _create(principal: Principal, call: CrewsCall) -> dict[str, Any]:
@@ -226,17 +219,5 @@ def crews(
 
 
 def build_tool() -> Tool:
-    return DomainTool.from_function(
-        crews,
-        name=TOOL_NAME,
-        title=TOOL_TITLE,
-        description=DESCRIPTION,
-        annotations=ToolAnnotations(
-            title=TOOL_TITLE,
-            read_only_hint=False,
-            destructive_hint=True,  # delete and update replace what was there
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
-        structured_output=True,
-    )
+    # delete and update replace what was there
+    return domain_tool(crews, TOOL_NAME, TOOL_TITLE, DESCRIPTION, destructive=True)

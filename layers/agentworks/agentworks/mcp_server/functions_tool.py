@@ -23,7 +23,6 @@ from mcp.types import (
     ElicitRequestFormParams,
     ElicitResult,
     InputRequiredResult,
-    ToolAnnotations,
 )
 from pydantic import ConfigDict, Field, RootModel
 
@@ -39,7 +38,7 @@ from agentworks.identity.models import Principal
 from agentworks.mcp_server.actions import NOT_AN_ARGUMENT, ActionSpec, run_action
 from agentworks.mcp_server.actions import text as text_argument
 from agentworks.mcp_server.results import build_model, to_json_text
-from agentworks.mcp_server.tooling import DomainTool
+from agentworks.mcp_server.tooling import domain_tool
 from agentworks.observability import logger
 
 if TYPE_CHECKING:
@@ -456,16 +455,5 @@ def functions(
 
 
 def build_tool() -> Tool:
-    return DomainTool.from_function(
-        functions,
-        name=TOOL_NAME,
-        title=TOOL_TITLE,
-        description=DESCRIPTION,
-        annotations=ToolAnnotations(
-            title=TOOL_TITLE,
-            read_only_hint=False,  # call and reply act; list, status and read only read
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
-        structured_output=True,
-    )
+    # call and reply act; list, status and read only read
+    return domain_tool(functions, TOOL_NAME, TOOL_TITLE, DESCRIPTION)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from agentworks import limits
@@ -21,11 +21,11 @@ from agentworks.crews.access import parse_crew_target
 from agentworks.crews.models import CrewState, RescheduleWakeup, ScheduleWakeup, WakeupView
 from agentworks.errors import InvalidInput
 from agentworks.identity.models import Principal
-from agentworks.mcp_server.actions import ActionSpec, run_action
+from agentworks.mcp_server.actions import ActionSpec, run_action, services
 from agentworks.mcp_server.actions import text as text_argument
 from agentworks.mcp_server.read_text import read_text
 from agentworks.mcp_server.results import build_model
-from agentworks.mcp_server.tooling import DomainTool
+from agentworks.mcp_server.tooling import domain_tool
 from agentworks.messaging.models import (
     AckResult,
     AgentView,
@@ -37,7 +37,7 @@ from agentworks.messaging.models import (
 )
 
 if TYPE_CHECKING:
-    from agentworks.runtime import Services
+    pass
 
 Action = Literal["send", "read", "state", "register", "unregister", "list_agents", "ack", "wakeup"]
 Delivery = Literal["typed", "admitted", "processed"]
@@ -139,13 +139,6 @@ class MessagesCall:
 
 
 # ---------------------------------------------------------------- actions
-
-
-def services() -> Services:
-    # Imported on first use: the stores pull in boto3, which tools/list never needs.
-    from agentworks.runtime import services as process_services
-
-    return process_services()
 
 
 def _send(principal: Principal, call: MessagesCall) -> SendReceipt:
@@ -452,16 +445,4 @@ def messages(
 
 
 def build_tool() -> Tool:
-    return DomainTool.from_function(
-        messages,
-        name=TOOL_NAME,
-        title=TOOL_TITLE,
-        description=DESCRIPTION,
-        annotations=ToolAnnotations(
-            title=TOOL_TITLE,
-            read_only_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
-        structured_output=True,
-    )
+    return domain_tool(messages, TOOL_NAME, TOOL_TITLE, DESCRIPTION)

@@ -7,10 +7,12 @@ API's, and never lets a traceback or an exception's text reach the caller.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from agentworks.errors import AgentWorksError
@@ -51,3 +53,29 @@ class DomainTool(Tool):
             if isinstance(refused.__cause__, AgentWorksError):
                 return error_result(refused.__cause__)
             raise
+
+
+def domain_tool(
+    function: Callable[..., Any],
+    name: str,
+    title: str,
+    description: str,
+    destructive: bool | None = None,
+) -> Tool:
+    """A tool as every AgentWorks tool is built: structured output, the product's error
+    shape, and annotations saying it acts (not read-only, not idempotent) on this account
+    only (not open world); `destructive` when an action replaces or deletes what was there."""
+    return DomainTool.from_function(
+        function,
+        name=name,
+        title=title,
+        description=description,
+        annotations=ToolAnnotations(
+            title=title,
+            read_only_hint=False,
+            destructive_hint=destructive,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+        structured_output=True,
+    )

@@ -12,16 +12,15 @@ from typing import TYPE_CHECKING
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.ids import InboxRef, MessageRef, parse_inbox_id, parse_message_id
+from agentworks.ids import InboxRef, parse_inbox_id, parse_message_id
 from agentworks.messaging.authority import is_expired
 from agentworks.messaging.models import (
     RECEIPT_ORDER,
-    DeliveryRecord,
     InboxOverview,
     MessageView,
     iso,
 )
-from agentworks.messaging.reading import message_view
+from agentworks.messaging.reading import delivery_records, message_view
 
 if TYPE_CHECKING:
     from agentworks.messaging.conversation_store import ConversationStore
@@ -77,14 +76,7 @@ class CrewInboxViews:
             status="expired" if is_expired(head, now) else "active",
             created_at=iso(conv.created_at) or "",
             last_activity_at=iso(head.last_activity) or "",
-            received=[
-                DeliveryRecord(
-                    message_id=MessageRef(inbox.conversation, r.side, r.seq).message_id,
-                    created_at=iso(r.created_at) or "",
-                    receipt=r.receipt,  # type: ignore[arg-type]
-                )
-                for r in records
-            ],
+            received=delivery_records(inbox.conversation, records),
         )
 
     def crew_inboxes(

@@ -51,6 +51,18 @@ def check_page(limit: int | None, wait_seconds: float | None) -> tuple[int, floa
     return page, wait
 
 
+def delivery_records(conversation: str, records: list[StoredMessage]) -> list[DeliveryRecord]:
+    """What an inbox's state shows of messages (ids, times, receipts): never their bodies."""
+    return [
+        DeliveryRecord(
+            message_id=MessageRef(conversation, r.side, r.seq).message_id,
+            created_at=iso(r.created_at) or "",
+            receipt=r.receipt,  # type: ignore[arg-type]
+        )
+        for r in records
+    ]
+
+
 def message_view(inbox: InboxRef, m: StoredMessage) -> MessageView:
     """A stored message as the reader of `inbox` sees it (M12: labelled, how to reply)."""
     return MessageView(
@@ -260,14 +272,7 @@ class InboxReads:
             created_at=iso(conv.created_at) or "",
             last_activity_at=iso(last_activity) or "",
             idle_expires_at=iso(last_activity + idle_ms) or "",
-            delivery_records=[
-                DeliveryRecord(
-                    message_id=MessageRef(inbox.conversation, r.side, r.seq).message_id,
-                    created_at=iso(r.created_at) or "",
-                    receipt=r.receipt,  # type: ignore[arg-type]
-                )
-                for r in records
-            ],
+            delivery_records=delivery_records(inbox.conversation, records),
         )
 
     def _retained(self, inbox: InboxRef, head: Head, now_ms: int) -> int:

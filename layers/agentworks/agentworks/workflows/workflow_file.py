@@ -30,8 +30,11 @@ from agentworks.workflows.definition import Step, WorkflowStart, describe, parse
 FRONT_MATTER_KEYS = frozenset(
     {"workflowId", "cacheKey", "requiredVariables", "maxTotalCostUsd", "notifyUrl", "triggers"}
 )
-STEP_OPTION_KEYS = frozenset(Step.model_fields[name].alias or name for name in Step.model_fields)
-STEP_OPTION_KEYS = STEP_OPTION_KEYS - {"label", "prompt"}
+STEP_OPTION_KEYS = frozenset(
+    spec.alias or name
+    for name, spec in Step.model_fields.items()
+    if name not in ("label", "prompt")
+)
 _FENCE = re.compile(r"^(```|~~~)\s*(\S*)\s*$")
 _STAGE = re.compile(r"^##\s+(.*?)\s*$")
 _STEP = re.compile(r"^###\s+(.*?)\s*$")
@@ -76,22 +79,23 @@ def parse_workflow_file(text: str, input: dict[str, Any] | None = None) -> Workf
     triggers = front.pop("triggers", [])
     if not isinstance(triggers, list) or not all(isinstance(t, dict) for t in triggers):
         raise WorkflowFileError(1, "triggers is a list of mappings")
-    data = {
-        **front,
-        "input": input or {},
-        "stages": [
-            {"label": stage.label, "steps": [_step_data(step) for step in stage.steps]}
-            for stage in stages
-        ],
-    }
-    for stage in stages:  # each step on its own first: its problems get its line
-        for step in stage.steps:
+    steps = [[(step, _step_data(step)) for step in stage.steps] for stage in stages]
+    for stage_steps in steps:  # each step on its own first: its problems get its line
+        for step, data in stage_steps:
             try:
-                Step.model_validate(_step_data(step))
+                Step.model_validate(data)
             except ValidationError as error:
                 raise WorkflowFileError(
                     step.line, f"step {step.label}: {describe(error)}"
                 ) from None
+    data = {
+        **front,
+        "input": input or {},
+        "stages": [
+            {"label": stage.label, "steps": [d for _, d in stage_steps]}
+            for stage, stage_steps in zip(stages, steps, strict=True)
+        ],
+    }
     return WorkflowFile(parse_workflow(data), triggers)
 
 
