@@ -76,6 +76,7 @@ def _stack() -> tuple[Any, Any, Any, _Requests]:
         work_table=env["WORK_TABLE"],
         outputs_bucket=env["OUTPUTS_BUCKET"],
         function_call_state_machine_arn=env["FUNCTION_CALL_STATE_MACHINE_ARN"],
+        workflow_state_machine_arn=env["WORKFLOW_STATE_MACHINE_ARN"],
     )
     requests = _Requests()
     dynamodb, s3, sfn = (session.client(s) for s in ("dynamodb", "s3", "stepfunctions"))

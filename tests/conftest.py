@@ -76,6 +76,7 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
             work_table=env["WORK_TABLE"],
             outputs_bucket=env["OUTPUTS_BUCKET"],
             function_call_state_machine_arn=env["FUNCTION_CALL_STATE_MACHINE_ARN"],
+            workflow_state_machine_arn=env["WORKFLOW_STATE_MACHINE_ARN"],
         )
         client = session.client("dynamodb", config=dynamodb_config())
         services = runtime.build_services(

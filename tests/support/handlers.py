@@ -7,6 +7,7 @@ import functools
 import importlib.util
 import json
 import sys
+import threading
 import uuid
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,7 +28,17 @@ from agentworks_cli.localstack.gateway import (
 ROOT = Path(__file__).resolve().parents[2]
 
 
+_LOADING = threading.Lock()
+
+
 def load_handler(function_dir: str) -> ModuleType:
+    # Under the lock: parallel steps invoke a function for its first time together, and
+    # a second thread must not see the module before its handler is defined.
+    with _LOADING:
+        return _load_handler(function_dir)
+
+
+def _load_handler(function_dir: str) -> ModuleType:
     name = f"agentworks_fn_{function_dir}"
     if name in sys.modules:
         return sys.modules[name]

@@ -74,6 +74,7 @@ class LocalResources:
             "OUTPUTS_BUCKET": self.buckets["OutputsBucket"],
             "SIGNING_SECRET_ARN": self.secrets["SigningSecret"],
             "FUNCTION_CALL_STATE_MACHINE_ARN": self.state_machines["FunctionCallStateMachine"],
+            "WORKFLOW_STATE_MACHINE_ARN": self.state_machines["WorkflowRunStateMachine"],
         }
 
     def logical_id_of(self, function_name: str) -> str:

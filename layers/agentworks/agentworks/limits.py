@@ -148,6 +148,18 @@ WORKFLOW_VARIABLES_MAX = 50  # `input` entries and `requiredVariables`
 WORKFLOW_VARIABLE_MAX_CHARS = 20_000  # one variable's value, as text
 WORKFLOW_DEFINITION_MAX_BYTES = 256 * 1024  # the whole workflow_start JSON, as sent
 WORKFLOW_COST_MAX_USD = 10_000.0  # W8: maxTotalCostUsd's upper bound
+# A step item above this keeps its session turns and output in S3 (DynamoDB: 400 KB).
+WORKFLOW_STEP_ITEM_MAX_BYTES = 350_000
+WORKFLOW_STEP_TURNS_MAX = 8  # adapter turns of one step (answers and corrections included)
+# W3 escalate: how long a step waits for `resolve` (the Await state's TimeoutSeconds).
+WORKFLOW_ESCALATION_TIMEOUT_SECONDS = DAY_SECONDS
+WORKFLOW_ANSWER_MAX_CHARS = 20_000  # a person's `resolve` answer
+WORKFLOW_CACHE_SECONDS = 30 * DAY_SECONDS  # W6: a resume-cache entry's lifetime
+WORKFLOW_RUNS_LISTED = 50  # `workflow list`: the latest runs
+# W3 webhooks to notifyUrl: attempts, the first pause (doubling), one attempt's timeout.
+WEBHOOK_ATTEMPTS = 3
+WEBHOOK_BACKOFF_SECONDS = 0.5
+WEBHOOK_TIMEOUT_SECONDS = 5.0
 
 # Adapter profiles (issue 8): a named adapter block a workflow step names with `adapter`.
 ADAPTER_PROFILES_PER_ACCOUNT = 100

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from agentworks.messaging.lifecycle import InboxLifecycle
     from agentworks.messaging.service import MessagingService
     from agentworks.signing import Signer
+    from agentworks.workflows.engine import WorkflowEngine
+    from agentworks.workflows.runs import WorkflowRuns
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,14 @@ class Crews:
     inboxes: CrewInboxes
     wakeups: Wakeups
     reconciler: CallReconciler
+
+
+@dataclass(frozen=True)
+class Workflows:
+    """Workflow runs (SPEC §6): what callers do with them, and what their executions run."""
+
+    runs: WorkflowRuns
+    engine: WorkflowEngine
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,7 @@ class Services:
     messaging: MessagingService
     lifecycle: InboxLifecycle
     crews: Crews
+    workflows: Workflows
 
 
 def build_services(
@@ -112,6 +123,48 @@ def build_services(
             adapter_clients,
             messaging=messaging,
             is_live_connection=identity.is_live_connection,
+        ),
+        workflows=build_workflows(
+            settings, client, signer, clock, s3, stepfunctions, adapter_clients
+        ),
+    )
+
+
+def build_workflows(
+    settings: Settings,
+    client: DynamoDBClient,
+    signer: Signer,
+    clock: Clock = SYSTEM_CLOCK,
+    s3: Any = None,
+    stepfunctions: Any = None,
+    adapter_clients: AdapterClients | None = None,
+) -> Workflows:
+    from agentworks.aws_clients import s3 as default_s3
+    from agentworks.crews.adapter_profile_store import AdapterProfileStore
+    from agentworks.crews.adapters.registry import AdapterClients, build_adapter
+    from agentworks.crews.execution import Executions
+    from agentworks.workflows.engine import WorkflowEngine
+    from agentworks.workflows.run_store import RunStore
+    from agentworks.workflows.runs import WorkflowRuns
+
+    runs = RunStore(
+        client,
+        settings.work_table,
+        (lambda: s3) if s3 is not None else default_s3,
+        settings.outputs_bucket,
+    )
+    profiles = AdapterProfileStore(client, settings.work_table)
+    clients = adapter_clients or AdapterClients()
+    return Workflows(
+        runs=WorkflowRuns(
+            runs,
+            profiles,
+            Executions(settings.workflow_state_machine_arn, stepfunctions),
+            signer,
+            clock,
+        ),
+        engine=WorkflowEngine(
+            runs, profiles, lambda adapter: build_adapter(adapter, clients), signer, clock
         ),
     )
 
@@ -260,6 +313,21 @@ def _default_identity() -> IdentityService:
     from agentworks.identity.service import IdentityService
 
     return IdentityService(ConnectionStore(dynamodb(), get_settings().identity_table))
+
+
+def workflow_engine() -> WorkflowEngine:
+    """What the workflow runner's task states call."""
+    return _installed.workflows.engine if _installed is not None else _default_engine()
+
+
+@lru_cache(maxsize=1)
+def _default_engine() -> WorkflowEngine:
+    from agentworks.aws_clients import dynamodb
+    from agentworks.signing import signer_from_secret
+
+    settings = get_settings()
+    signer = signer_from_secret(settings.signing_secret_arn)
+    return build_workflows(settings, dynamodb(), signer).engine
 
 
 def tick_services() -> TickServices:

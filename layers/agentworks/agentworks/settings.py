@@ -16,6 +16,7 @@ class Settings(BaseModel):
     outputs_bucket: str = ""
     # Only the functions that start executions know the state machine (no template cycle).
     function_call_state_machine_arn: str = ""
+    workflow_state_machine_arn: str = ""
     stage: str = "dev"
 
 
@@ -28,5 +29,6 @@ def get_settings() -> Settings:
         work_table=os.environ.get("WORK_TABLE", ""),
         outputs_bucket=os.environ.get("OUTPUTS_BUCKET", ""),
         function_call_state_machine_arn=os.environ.get("FUNCTION_CALL_STATE_MACHINE_ARN", ""),
+        workflow_state_machine_arn=os.environ.get("WORKFLOW_STATE_MACHINE_ARN", ""),
         stage=os.environ.get("STAGE", "dev"),
     )

@@ -29,6 +29,13 @@ class Signer:
             :_MAC_BYTES
         ]
 
+    def derived_key(self, purpose: str, subject: str) -> str:
+        """A key of its own for one purpose and subject (e.g. an account's webhook key):
+        shown to its owner, it reveals nothing of the signing key or of other subjects'."""
+        return hmac.new(
+            self._key, f"derive:{purpose}".encode() + b"\0" + subject.encode(), hashlib.sha256
+        ).hexdigest()
+
     def seal(self, purpose: str, data: dict[str, Any]) -> str:
         payload = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
         token = payload + self._mac(purpose, payload)

@@ -1,4 +1,5 @@
-"""Step Functions: start a call's execution, answer a waiting task (F7, mailbox adapter)."""
+"""Step Functions: start an execution (a call's, a workflow run's), answer a waiting task
+(F7, mailbox adapter, W3), stop one (workflow cancel)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,23 @@ class Executions:
 
     def start(self, call_id: str) -> str:
         # The execution is named after the call: a second start of one call is refused.
+        return self.start_named(call_id, {"call_id": call_id})
+
+    def start_named(self, name: str, payload: dict[str, Any]) -> str:
         response = self.client.start_execution(
-            stateMachineArn=self._arn, name=call_id, input=json.dumps({"call_id": call_id})
+            stateMachineArn=self._arn, name=name, input=json.dumps(payload)
         )
         return str(response["executionArn"])
+
+    def stop(self, name: str, cause: str) -> None:
+        """Stops the named execution; one that already ended stays as it ended."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.stop_execution(executionArn=self.execution_arn(name), cause=cause)
+        except ClientError as error:
+            if error_code(error) not in ("ExecutionDoesNotExist", "ExecutionNotRunning"):
+                raise
 
     def resume(self, task_token: str, output: dict[str, Any]) -> None:
         self.client.send_task_success(taskToken=task_token, output=json.dumps(output))

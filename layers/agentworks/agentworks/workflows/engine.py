@@ -1,0 +1,389 @@
+"""What each state of statemachines/workflow_run.asl.json does (W1–W3, W6–W8).
+
+The state machine owns the flow: stages one after another, a stage's steps in parallel, the
+barrier, waiting for a person's answer. This module owns one step's rules: replay it from a
+journal, or run its session's turns through the adapter profile, apply the step's policy to
+a question, check the output schema and the budget, and record the outcome. Every action
+reads its records and saves them under their versions, so a retried invocation finds the
+work it already did.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentworks import limits
+from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.crews.adapter_profile_store import AdapterProfileStore
+from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, TurnResult
+from agentworks.crews.schema_check import SchemaProblem, check
+from agentworks.ids import new_id
+from agentworks.signing import Signer
+from agentworks.workflows import sessions
+from agentworks.workflows.definition import Step, WorkflowStart
+from agentworks.workflows.records import TERMINAL_RUN, RunRecord, StepRecord
+from agentworks.workflows.run_store import RunStore, StaleRecord
+from agentworks.workflows.variables import resolved_prompts
+from agentworks.workflows.webhooks import Webhooks
+
+AdapterFactory = Callable[[dict[str, Any]], Adapter]
+
+# W3 auto-allow: the canned reply a session gets when it asks for input.
+AUTO_ALLOW_REPLY = "Yes, go ahead. No person is watching this step; use your best judgement."
+WEBHOOK_PURPOSE = "workflow-webhooks"
+
+
+class RunGone(Exception):
+    """The run this execution works for is missing."""
+
+
+@dataclass
+class _Context:
+    run: RunRecord
+    start: WorkflowStart
+    step: Step
+    record: StepRecord
+    version: int
+    prompt: str
+    profile: dict[str, Any]
+    history: list[dict[str, str]]
+
+
+class WorkflowEngine:
+    def __init__(
+        self,
+        runs: RunStore,
+        profiles: AdapterProfileStore,
+        adapters: AdapterFactory,
+        signer: Signer,
+        clock: Clock = SYSTEM_CLOCK,
+        webhooks: Webhooks | None = None,
+    ) -> None:
+        self._runs = runs
+        self._profiles = profiles
+        self._adapters = adapters
+        self._signer = signer
+        self._clock = clock
+        self._webhooks = webhooks or Webhooks(clock)
+
+    def _now(self) -> int:
+        return int(self._clock.now() * 1000)
+
+    def handle(self, event: dict[str, Any]) -> dict[str, Any]:
+        action = event.get("action")
+        run_id = str(event.get("run_id", ""))
+        if action == "step":
+            return {"next": self.step(run_id, int(event["stage"]), int(event["step"]))}
+        if action == "await":
+            self.await_answer(run_id, int(event["stage"]), int(event["step"]), event["task_token"])
+            return {}
+        if action == "interrupted":
+            self.interrupted(run_id, int(event["stage"]), int(event["step"]), event.get("error"))
+            return {}
+        if action == "barrier":
+            return {"failed": self.barrier(run_id, int(event["stage"]))}
+        if action == "finish":
+            self.finish(run_id, event.get("error"))
+            return {}
+        raise ValueError(f"unknown workflow action {action!r}")
+
+    # ---- a step ----
+
+    def step(self, run_id: str, stage: int, index: int) -> str:
+        """Runs (or replays) one step until it ends or waits for a person: "done" | "await"."""
+        context = self._context(run_id, stage, index)
+        if context is None:
+            return "done"
+        if context.record.answer is None and self._replayed(context):
+            return "done"
+        return self._run_turns(context)
+
+    def _context(self, run_id: str, stage: int, index: int) -> _Context | None:
+        state = self._runs.read_all(run_id)
+        if state is None:
+            raise RunGone(run_id)
+        run, records = state.run, state.steps
+        start = WorkflowStart.model_validate(run.definition)
+        stage_def = start.stages[stage]
+        step = stage_def.steps[index]
+        record, version = state.step_at(stage, index) or (
+            StepRecord(run_id, stage, index, step.label, stage_def.label or f"stage-{stage + 1}"),
+            0,
+        )
+        if record.terminal:
+            return None
+        if run.status in TERMINAL_RUN:
+            record.status, record.ended_at = "cancelled", self._now()
+            self._save_quietly(record, version)
+            return None
+        done = {r.label: r for r in records}
+        prompt = resolved_prompts(start)[step.label]
+        opener = sessions.opener(start, step.label)
+        profile = self._profiles.get(run.account_id, opener.adapter or "")
+        if profile is None:
+            self._end(record, version, "failed", error=f"adapter profile {opener.adapter} is gone")
+            return None
+        earlier = sessions.history(start, step, done)
+        if step.session_ref is not None:
+            record.session_id = done[step.session_ref].session_id
+        record.input_hash = sessions.input_hash(prompt, profile.settings, earlier)
+        return _Context(run, start, step, record, version, prompt, profile.settings, earlier)
+
+    def _replayed(self, context: _Context) -> bool:
+        """W6/W7: the same resolved inputs as a journaled success replay it — no session, no
+        cost. The journal is the original run's steps (retry) or the resume cache."""
+        run, step, record = context.run, context.step, context.record
+        journaled: tuple[str | None, list[dict[str, str]]] | None = None
+        if run.retry_of:
+            original = self._runs.read_all(run.retry_of)
+            for earlier in original.steps if original else []:
+                if (
+                    earlier.label == step.label
+                    and earlier.status == "succeeded"
+                    and earlier.input_hash == record.input_hash
+                ):
+                    journaled = (earlier.output, earlier.turns)
+        cache_key = context.start.cache_key
+        if journaled is None and step.cacheable and cache_key:
+            cached = self._runs.cached(
+                run.account_id, cache_key, step.label, int(self._clock.now())
+            )
+            if cached is not None and cached.input_hash == record.input_hash:
+                journaled = (cached.output, cached.turns)
+        if journaled is None:
+            return False
+        record.output, record.turns = journaled
+        record.session_id = record.session_id or new_id("sess", self._clock)
+        record.replayed, record.started_at = True, self._now()
+        self._end(record, context.version, "succeeded")
+        return True
+
+    def _run_turns(self, context: _Context) -> str:
+        run, step, record = context.run, context.step, context.record
+        record.session_id = record.session_id or new_id("sess", self._clock)
+        record.status, record.started_at = "running", record.started_at or self._now()
+        if not record.turns:
+            record.turns.append({"role": "user", "content": context.prompt})
+        answer, record.answer = record.answer, None
+        if answer is not None:
+            record.turns.append({"role": "user", "content": answer})
+        version = self._runs.save_step(record, context.version)
+        correction: str | None = None
+        while True:
+            if len([t for t in record.turns if t["role"] == "assistant"]) >= (
+                limits.WORKFLOW_STEP_TURNS_MAX
+            ):
+                return self._end(
+                    record,
+                    version,
+                    "failed",
+                    error=f"the session used {limits.WORKFLOW_STEP_TURNS_MAX} turns without "
+                    "finishing",
+                )
+            refused = self._over_budget(context)
+            if refused:
+                return self._end(record, version, "failed", error=refused)
+            try:
+                adapter = self._adapters(context.profile)
+                result = adapter.run_turn(self._request(context, answer, correction))
+            except AdapterError as error:
+                return self._end(record, version, "failed", error=str(error) or "the agent failed")
+            record.cost_usd += result.cost_usd
+            self._runs.add_cost(run.run_id, result.cost_usd)
+            if result.question:
+                record.turns.append({"role": "assistant", "content": result.question})
+                if step.policy == "auto-allow":
+                    answer = AUTO_ALLOW_REPLY
+                    record.turns.append({"role": "user", "content": answer})
+                    continue
+                if step.policy == "fail":
+                    return self._end(
+                        record,
+                        version,
+                        "failed",
+                        error=f"the session asked for input (policy fail): {result.question}",
+                    )
+                record.status, record.question = "waiting", result.question
+                self._runs.save_step(record, version)
+                return "await"
+            if result.handoff is not None:
+                return self._end(
+                    record, version, "failed", error="a mailbox profile cannot run a workflow step"
+                )
+            text = result.final_text or ""
+            problem = _output_problem(step, result)
+            record.turns.append({"role": "assistant", "content": text})
+            if problem is not None and correction is None:
+                # W8: re-prompted once with what was wrong, as function calls are (F6).
+                correction = problem
+                record.turns.append({"role": "user", "content": f"Fix your answer: {problem}"})
+                answer = None
+                continue
+            if problem is not None:
+                return self._end(record, version, "failed", error=f"output schema: {problem}")
+            record.output = text
+            return self._end(record, version, "succeeded")
+
+    def _request(
+        self, context: _Context, answer: str | None, correction: str | None
+    ) -> TurnRequest:
+        return TurnRequest(
+            crew_name=f"workflow:{context.start.workflow_id}",
+            instructions="",
+            settings=context.profile,
+            kind="message",
+            prompt=context.prompt,
+            output_schema=context.step.output_schema,
+            answer=answer,
+            correction=correction,
+            # The session so far: the chain's turns, then this step's own before the last.
+            history=tuple(context.history + context.record.turns[1:]),
+        )
+
+    def _over_budget(self, context: _Context) -> str | None:
+        cap = context.start.max_total_cost_usd
+        if cap is None:
+            return None
+        found = self._runs.get(context.run.run_id)
+        spent = found[2] if found else 0.0
+        if spent < cap:
+            return None
+        return f"budget_exceeded: the run's steps cost ${spent:.4f} of maxTotalCostUsd ${cap:.4f}"
+
+    def _end(self, record: StepRecord, version: int, status: str, error: str | None = None) -> str:
+        record.status, record.error, record.ended_at = status, error, self._now()
+        record.question = None
+        self._save_quietly(record, version)
+        if status == "succeeded" and not record.replayed:
+            self._journal(record)
+        return "done"
+
+    def _journal(self, record: StepRecord) -> None:
+        found = self._runs.get(record.run_id)
+        if found is None:
+            return
+        start = WorkflowStart.model_validate(found[0].definition)
+        step = sessions.steps_by_label(start)[record.label]
+        if step.cacheable and start.cache_key:
+            expires = int(self._clock.now()) + limits.WORKFLOW_CACHE_SECONDS
+            self._runs.journal(found[0].account_id, start.cache_key, record, expires)
+
+    def _save_quietly(self, record: StepRecord, version: int) -> None:
+        """A step cancelled meanwhile keeps `cancelled`: the cancel wrote it last."""
+        try:
+            self._runs.save_step(record, version)
+        except StaleRecord:
+            current = self._runs.get_step(record.run_id, record.stage, record.index)
+            if current is None or current[0].status != "cancelled":
+                raise
+
+    # ---- waiting for a person (escalate) ----
+
+    def await_answer(self, run_id: str, stage: int, index: int, task_token: str) -> None:
+        found = self._runs.get_step(run_id, stage, index)
+        if found is None or found[0].status != "waiting":
+            raise RunGone(run_id)
+        record, version = found
+        record.task_token = task_token
+        self._runs.save_step(record, version)
+        self._notify(run_id, "escalation", {"step": record.label, "question": record.question})
+
+    def interrupted(self, run_id: str, stage: int, index: int, error: Any) -> None:
+        """The step's task failed or its wait timed out: the step fails, its siblings go on.
+        A step that failed before it wrote anything is recorded now."""
+        state = self._runs.read_all(run_id)
+        if state is None:
+            raise RunGone(run_id)
+        found = state.step_at(stage, index)
+        if found is None:
+            stage_def = WorkflowStart.model_validate(state.run.definition).stages[stage]
+            label = stage_def.steps[index].label
+            found = (StepRecord(run_id, stage, index, label, stage_def.label or ""), 0)
+        record, version = found
+        if record.terminal:
+            return
+        cause = error if isinstance(error, dict) else {}
+        if cause.get("Error") == "States.Timeout":
+            message = f"no answer within {limits.WORKFLOW_ESCALATION_TIMEOUT_SECONDS // 3600} h"
+        else:
+            message = f"the step's task failed ({cause.get('Error') or 'unknown error'})"
+        record.task_token = None
+        self._end(record, version, "failed", error=message)
+
+    # ---- stage and run ----
+
+    def barrier(self, run_id: str, stage: int) -> bool:
+        """W1: every step of the stage has ended; True when one of them did not succeed."""
+        state = self._runs.read_all(run_id)
+        if state is None:
+            raise RunGone(run_id)
+        run = state.run
+        start = WorkflowStart.model_validate(run.definition)
+        ended = {r.index: r.status for r in state.steps if r.stage == stage}
+        return run.status in TERMINAL_RUN or any(
+            ended.get(i) != "succeeded" for i in range(len(start.stages[stage].steps))
+        )
+
+    def finish(self, run_id: str, error: Any = None) -> None:
+        found = self._runs.get(run_id)
+        if found is None:
+            raise RunGone(run_id)
+        run, version, _ = found
+        if run.status in TERMINAL_RUN:
+            return
+        state = self._runs.read_all(run_id)
+        failed = [s for s in (state.steps if state else []) if s.status != "succeeded"]
+        run.status = "failed" if failed or error else "succeeded"
+        if failed:
+            run.error = (
+                f"step {failed[0].label} {failed[0].status}: {failed[0].error or ''}".strip()
+            )
+        elif error:
+            run.error = f"the run's execution failed: {json.dumps(error)[:500]}"
+        run.ended_at = self._now()
+        self._runs.save(run, version)
+        self._notify(run_id, "completed", {"status": run.status, "error": run.error})
+
+    def _notify(self, run_id: str, event: str, payload: dict[str, Any]) -> None:
+        found = self._runs.get(run_id)
+        if found is None:
+            return
+        run, _, _ = found
+        url = run.definition.get("notifyUrl")
+        if not url:
+            return
+        key = self._signer.derived_key(WEBHOOK_PURPOSE, run.account_id)
+        body = {"runId": run.run_id, "workflowId": run.workflow_id, **payload}
+        note = self._webhooks.send(url, key, event, body)
+        for _ in range(3):  # the run item is shared with cancel and finish: re-read on a race
+            found = self._runs.get(run_id)
+            if found is None:
+                return
+            current, version, _ = found
+            current.notifications.append(note)
+            try:
+                self._runs.save(current, version)
+                return
+            except StaleRecord:
+                continue
+
+
+def _output_problem(step: Step, result: TurnResult) -> str | None:
+    """W8: why the step's final message does not satisfy its outputSchema (None if it does)."""
+    if step.output_schema is None:
+        return None
+    if result.has_result:
+        value = result.result
+    else:
+        try:
+            value = json.loads(result.final_text or "")
+        except ValueError:
+            return "the final message is not JSON matching the outputSchema"
+    try:
+        check(step.output_schema, value)
+    except SchemaProblem as problem:
+        return problem.message.replace("data", "output", 1)
+    return None

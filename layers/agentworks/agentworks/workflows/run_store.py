@@ -1,0 +1,339 @@
+"""Data access for workflow runs in the work table.
+
+    WFRUN#<run_id>                   RUN             the run (JSON), status, version, cost_usd
+    WFRUN#<run_id>                   STEP#<ss>#<ii>  one step (JSON), status, version
+    WFRUNS#<account>                 <run_id>        the account's run list (newest last)
+    WFCACHE#<account>#<cacheKey>     STEP#<label>    the resume cache's journal (W6), TTL
+
+A run and its steps share one partition, so a status is one Query. Steps are written when
+they first run (a run of 100 steps cannot be one transaction). A step whose turns outgrow
+the item keeps them in S3 (`sessions/…`), the item holding the key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from agentworks import limits
+from agentworks.dynamo import condition_failed, from_item, to_item, transact_write
+from agentworks.workflows.records import RunRecord, StepRecord
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+class StaleRecord(Exception):
+    """The record moved since it was read: read again."""
+
+
+def run_pk(run_id: str) -> str:
+    return f"WFRUN#{run_id}"
+
+
+def step_sk(stage: int, index: int) -> str:
+    return f"STEP#{stage:02d}#{index:02d}"
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class CachedStep:
+    """A journaled step of the resume cache: what a replay copies."""
+
+    input_hash: str
+    output: str | None
+    turns: list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class RunState:
+    """A run as one Query reads it: the run, its summed cost, the steps written so far."""
+
+    run: RunRecord
+    cost_usd: float
+    steps: list[StepRecord]
+    versions: dict[tuple[int, int], int]  # (stage, index) -> the step item's version
+
+    def step_at(self, stage: int, index: int) -> tuple[StepRecord, int] | None:
+        for step in self.steps:
+            if (step.stage, step.index) == (stage, index):
+                return step, self.versions[(stage, index)]
+        return None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    workflow_id: str
+    connection_id: str
+    status: str
+    created_at: int
+    retry_of: str | None
+
+
+class RunStore:
+    def __init__(
+        self, client: DynamoDBClient, table: str, s3: Callable[[], Any], bucket: str
+    ) -> None:
+        self._db = client
+        self._table = table
+        self._s3 = s3  # created on first use: most steps never outgrow their item
+        self._bucket = bucket
+
+    # ---- runs ----
+
+    def create(self, run: RunRecord) -> None:
+        """The run and its list entry, together."""
+        transact_write(
+            self._db,
+            {
+                "run": {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": self._run_item(run, 1),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                "listed": {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": to_item(
+                            {
+                                "pk": f"WFRUNS#{run.account_id}",
+                                "sk": run.run_id,
+                                **self._summary(run),
+                            }
+                        ),
+                    }
+                },
+            },
+        )
+
+    def _run_item(self, run: RunRecord, version: int) -> dict[str, Any]:
+        return to_item(
+            {
+                "pk": run_pk(run.run_id),
+                "sk": "RUN",
+                "account_id": run.account_id,
+                "status": run.status,
+                "record": _json(run.to_json()),
+                "version": version,
+            }
+        )
+
+    @staticmethod
+    def _summary(run: RunRecord) -> dict[str, Any]:
+        return {
+            "workflow_id": run.workflow_id,
+            "connection_id": run.connection_id,
+            "status": run.status,
+            "created_at": run.created_at,
+            "retry_of": run.retry_of,
+        }
+
+    def get(self, run_id: str) -> tuple[RunRecord, int, float] | None:
+        """The run, its version and the cost its steps have added up."""
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        if not data:
+            return None
+        return _run(data), int(data["version"]), float(data.get("cost_usd", 0))
+
+    def read_all(self, run_id: str) -> RunState | None:
+        """The run and every step it wrote so far, in one (paged) Query."""
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": to_item({":pk": run_pk(run_id)}),
+            "ConsistentRead": True,
+        }
+        run: RunRecord | None = None
+        cost = 0.0
+        steps: list[StepRecord] = []
+        versions: dict[tuple[int, int], int] = {}
+        while True:
+            page = self._db.query(**kwargs)
+            for raw in page["Items"]:
+                data = from_item(raw) or {}
+                if data["sk"] == "RUN":
+                    run, cost = _run(data), float(data.get("cost_usd", 0))
+                else:
+                    step = self._step(data)
+                    steps.append(step)
+                    versions[(step.stage, step.index)] = int(data["version"])
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return RunState(run, cost, steps, versions) if run is not None else None
+
+    def save(self, run: RunRecord, version: int) -> int:
+        """The run under the version that was read (and its list entry's status)."""
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=to_item({"pk": run_pk(run.run_id), "sk": "RUN"}),
+                UpdateExpression="SET #r = :r, #s = :s, version = :next",
+                ConditionExpression="version = :v",
+                ExpressionAttributeNames={"#r": "record", "#s": "status"},
+                ExpressionAttributeValues=to_item(
+                    {
+                        ":r": _json(run.to_json()),
+                        ":s": run.status,
+                        ":next": version + 1,
+                        ":v": version,
+                    }
+                ),
+            )
+        except ClientError as error:
+            if condition_failed(error):
+                raise StaleRecord(run.run_id) from None
+            raise
+        self._db.put_item(
+            TableName=self._table,
+            Item=to_item(
+                {"pk": f"WFRUNS#{run.account_id}", "sk": run.run_id, **self._summary(run)}
+            ),
+        )
+        return version + 1
+
+    def add_cost(self, run_id: str, cost_usd: float) -> None:
+        if cost_usd <= 0:
+            return
+        self._db.update_item(
+            TableName=self._table,
+            Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
+            UpdateExpression="ADD cost_usd :c",
+            ExpressionAttributeValues=to_item({":c": _decimal(cost_usd)}),
+        )
+
+    def list_runs(self, account_id: str, limit: int) -> list[RunSummary]:
+        """The account's latest runs, newest first."""
+        page = self._db.query(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=to_item({":pk": f"WFRUNS#{account_id}"}),
+            ScanIndexForward=False,
+            Limit=limit,
+        )
+        found = []
+        for raw in page["Items"]:
+            data = from_item(raw) or {}
+            found.append(
+                RunSummary(
+                    run_id=data["sk"],
+                    workflow_id=data["workflow_id"],
+                    connection_id=data["connection_id"],
+                    status=data["status"],
+                    created_at=int(data["created_at"]),
+                    retry_of=data.get("retry_of"),
+                )
+            )
+        return found
+
+    # ---- steps ----
+
+    def get_step(self, run_id: str, stage: int, index: int) -> tuple[StepRecord, int] | None:
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": run_pk(run_id), "sk": step_sk(stage, index)}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        return (self._step(data), int(data["version"])) if data else None
+
+    def save_step(self, step: StepRecord, version: int) -> int:
+        """The step under the version that was read (0: not written yet)."""
+        stored = step.to_json()
+        encoded = _json(stored)
+        if len(encoded.encode()) > limits.WORKFLOW_STEP_ITEM_MAX_BYTES:
+            # The session's turns (and the output) outgrew the item: they go to S3.
+            key = f"sessions/{step.run_id}/{step.stage:02d}-{step.index:02d}.json"
+            self._s3().put_object(
+                Bucket=self._bucket,
+                Key=key,
+                Body=_json({"turns": step.turns, "output": step.output}).encode(),
+            )
+            encoded = _json({**stored, "turns": [], "output": None, "turns_file": key})
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "Item": to_item(
+                {
+                    "pk": run_pk(step.run_id),
+                    "sk": step_sk(step.stage, step.index),
+                    "status": step.status,
+                    "record": encoded,
+                    "version": version + 1,
+                }
+            ),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+        if version:
+            request["ConditionExpression"] = "version = :v"
+            request["ExpressionAttributeValues"] = to_item({":v": version})
+        try:
+            self._db.put_item(**request)
+        except ClientError as error:
+            if condition_failed(error):
+                raise StaleRecord(step.label) from None
+            raise
+        return version + 1
+
+    def _step(self, data: dict[str, Any]) -> StepRecord:
+        step = StepRecord.from_json(json.loads(data["record"]))
+        if step.turns_file:
+            body = self._s3().get_object(Bucket=self._bucket, Key=step.turns_file)["Body"]
+            moved = json.loads(body.read())
+            step.turns, step.output = moved["turns"], moved["output"]
+        return step
+
+    # ---- resume cache (W6) ----
+
+    def cached(self, account_id: str, cache_key: str, label: str, now_s: int) -> CachedStep | None:
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": f"WFCACHE#{account_id}#{cache_key}", "sk": f"STEP#{label}"}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        # TTL deletes lag (and moto never deletes): an expired entry is no entry.
+        if not data or int(data.get("expires_ttl", 0)) <= now_s:
+            return None
+        entry = json.loads(data["entry"])
+        return CachedStep(entry["input_hash"], entry["output"], entry["turns"])
+
+    def journal(self, account_id: str, cache_key: str, step: StepRecord, expires_at_s: int) -> None:
+        entry = _json({"input_hash": step.input_hash, "output": step.output, "turns": step.turns})
+        if len(entry.encode()) > limits.WORKFLOW_STEP_ITEM_MAX_BYTES:
+            return  # too large to journal: the next run runs the step again
+        self._db.put_item(
+            TableName=self._table,
+            Item=to_item(
+                {
+                    "pk": f"WFCACHE#{account_id}#{cache_key}",
+                    "sk": f"STEP#{step.label}",
+                    "entry": entry,
+                    "expires_ttl": expires_at_s,
+                }
+            ),
+        )
+
+
+def _run(data: dict[str, Any]) -> RunRecord:
+    return RunRecord.from_json(json.loads(data["record"]))
+
+
+def _decimal(value: float) -> Any:
+    from decimal import Decimal
+
+    return Decimal(str(round(value, 6)))

@@ -1,0 +1,238 @@
+"""Workflow runs as callers see them (W4–W7): start, status, list, cancel, resolve, retry.
+
+A run is its starter's (and the account admin's): another connection, another account, or
+a connection bounded away from `workflow:<workflowId>` finds nothing — the same answer as
+for a run that never existed. Everything a start can refuse is refused before any work:
+a bad definition, a missing variable, an adapter profile the account hasn't defined.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from agentworks import limits
+from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.crews.adapter_profile_store import AdapterProfileStore
+from agentworks.crews.execution import Executions
+from agentworks.errors import Conflict, InvalidInput, TryAgain, Unavailable
+from agentworks.identity.models import ADMIN, WORKFLOWS_RUN, Principal
+from agentworks.ids import new_id
+from agentworks.messaging.models import iso
+from agentworks.signing import Signer
+from agentworks.workflows.definition import WorkflowStart, parse_workflow
+from agentworks.workflows.engine import WEBHOOK_PURPOSE
+from agentworks.workflows.records import TERMINAL_RUN, TERMINAL_STEP, RunRecord
+from agentworks.workflows.run_store import RunState, RunStore, StaleRecord
+from agentworks.workflows.variables import resolved_prompts
+from agentworks.workflows.views import (
+    RunList,
+    RunStarted,
+    RunSummaryView,
+    RunView,
+    SessionView,
+    TurnView,
+    WebhookKey,
+    run_view,
+)
+from agentworks.workflows.webhooks import SIGNATURE_HEADER
+
+
+def execution_input(run_id: str, start: WorkflowStart) -> dict[str, Any]:
+    """What the state machine iterates: stages, and in each its steps, by position."""
+    return {
+        "run_id": run_id,
+        "error": None,  # the Stages Map's Catch puts the failure here
+        "stages": [
+            {"stage": s, "steps": [{"stage": s, "step": i} for i in range(len(stage.steps))]}
+            for s, stage in enumerate(start.stages)
+        ],
+    }
+
+
+class WorkflowRuns:
+    def __init__(
+        self,
+        runs: RunStore,
+        profiles: AdapterProfileStore,
+        executions: Executions,
+        signer: Signer,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self._runs = runs
+        self._profiles = profiles
+        self._executions = executions
+        self._signer = signer
+        self._clock = clock
+
+    def _now(self) -> int:
+        return int(self._clock.now() * 1000)
+
+    # ---- start ----
+
+    def start(self, principal: Principal, data: Any, retry_of: str | None = None) -> RunStarted:
+        principal.require(WORKFLOWS_RUN)
+        start = parse_workflow(data)
+        if not principal.may_target(f"workflow:{start.workflow_id}"):
+            raise Unavailable()
+        resolved_prompts(start)  # W9: every variable present before any work
+        self._check_steps(principal, start)
+        run = RunRecord(
+            run_id=new_id("wfrun", self._clock),
+            account_id=principal.account_id,
+            connection_id=principal.connection_id,
+            workflow_id=start.workflow_id,
+            definition=start.to_json(),
+            created_at=self._now(),
+            retry_of=retry_of,
+        )
+        self._runs.create(run)
+        try:
+            self._executions.start_named(run.run_id, execution_input(run.run_id, start))
+        except ClientError:
+            run.status, run.error, run.ended_at = "failed", "could not start", self._now()
+            self._runs.save(run, 1)
+            raise TryAgain("The run could not be started; start it again.") from None
+        return RunStarted(run_id=run.run_id, status=run.status, retry_of=retry_of)
+
+    def _check_steps(self, principal: Principal, start: WorkflowStart) -> None:
+        problems = []
+        for _, step in start.steps():
+            if step.kind == "crew":
+                problems.append(
+                    f"step {step.label!r}: crew steps are not available yet; call the Crew's "
+                    "function from an agent step's adapter instead"
+                )
+            elif step.adapter and self._profiles.get(principal.account_id, step.adapter) is None:
+                problems.append(
+                    f"step {step.label!r} names adapter profile {step.adapter!r}, which this "
+                    "account has not defined; create it with: agentworks adapters create "
+                    "--file PROFILE.yaml"
+                )
+        if problems:
+            raise InvalidInput("Cannot start the workflow: " + "; ".join(problems)[:1500])
+
+    # ---- reading ----
+
+    def _visible(self, principal: Principal, run_id: str) -> RunState:
+        state = self._runs.read_all(run_id) if run_id.startswith("wfrun_") else None
+        if state is None or state.run.account_id != principal.account_id:
+            raise Unavailable()
+        run = state.run
+        if not principal.may_target(f"workflow:{run.workflow_id}"):
+            raise Unavailable()
+        if principal.connection_id != run.connection_id and ADMIN not in principal.scopes:
+            raise Unavailable()
+        return state
+
+    def status(self, principal: Principal, run_id: str) -> RunView:
+        principal.require(WORKFLOWS_RUN)
+        state = self._visible(principal, run_id)
+        return run_view(state.run, state.cost_usd, state.steps)
+
+    def list(self, principal: Principal) -> RunList:
+        principal.require(WORKFLOWS_RUN)
+        found = self._runs.list_runs(principal.account_id, limits.WORKFLOW_RUNS_LISTED)
+        return RunList(
+            runs=[
+                RunSummaryView(
+                    run_id=r.run_id,
+                    workflow_id=r.workflow_id,
+                    status=r.status,
+                    retry_of=r.retry_of,
+                    created_at=iso(r.created_at) or "",
+                )
+                for r in found
+                if (r.connection_id == principal.connection_id or ADMIN in principal.scopes)
+                and principal.may_target(f"workflow:{r.workflow_id}")
+            ]
+        )
+
+    def session(self, principal: Principal, run_id: str, session_id: str) -> SessionView:
+        principal.require(WORKFLOWS_RUN)
+        state = self._visible(principal, run_id)
+        steps = sorted(
+            (s for s in state.steps if s.session_id == session_id),
+            key=lambda s: (s.stage, s.index),
+        )
+        if not steps:
+            raise Unavailable()
+        return SessionView(
+            session_id=session_id,
+            run_id=run_id,
+            turns=[TurnView(step=s.label, **turn) for s in steps for turn in s.turns],
+        )
+
+    # ---- changing a run ----
+
+    def cancel(self, principal: Principal, run_id: str) -> RunView:
+        principal.require(WORKFLOWS_RUN)
+        state = self._visible(principal, run_id)
+        run = state.run
+        if run.status in TERMINAL_RUN:
+            raise Conflict(f"The run has ended ({run.status}); there is nothing to cancel.")
+        found = self._runs.get(run_id)
+        assert found is not None
+        run, version, _ = found
+        run.status, run.ended_at, run.error = "cancelled", self._now(), "cancelled by a caller"
+        try:
+            self._runs.save(run, version)
+        except StaleRecord:
+            raise TryAgain("The run changed meanwhile; cancel it again.") from None
+        self._executions.stop(run_id, "cancelled by a caller")
+        for step in state.steps:
+            if step.status not in TERMINAL_STEP:
+                step.status, step.ended_at, step.task_token = "cancelled", self._now(), None
+                # A step that just ended on its own (a stale version) keeps its outcome.
+                with contextlib.suppress(StaleRecord):
+                    self._runs.save_step(step, state.versions[(step.stage, step.index)])
+        return self.status(principal, run_id)
+
+    def resolve(self, principal: Principal, run_id: str, label: str, answer: str) -> RunView:
+        """W3: a person's answer to the question a step escalated."""
+        principal.require(WORKFLOWS_RUN)
+        if not answer.strip() or len(answer) > limits.WORKFLOW_ANSWER_MAX_CHARS:
+            raise InvalidInput(
+                f"answer: 1–{limits.WORKFLOW_ANSWER_MAX_CHARS:,} characters", field="answer"
+            )
+        state = self._visible(principal, run_id)
+        waiting = [s for s in state.steps if s.label == label]
+        step = waiting[0] if waiting else None
+        if step is None or step.status != "waiting" or state.run.status != "running":
+            raise Conflict(f"Step {label!r} of this run is not waiting for an answer.")
+        if step.task_token is None:
+            raise TryAgain("The step is about to wait for an answer; resolve it again shortly.")
+        token = step.task_token
+        step.answer, step.question, step.task_token, step.status = answer, None, None, "running"
+        try:
+            self._runs.save_step(step, state.versions[(step.stage, step.index)])
+        except StaleRecord:
+            raise Conflict(f"Step {label!r} changed meanwhile; read the run again.") from None
+        self._executions.resume(token, {"answered": True})
+        return self.status(principal, run_id)
+
+    def retry(
+        self, principal: Principal, run_id: str, input_override: dict[str, Any] | None = None
+    ) -> RunStarted:
+        """W7: a new run that replays what the original completed with unchanged inputs."""
+        principal.require(WORKFLOWS_RUN)
+        run = self._visible(principal, run_id).run
+        if run.status not in ("failed", "cancelled"):
+            raise Conflict(
+                f"Only a failed or cancelled run can be retried; this one is {run.status}."
+            )
+        definition = dict(run.definition)
+        if input_override:
+            if not isinstance(input_override, dict):
+                raise InvalidInput("input is an object of variables", field="input")
+            definition["input"] = {**definition.get("input", {}), **input_override}
+        return self.start(principal, definition, retry_of=run.run_id)
+
+    def webhook_key(self, principal: Principal) -> WebhookKey:
+        principal.require_account_admin()
+        return WebhookKey(
+            key=self._signer.derived_key(WEBHOOK_PURPOSE, principal.account_id),
+            header=SIGNATURE_HEADER,
+        )

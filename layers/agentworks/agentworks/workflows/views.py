@@ -1,0 +1,206 @@
+"""Response models of /v1/workflows (W4): what the API answers, the MCP workflow tools
+declare as output and the CLI parses. The seed's names: `runId`, `retryOf`,
+`stages[].steps[].{label, status, sessionId, output, startedAt, endedAt, cost, replayed}`."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from agentworks import limits
+from agentworks.messaging.models import iso
+from agentworks.workflows.definition import WorkflowStart
+from agentworks.workflows.records import Notification, RunRecord, StepRecord
+
+
+class _Seed(BaseModel):
+    model_config = ConfigDict(serialize_by_alias=True)
+
+
+def _read(camel: str) -> AliasChoices:
+    """A seed name is read in camelCase (the wire) or snake_case (Python)."""
+    return AliasChoices(camel, re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), camel))
+
+
+class StepView(_Seed):
+    label: str
+    status: str = Field(description="pending, running, waiting, succeeded, failed, cancelled")
+    session_id: str | None = Field(
+        default=None, validation_alias=_read("sessionId"), serialization_alias="sessionId"
+    )
+    output: str | None = None
+    started_at: str | None = Field(
+        default=None, validation_alias=_read("startedAt"), serialization_alias="startedAt"
+    )
+    ended_at: str | None = Field(
+        default=None, validation_alias=_read("endedAt"), serialization_alias="endedAt"
+    )
+    cost: float = Field(default=0.0, description="USD spent by this step's session turns")
+    replayed: bool = Field(default=False, description="Copied from a journal: no session, no cost")
+    question: str | None = Field(
+        default=None, description="What the waiting step asks (resolve it)"
+    )
+    error: str | None = None
+
+
+class StageView(_Seed):
+    label: str
+    status: str = Field(description="pending, running, succeeded or failed")
+    steps: list[StepView]
+
+
+class NotificationView(_Seed):
+    event: str = Field(description="escalation or completed")
+    step: str | None = None
+    delivered: bool
+    attempts: int
+    status_code: int | None = Field(
+        default=None, validation_alias=_read("statusCode"), serialization_alias="statusCode"
+    )
+    error: str | None = None
+
+
+class RunView(_Seed):
+    run_id: str = Field(validation_alias=_read("runId"), serialization_alias="runId")
+    workflow_id: str = Field(validation_alias=_read("workflowId"), serialization_alias="workflowId")
+    status: str = Field(description="running, succeeded, failed or cancelled")
+    retry_of: str | None = Field(
+        default=None, validation_alias=_read("retryOf"), serialization_alias="retryOf"
+    )
+    created_at: str = Field(validation_alias=_read("createdAt"), serialization_alias="createdAt")
+    ended_at: str | None = Field(
+        default=None, validation_alias=_read("endedAt"), serialization_alias="endedAt"
+    )
+    cost: float = Field(default=0.0, description="USD, summed over the run's steps")
+    error: str | None = None
+    stages: list[StageView]
+    notifications: list[NotificationView] = Field(default_factory=list)
+
+
+class RunStarted(_Seed):
+    run_id: str = Field(validation_alias=_read("runId"), serialization_alias="runId")
+    status: str
+    retry_of: str | None = Field(
+        default=None, validation_alias=_read("retryOf"), serialization_alias="retryOf"
+    )
+
+
+class RunSummaryView(_Seed):
+    run_id: str = Field(validation_alias=_read("runId"), serialization_alias="runId")
+    workflow_id: str = Field(validation_alias=_read("workflowId"), serialization_alias="workflowId")
+    status: str
+    retry_of: str | None = Field(
+        default=None, validation_alias=_read("retryOf"), serialization_alias="retryOf"
+    )
+    created_at: str = Field(validation_alias=_read("createdAt"), serialization_alias="createdAt")
+
+
+class RunList(_Seed):
+    runs: list[RunSummaryView]
+
+
+class TurnView(_Seed):
+    step: str
+    role: str = Field(description="user (a prompt or an answer) or assistant")
+    content: str
+
+
+class SessionView(_Seed):
+    session_id: str = Field(validation_alias=_read("sessionId"), serialization_alias="sessionId")
+    run_id: str = Field(validation_alias=_read("runId"), serialization_alias="runId")
+    turns: list[TurnView]
+
+
+class WebhookKey(_Seed):
+    key: str = Field(description="HMAC-SHA256 key of X-AgentWorks-Signature")
+    header: str
+
+
+def _step_view(step: StepRecord) -> StepView:
+    return StepView(
+        label=step.label,
+        status=step.status,
+        session_id=step.session_id,
+        output=step.output,
+        started_at=iso(step.started_at),
+        ended_at=iso(step.ended_at),
+        cost=round(step.cost_usd, 6),
+        replayed=step.replayed,
+        question=step.question if step.status == "waiting" else None,
+        error=step.error,
+    )
+
+
+def _stage_status(steps: list[StepView]) -> str:
+    statuses = {s.status for s in steps}
+    if statuses == {"pending"}:
+        return "pending"
+    if statuses <= {"succeeded"}:
+        return "succeeded"
+    if statuses & {"pending", "running", "waiting"}:
+        return "running"
+    return "failed"
+
+
+def _notification(note: Notification) -> NotificationView:
+    return NotificationView(
+        event=note.event,
+        step=note.step,
+        delivered=note.delivered,
+        attempts=note.attempts,
+        status_code=note.status_code,
+        error=note.error,
+    )
+
+
+def run_view(run: RunRecord, cost: float, steps: list[StepRecord]) -> RunView:
+    start = WorkflowStart.model_validate(run.definition)
+    written = {(s.stage, s.index): s for s in steps}
+    stages = []
+    for number, stage in enumerate(start.stages):
+        views = [
+            _step_view(written[(number, i)])
+            if (number, i) in written
+            else StepView(label=step.label, status="pending")
+            for i, step in enumerate(stage.steps)
+        ]
+        stages.append(StageView(label=stage.label or "", status=_stage_status(views), steps=views))
+    return RunView(
+        run_id=run.run_id,
+        workflow_id=run.workflow_id,
+        status=run.status,
+        retry_of=run.retry_of,
+        created_at=iso(run.created_at) or "",
+        ended_at=iso(run.ended_at),
+        cost=round(cost, 6),
+        error=run.error,
+        stages=stages,
+        notifications=[_notification(n) for n in run.notifications],
+    )
+
+
+# ---- requests ----
+
+
+class ResolveStep(BaseModel):
+    """W3: a person's answer to the question a waiting step asked."""
+
+    model_config = ConfigDict(extra="forbid")
+    step: str = Field(min_length=1, max_length=64, description="The waiting step's label")
+    answer: str = Field(min_length=1, max_length=limits.WORKFLOW_ANSWER_MAX_CHARS)
+
+
+class RetryRun(BaseModel):
+    """W7: optional variables that replace the original run's."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: dict[str, str | int | float | bool] | None = None
+
+
+class RunFile(BaseModel):
+    """W5: a WORKFLOW.md's text and the run's variables."""
+
+    model_config = ConfigDict(extra="forbid")
+    content: str = Field(min_length=1, max_length=limits.WORKFLOW_DEFINITION_MAX_BYTES)
+    input: dict[str, str | int | float | bool] | None = None

@@ -1,0 +1,87 @@
+"""Webhooks to a run's `notifyUrl` (W3): on an escalation and on completion.
+
+Each carries `X-AgentWorks-Signature: t=<unix seconds>,v1=<hex>`, the HMAC-SHA256 of
+`"<t>.<body>"` under the account's webhook key (`agentworks workflow webhook-key`), so a
+receiver can tell it came from this deployment and is fresh. A failing receiver is retried a
+few times with a doubling pause, then recorded on the run; it never fails a step or a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from agentworks import limits
+from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.workflows.records import Notification
+
+SIGNATURE_HEADER = "X-AgentWorks-Signature"
+
+
+def signature(key: str, timestamp: int, body: bytes) -> str:
+    mac = hmac.new(key.encode(), str(timestamp).encode() + b"." + body, hashlib.sha256)
+    return f"t={timestamp},v1={mac.hexdigest()}"
+
+
+def verify(key: str, header: str, body: bytes) -> bool:
+    """What a receiver does (tests and docs use it): the header matches the body."""
+    parts = dict(p.split("=", 1) for p in header.split(",") if "=" in p)
+    try:
+        expected = signature(key, int(parts.get("t", "")), body)
+    except ValueError:
+        return False
+    return hmac.compare_digest(expected, header)
+
+
+class Webhooks:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._clock = clock
+
+    def send(self, url: str, key: str, event: str, payload: dict[str, Any]) -> Notification:
+        body = json.dumps({"event": event, **payload}, separators=(",", ":")).encode()
+        attempts, status, error = 0, None, None
+        pause = limits.WEBHOOK_BACKOFF_SECONDS
+        while attempts < limits.WEBHOOK_ATTEMPTS:
+            attempts += 1
+            status, error = self._post(url, key, body)
+            if status is not None and 200 <= status < 300:
+                break
+            if attempts < limits.WEBHOOK_ATTEMPTS:
+                self._clock.sleep(pause)
+                pause *= 2
+        delivered = status is not None and 200 <= status < 300
+        return Notification(
+            event=event,
+            step=payload.get("step"),
+            delivered=delivered,
+            attempts=attempts,
+            status_code=status,
+            error=None if delivered else (error or f"answered HTTP {status}"),
+            at=int(self._clock.now() * 1000),
+        )
+
+    def _post(self, url: str, key: str, body: bytes) -> tuple[int | None, str | None]:
+        timestamp = int(self._clock.now())
+        request = urllib.request.Request(
+            url,
+            data=body,
+            method="POST",
+            headers={
+                "Content-Type": "application/json",
+                "User-Agent": "AgentWorks-Webhooks/1",
+                SIGNATURE_HEADER: signature(key, timestamp, body),
+            },
+        )
+        try:
+            with urllib.request.urlopen(  # the scheme was checked at start
+                request, timeout=limits.WEBHOOK_TIMEOUT_SECONDS
+            ) as response:
+                return int(response.status), None
+        except urllib.error.HTTPError as refused:
+            return int(refused.code), None
+        except (urllib.error.URLError, OSError, ValueError) as failed:
+            return None, str(getattr(failed, "reason", failed))[:300]

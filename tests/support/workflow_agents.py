@@ -1,0 +1,56 @@
+"""Scripted-adapter entrypoints for workflow tests: each records what it was asked, and
+when, so a test can check barriers, replays and histories against real turns."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass
+
+from agentworks.crews.adapters.base import TurnRequest, TurnResult
+
+
+@dataclass(frozen=True)
+class Turn:
+    prompt: str
+    history: tuple[dict[str, str], ...]
+    answer: str | None
+    began: float  # time.monotonic()
+    ended: float
+
+
+TURNS: list[Turn] = []
+_LOCK = threading.Lock()
+
+
+def reset() -> None:
+    with _LOCK:
+        TURNS.clear()
+
+
+def turns_for(text: str) -> list[Turn]:
+    with _LOCK:
+        return [t for t in TURNS if text in t.prompt]
+
+
+def timed(request: TurnRequest) -> TurnResult:
+    """Sleeps `sleep N` seconds (real time) when the prompt says so; costs `cost N` USD;
+    asks `ask: QUESTION` until answered; answers with the prompt, the answer and the
+    session's history."""
+    began = time.monotonic()
+    if found := re.search(r"sleep ([\d.]+)", request.prompt):
+        time.sleep(float(found.group(1)))
+    cost = float(found.group(1)) if (found := re.search(r"cost ([\d.]+)", request.prompt)) else 0
+    with _LOCK:
+        TURNS.append(
+            Turn(request.prompt, request.history, request.answer, began, time.monotonic())
+        )
+    if (asked := re.search(r"ask: ([^.]+)", request.prompt)) and request.answer is None:
+        return TurnResult(question=asked.group(1), cost_usd=cost)
+    said = f"did: {request.prompt}"
+    if request.answer:
+        said += f" | answer: {request.answer}"
+    if request.history:
+        said += " | history: " + " / ".join(t["content"] for t in request.history)
+    return TurnResult(final_text=said, cost_usd=cost)
