@@ -8,7 +8,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from agentworks.crews.adapters.base import TurnRequest, TurnResult
+from agentworks.crews.adapters.base import AdapterError, TurnRequest, TurnResult
 
 
 @dataclass(frozen=True)
@@ -36,16 +36,19 @@ def turns_for(text: str) -> list[Turn]:
 
 def timed(request: TurnRequest) -> TurnResult:
     """Sleeps `sleep N` seconds (real time) when the prompt says so; costs `cost N` USD;
-    asks `ask: QUESTION` until answered; answers with the prompt, the answer and the
+    fails on `explode`; asks `ask: QUESTION` until answered; on a correction of a
+    `fixable` prompt answers `{"n": 1}`; else answers with the prompt, the answer and the
     session's history."""
     began = time.monotonic()
     if found := re.search(r"sleep ([\d.]+)", request.prompt):
         time.sleep(float(found.group(1)))
     cost = float(found.group(1)) if (found := re.search(r"cost ([\d.]+)", request.prompt)) else 0
     with _LOCK:
-        TURNS.append(
-            Turn(request.prompt, request.history, request.answer, began, time.monotonic())
-        )
+        TURNS.append(Turn(request.prompt, request.history, request.answer, began, time.monotonic()))
+    if "explode" in request.prompt:
+        raise AdapterError("exploded as asked")
+    if request.correction and "fixable" in request.prompt:
+        return TurnResult(final_text='{"n": 1}', cost_usd=cost)
     if (asked := re.search(r"ask: ([^.]+)", request.prompt)) and request.answer is None:
         return TurnResult(question=asked.group(1), cost_usd=cost)
     said = f"did: {request.prompt}"

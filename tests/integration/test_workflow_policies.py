@@ -1,0 +1,99 @@
+"""What a step does when its session asks for input (W3): auto-allow answers it, fail ends
+the step, escalate sends a signed webhook and waits until `resolve` answers; notifyUrl
+also hears of the run's end, and a failing receiver never holds the run up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentworks.workflows.webhooks import SIGNATURE_HEADER, verify
+from tests.integration.workflow_support import TIMED, define, start, step_of, wait_run, wait_step
+from tests.support.webhook_receiver import webhook_receiver
+
+
+def _asking(policy: str, notify_url: str | None = None) -> dict[str, Any]:
+    definition: dict[str, Any] = {
+        "workflowId": "asks",
+        "stages": [
+            {
+                "steps": [
+                    {
+                        "label": "plan",
+                        "adapter": "timed",
+                        "policy": policy,
+                        "prompt": "Plan the fix. ask: Which file first",
+                    }
+                ]
+            }
+        ],
+    }
+    if notify_url:
+        definition["notifyUrl"] = notify_url
+    return definition
+
+
+def test_auto_allow_answers_with_the_canned_reply(api, stack) -> None:
+    define(api, stack.admin_token, TIMED)
+    run = wait_run(api, stack.admin_token, start(api, stack.admin_token, _asking("auto-allow")))
+    assert run["status"] == "succeeded", run
+    assert "answer: Yes, go ahead." in step_of(run, "plan")["output"]
+
+
+def test_fail_ends_the_step_and_the_run(api, stack) -> None:
+    define(api, stack.admin_token, TIMED)
+    run = wait_run(api, stack.admin_token, start(api, stack.admin_token, _asking("fail")))
+    assert run["status"] == "failed"
+    plan = step_of(run, "plan")
+    assert plan["status"] == "failed"
+    assert plan["error"] == "the session asked for input (policy fail): Which file first"
+
+
+def test_escalate_sends_a_signed_webhook_and_resolve_answers(api, stack) -> None:
+    define(api, stack.admin_token, TIMED)
+    key = api("GET", "/v1/workflows/webhook-key", stack.admin_token).body["key"]
+    with webhook_receiver() as receiver:
+        run_id = start(api, stack.admin_token, _asking("escalate", receiver.url))
+        waiting = wait_step(api, stack.admin_token, run_id, "plan", {"waiting"})
+        assert waiting["question"] == "Which file first"
+        escalation = receiver.wait_for("escalation")
+        assert verify(key, escalation.header(SIGNATURE_HEADER), escalation.body)
+        assert not verify(key, escalation.header(SIGNATURE_HEADER), escalation.body + b" ")
+        assert escalation.json["runId"] == run_id and escalation.json["step"] == "plan"
+        assert escalation.json["question"] == "Which file first"
+
+        early = api(
+            "POST",
+            f"/v1/workflows/{run_id}/resolve",
+            stack.admin_token,
+            {"step": "nope", "answer": "x"},
+        )
+        assert early.status == 409, early.body
+        resolved = api(
+            "POST",
+            f"/v1/workflows/{run_id}/resolve",
+            stack.admin_token,
+            {"step": "plan", "answer": "auth.ts"},
+        )
+        assert resolved.status == 200, resolved.body
+        run = wait_run(api, stack.admin_token, run_id)
+        assert run["status"] == "succeeded", run
+        assert "answer: auth.ts" in step_of(run, "plan")["output"]
+        completed = receiver.wait_for("completed")
+        assert verify(key, completed.header(SIGNATURE_HEADER), completed.body)
+        assert completed.json["status"] == "succeeded"
+    events = [(n["event"], n["delivered"]) for n in run["notifications"]]
+    assert ("escalation", True) in events
+
+
+def test_a_failing_receiver_is_recorded_and_the_run_goes_on(api, stack) -> None:
+    define(api, stack.admin_token, TIMED)
+    with webhook_receiver() as receiver:
+        receiver.failing = True
+        run_id = start(api, stack.admin_token, _asking("auto-allow", receiver.url))
+        run = wait_run(api, stack.admin_token, run_id)
+        assert run["status"] == "succeeded", run
+        receiver.wait_for("completed")
+    done = wait_run(api, stack.admin_token, run_id)
+    (note,) = [n for n in done["notifications"] if n["event"] == "completed"]
+    assert note["delivered"] is False and note["statusCode"] == 500
+    assert note["attempts"] == 3  # retried with a doubling pause, then recorded
