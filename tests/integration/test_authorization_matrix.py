@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from agentworks import errors
-from agentworks.identity.models import ADMIN, ALL_SCOPES
+from agentworks.identity.models import ADMIN, ALL_SCOPES, WORKFLOWS_RUN
 from tests.integration.crew_support import CONTRACTS
 from tests.support.handlers import LambdaContext, http_event, load_handler
 
@@ -39,6 +39,21 @@ SECRET = "secret-plan-7f3a"
 # of the account sees them); the rows' own requests carry none.
 SECRET_PROFILE = {"name": "claude-code", "type": "scripted", "rules": [{"default": SECRET}]}
 PROFILE = {"name": "claude-code", "type": "scripted", "rules": [{"default": "Done."}]}
+# The world's run: its one step answers with the secret (only its owner may read it).
+WORKFLOW = {
+    "workflowId": "review",
+    "stages": [{"steps": [{"label": "plan", "adapter": "claude-code", "prompt": "Plan"}]}],
+}
+WORKFLOW_FILE = """---
+workflowId: review
+---
+## review
+### plan
+```yaml
+adapter: claude-code
+```
+Plan
+"""
 
 AUTH_CASES = ("no_token", "garbage", "revoked", "expired")
 CASES = ("other_account", "missing_scope", "outside_bounds", "not_on_allow_list", "bounded_admin")
@@ -157,6 +172,11 @@ def world(api: Any, stack: Any) -> World:
         "wakeup": wakeup["wakeup_id"],
         "call": call["call_id"],
     }
+    run = _ok(api("POST", "/v1/workflows", admin, WORKFLOW), 202)
+    from tests.integration.workflow_support import wait_run
+
+    ran = wait_run(api, admin, run["runId"])
+    w.ids.update(run=run["runId"], session=ran["stages"][0]["steps"][0]["sessionId"])
     _ok(api("DELETE", f"/v1/connections/{revoked['connection_id']}", admin))
     stack.clock.advance(61)  # past the expiry (the wakeup is due in an hour)
     w.tokens = {
@@ -369,6 +389,72 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             ADMIN,
             lambda w: ("/v1/adapters/claude-code", None, None),
             expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    # A run is its starter's and the account admin's; bounds name it `workflow:<id>`.
+    _http("POST", "/v1/workflows"): [
+        Row(
+            "start",
+            WORKFLOWS_RUN,
+            lambda w: ("/v1/workflows", WORKFLOW, None),
+            kind="account",
+            expect={"outside_bounds": "like_unknown", "bounded_admin": "like_unknown"},
+        )
+    ],
+    _http("POST", "/v1/workflows/run-file"): [
+        Row(
+            "run-file",
+            WORKFLOWS_RUN,
+            lambda w: ("/v1/workflows/run-file", {"content": WORKFLOW_FILE}, None),
+            kind="account",
+            expect={"outside_bounds": "like_unknown", "bounded_admin": "like_unknown"},
+        )
+    ],
+    _http("GET", "/v1/workflows"): [
+        Row("list", WORKFLOWS_RUN, lambda w: ("/v1/workflows", None, None), kind="account")
+    ],
+    _http("GET", "/v1/workflows/webhook-key"): [
+        Row(
+            "webhook-key",
+            ADMIN,
+            lambda w: ("/v1/workflows/webhook-key", None, None),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("GET", "/v1/workflows/<run_id>"): [
+        Row("status", WORKFLOWS_RUN, lambda w: (f"/v1/workflows/{w.ids['run']}", None, None))
+    ],
+    _http("GET", "/v1/workflows/<run_id>/sessions/<session_id>"): [
+        Row(
+            "session",
+            WORKFLOWS_RUN,
+            lambda w: (f"/v1/workflows/{w.ids['run']}/sessions/{w.ids['session']}", None, None),
+        )
+    ],
+    _http("POST", "/v1/workflows/<run_id>/cancel"): [
+        Row(
+            "cancel",
+            WORKFLOWS_RUN,
+            lambda w: (f"/v1/workflows/{w.ids['run']}/cancel", None, None),
+        )
+    ],
+    _http("POST", "/v1/workflows/<run_id>/resolve"): [
+        Row(
+            "resolve",
+            WORKFLOWS_RUN,
+            lambda w: (
+                f"/v1/workflows/{w.ids['run']}/resolve",
+                {"step": "plan", "answer": "yes"},
+                None,
+            ),
+        )
+    ],
+    _http("POST", "/v1/workflows/<run_id>/retry"): [
+        Row(
+            "retry",
+            WORKFLOWS_RUN,
+            lambda w: (f"/v1/workflows/{w.ids['run']}/retry", {}, None),
         )
     ],
     _http("POST", "/v1/crews"): [
@@ -915,6 +1001,8 @@ def test_the_owner_can_do_what_the_matrix_refuses(api: Any, stack: Any, world: W
         (f"/v1/calls/{world.ids['call']}", None, None),
         ("/v1/crews/contracts/state", None, None),
         ("/v1/connections", None, None),
+        (f"/v1/workflows/{world.ids['run']}", None, None),
+        (f"/v1/workflows/{world.ids['run']}/sessions/{world.ids['session']}", None, None),
     ]:
         got = http_answer(api, "GET", stack.admin_token, request)
         assert got.status == 200, got.raw

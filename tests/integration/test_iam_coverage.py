@@ -219,12 +219,41 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
         deleted = api("DELETE", path, token, query={"agent_name": "worker"})
         assert deleted.status < 300, (path, deleted.body)
 
+    _drive_workflows(api, admin)
+
     # The deployed wiring reads the signing secret once per process (tests inject a signer).
     from agentworks.signing import signer_from_secret
 
-    for function in ("ApiFunction", "McpFunction", "StepRunnerFunction"):
+    for function in ("ApiFunction", "McpFunction", "StepRunnerFunction", "WorkflowRunnerFunction"):
         with running(function):
             signer_from_secret.__wrapped__(stack.settings.signing_secret_arn)
+
+
+def _drive_workflows(api: Any, admin: str) -> None:
+    """Runs with a session too large for its item (S3), an escalation resolved (a task
+    token) and a cancelled run (StopExecution)."""
+    from tests.integration.workflow_support import wait_run, wait_step
+
+    profiles = [
+        {"name": "echo", "type": "scripted", "rules": [{"default": "{prompt}" * 18}]},
+        {"name": "asker", "type": "scripted", "rules": [{"when": "Go", "ask": "Which?", "reply": "{answer}"}]},
+    ]
+    for profile in profiles:
+        assert api("POST", "/v1/adapters", admin, profile).status == 201
+    big = {"label": "big", "adapter": "echo", "prompt": "x" * limits.WORKFLOW_PROMPT_MAX_CHARS}
+    started = api(
+        "POST", "/v1/workflows", admin, {"workflowId": "big", "stages": [{"steps": [big]}]}
+    )
+    ran = wait_run(api, admin, started.body["runId"])
+    assert ran["stages"][0]["steps"][0]["output"] == "x" * limits.WORKFLOW_PROMPT_MAX_CHARS * 18
+    asking = {"label": "ask", "adapter": "asker", "policy": "escalate", "prompt": "Go"}
+    flow = {"workflowId": "asks", "stages": [{"steps": [asking]}]}
+    for then in ("resolve", "cancel"):
+        run_id = api("POST", "/v1/workflows", admin, flow).body["runId"]
+        wait_step(api, admin, run_id, "ask", {"waiting"})
+        body = {"step": "ask", "answer": "yes"} if then == "resolve" else None
+        assert api("POST", f"/v1/workflows/{run_id}/{then}", admin, body).status == 200
+        wait_run(api, admin, run_id)
 
 
 @pytest.fixture
@@ -252,6 +281,7 @@ def test_every_aws_call_of_every_function_is_allowed_by_its_role(recorded, stack
         "s3:ListBucket",
         "states:StartExecution",
         "states:SendTaskSuccess",
+        "states:StopExecution",
         "lambda:InvokeFunction",
         "bedrock:InvokeModel",
         "secretsmanager:GetSecretValue",

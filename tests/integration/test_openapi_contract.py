@@ -34,6 +34,19 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from tests.integration.crew_support import CONTRACTS, wait_for
+from tests.integration.workflow_support import wait_run, wait_step
+
+RUN_FILE = """---
+workflowId: from-file
+requiredVariables: [AREA]
+---
+## review
+### look
+```yaml
+adapter: claude-code
+```
+Look at {{AREA}}.
+"""
 
 CHECKS = [
     not_a_server_error,
@@ -176,6 +189,36 @@ class Seed:
         _ok(api("PUT", "/v1/adapters/claude-code", admin, profile))
         _ok(api("DELETE", "/v1/adapters/scratch-a", admin))
 
+        # W1–W7: a run that escalates and is resolved, one from a file, one cancelled and
+        # retried.
+        asker = {
+            "name": "asker",
+            "type": "scripted",
+            "rules": [{"ask": "Which?", "when": "Plan", "reply": "ok {answer}"}],
+        }
+        _ok(api("POST", "/v1/adapters", admin, asker), 201)
+        step = {"label": "plan", "adapter": "asker", "policy": "escalate", "prompt": "Plan"}
+        flow = {"workflowId": "contract", "stages": [{"steps": [step]}]}
+        run = _ok(api("POST", "/v1/workflows", admin, flow), 202)
+        wait_step(api, admin, run["runId"], "plan", {"waiting"})
+        _ok(api("GET", f"/v1/workflows/{run['runId']}", admin))
+        _ok(api("GET", "/v1/workflows/webhook-key", admin))
+        answer = {"step": "plan", "answer": "this"}
+        _ok(api("POST", f"/v1/workflows/{run['runId']}/resolve", admin, answer))
+        ran = wait_run(api, admin, run["runId"])
+        session = ran["stages"][0]["steps"][0]["sessionId"]
+        _ok(api("GET", f"/v1/workflows/{run['runId']}/sessions/{session}", admin))
+        from_file = {"content": RUN_FILE, "input": {"AREA": "auth"}}
+        filed = _ok(api("POST", "/v1/workflows/run-file", admin, from_file), 202)
+        wait_run(api, admin, filed["runId"])
+        parked = _ok(api("POST", "/v1/workflows", admin, flow), 202)
+        wait_step(api, admin, parked["runId"], "plan", {"waiting"})
+        _ok(api("POST", f"/v1/workflows/{parked['runId']}/cancel", admin))
+        retried = _ok(api("POST", f"/v1/workflows/{parked['runId']}/retry", admin, {}), 202)
+        wait_step(api, admin, retried["runId"], "plan", {"waiting"})
+        _ok(api("POST", f"/v1/workflows/{retried['runId']}/cancel", admin))
+        _ok(api("GET", "/v1/workflows", admin))
+
         # The limited token first: the admin's deletions would remove what it reads.
         self.tokens = {"limited": limited["token"], "admin": admin, "invalid": "aw1.x.y.z"}
         # Parameter name → values a request may carry instead of the generated one.
@@ -190,6 +233,8 @@ class Seed:
             "target": ["crew:contracts", "agent:alpha"],
             "path": ["result.json"],
             "function": ["summarize"],
+            "run_id": [run["runId"], parked["runId"]],
+            "session_id": [session],
         }
 
     @staticmethod

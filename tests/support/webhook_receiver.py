@@ -49,7 +49,7 @@ def webhook_receiver() -> Iterator[Receiver]:
     receiver = Receiver(url="")
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             receiver.received.append(Received(dict(self.headers.items()), body))
             self.send_response(500 if receiver.failing else 200)

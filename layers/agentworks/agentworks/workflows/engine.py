@@ -206,7 +206,9 @@ class WorkflowEngine:
                         "failed",
                         error=f"the session asked for input (policy fail): {result.question}",
                     )
-                record.status, record.question = "waiting", result.question
+                # `waiting` once the Await state holds the token (await_answer): a step
+                # shown waiting can always be resolved.
+                record.question = result.question
                 self._runs.save_step(record, version)
                 return "await"
             if result.handoff is not None:
@@ -284,10 +286,10 @@ class WorkflowEngine:
 
     def await_answer(self, run_id: str, stage: int, index: int, task_token: str) -> None:
         found = self._runs.get_step(run_id, stage, index)
-        if found is None or found[0].status != "waiting":
+        if found is None or found[0].terminal or found[0].question is None:
             raise RunGone(run_id)
         record, version = found
-        record.task_token = task_token
+        record.status, record.task_token = "waiting", task_token
         self._runs.save_step(record, version)
         self._notify(run_id, "escalation", {"step": record.label, "question": record.question})
 

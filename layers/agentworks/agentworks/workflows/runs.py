@@ -202,9 +202,7 @@ class WorkflowRuns:
         step = waiting[0] if waiting else None
         if step is None or step.status != "waiting" or state.run.status != "running":
             raise Conflict(f"Step {label!r} of this run is not waiting for an answer.")
-        if step.task_token is None:
-            raise TryAgain("The step is about to wait for an answer; resolve it again shortly.")
-        token = step.task_token
+        token = step.task_token or ""
         step.answer, step.question, step.task_token, step.status = answer, None, None, "running"
         try:
             self._runs.save_step(step, state.versions[(step.stage, step.index)])
