@@ -732,6 +732,36 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
             expect={"bounded_admin": "forbidden"},
         )
     ],
+    # As over HTTP (see /v1/workflows above).
+    _m("workflow_start", ""): [
+        Row(
+            "start",
+            WORKFLOWS_RUN,
+            lambda w: WORKFLOW,
+            kind="account",
+            expect={"outside_bounds": "like_unknown", "bounded_admin": "like_unknown"},
+        )
+    ],
+    _m("workflow_run_file", ""): [
+        Row(
+            "run-file",
+            WORKFLOWS_RUN,
+            lambda w: {"content": WORKFLOW_FILE},
+            kind="account",
+            expect={"outside_bounds": "like_unknown", "bounded_admin": "like_unknown"},
+        )
+    ],
+    _m("workflow_list", ""): [Row("list", WORKFLOWS_RUN, lambda w: {}, kind="account")],
+    _m("workflow_status", ""): [Row("status", WORKFLOWS_RUN, lambda w: {"runId": w.ids["run"]})],
+    _m("workflow_cancel", ""): [Row("cancel", WORKFLOWS_RUN, lambda w: {"runId": w.ids["run"]})],
+    _m("workflow_resolve", ""): [
+        Row(
+            "resolve",
+            WORKFLOWS_RUN,
+            lambda w: {"runId": w.ids["run"], "step": "plan", "answer": "yes"},
+        )
+    ],
+    _m("workflow_retry", ""): [Row("retry", WORKFLOWS_RUN, lambda w: {"runId": w.ids["run"]})],
     _m("crews", "create"): [
         Row("create", ADMIN, lambda w: {"definition": CONTRACTS}, expect={"other_account": OWN})
     ],
@@ -817,11 +847,13 @@ _MCP_ID = 7  # one JSON-RPC id for every request, so equal answers are equal byt
 
 
 def mcp_answer(tool: str, action: str, token: str | None, arguments: dict[str, Any]) -> Answer:
+    # The workflow tools are one tool per action (the seed's names): no `action` argument.
+    given = {"action": action, **arguments} if action else arguments
     payload = {
         "jsonrpc": "2.0",
         "id": _MCP_ID,
         "method": "tools/call",
-        "params": {"name": tool, "arguments": {"action": action, **arguments}},
+        "params": {"name": tool, "arguments": given},
     }
     event = http_event("POST", "/mcp", token=token, body=payload)
     event["headers"]["accept"] = "application/json, text/event-stream"
@@ -926,9 +958,16 @@ def _registered_routes() -> set[tuple[str, str]]:
 
 
 def _mcp_actions() -> set[tuple[str, str]]:
-    from agentworks.mcp_server import adapters_tool, crews_tool, functions_tool, messages_tool
+    from agentworks.mcp_server import (
+        adapters_tool,
+        crews_tool,
+        functions_tool,
+        messages_tool,
+        workflows_tool,
+    )
 
-    return {
+    workflow_tools = {(workflows_tool.tool_name(action), "") for action in workflows_tool.ACTIONS}
+    return workflow_tools | {
         (module.TOOL_NAME if hasattr(module, "TOOL_NAME") else tool, action)
         for tool, module in (
             ("messages", messages_tool),

@@ -236,7 +236,11 @@ def _drive_workflows(api: Any, admin: str) -> None:
 
     profiles = [
         {"name": "echo", "type": "scripted", "rules": [{"default": "{prompt}" * 18}]},
-        {"name": "asker", "type": "scripted", "rules": [{"when": "Go", "ask": "Which?", "reply": "{answer}"}]},
+        {
+            "name": "asker",
+            "type": "scripted",
+            "rules": [{"when": "Go", "ask": "Which?", "reply": "{answer}"}],
+        },
     ]
     for profile in profiles:
         assert api("POST", "/v1/adapters", admin, profile).status == 201

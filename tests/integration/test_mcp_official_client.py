@@ -23,6 +23,15 @@ from mcp.shared.exceptions import MCPError
 from tests.integration.test_mcp_handler import lambda_context, load_handler_module
 
 URL = "https://abc123def4.execute-api.us-east-1.amazonaws.com/mcp"
+WORKFLOW_TOOLS = [
+    "workflow_start",
+    "workflow_run_file",
+    "workflow_status",
+    "workflow_list",
+    "workflow_cancel",
+    "workflow_resolve",
+    "workflow_retry",
+]
 
 
 def gateway(
@@ -88,7 +97,13 @@ def test_official_client_registers_sends_and_reads(stack: Any, mode: str) -> Non
     async def scenario() -> None:
         async with client_for(stack, worker_token, mode, seen) as worker:
             tools = await worker.list_tools()
-            assert [t.name for t in tools.tools] == ["messages", "crews", "functions", "adapters"]
+            assert [t.name for t in tools.tools] == [
+                "messages",
+                "crews",
+                "functions",
+                "adapters",
+                *WORKFLOW_TOOLS,
+            ]
             await worker.call_tool("messages", {"action": "register", "agent_name": "worker"})
         async with client_for(stack, reviewer_token, mode) as reviewer:
             await reviewer.call_tool("messages", {"action": "register", "agent_name": "reviewer"})
@@ -182,5 +197,86 @@ def test_official_client_manages_adapter_profiles(stack: Any) -> None:
             missing = await admin.call_tool("adapters", {"action": "get", "name": "claude-code"})
             assert missing.is_error is True and missing.structured_content is not None
             assert missing.structured_content["error"]["code"] == "unavailable"
+
+    anyio.run(scenario)
+
+
+def test_official_client_runs_a_workflow(stack: Any) -> None:
+    """W4, W5, W7 through the official client (output schemas checked by the client): the
+    seed's JSON as workflow_start's arguments, status until the step waits, resolve, list,
+    a WORKFLOW.md run, cancel and retry; the tools' annotations say which only read."""
+    import time
+
+    profile = {
+        "name": "claude-code",
+        "type": "scripted",
+        "rules": [
+            {
+                "when": "Review (\\S+)",
+                "ask": "Which part of {match.1}?",
+                "reply": "Looked at {answer}.",
+            },
+            {"default": "Done."},
+        ],
+    }
+    stack.services.crews.adapters.create(stack.principal(stack.admin_token), profile)
+    seed = {
+        "workflowId": "review-then-fix",
+        "stages": [
+            {"label": "review", "steps": [{"label": "review-auth", "adapter": "claude-code",
+                                           "policy": "escalate",
+                                           "prompt": "Review auth.ts for bugs."}]},
+            {"label": "fix", "steps": [{"label": "fix-auth", "sessionRef": "review-auth",
+                                        "prompt": "Now fix what you found."}]},
+        ],
+    }  # fmt: skip
+
+    async def until(client: Any, run_id: str, done: Callable[[dict[str, Any]], bool]) -> Any:
+        deadline = time.monotonic() + 30
+        while True:
+            status = await client.call_tool("workflow_status", {"runId": run_id})
+            assert status.is_error is False, status
+            if done(status.structured_content):
+                return status.structured_content
+            assert time.monotonic() < deadline, status.structured_content
+            await anyio.sleep(0.05)
+
+    def first_step(run: dict[str, Any]) -> dict[str, Any]:
+        return dict(run["stages"][0]["steps"][0])
+
+    async def scenario() -> None:
+        async with client_for(stack, stack.admin_token, "auto") as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["workflow_status"].annotations.read_only_hint is True
+            assert tools["workflow_cancel"].annotations.destructive_hint is True
+            assert "workflowId" in tools["workflow_start"].input_schema["properties"]
+            started = await client.call_tool("workflow_start", seed)
+            assert started.is_error is False, started
+            run_id = started.structured_content["runId"]
+            waiting = await until(client, run_id, lambda r: first_step(r)["status"] == "waiting")
+            assert first_step(waiting)["question"] == "Which part of auth.ts?"
+            answer = {"runId": run_id, "step": "review-auth", "answer": "the token check"}
+            assert (await client.call_tool("workflow_resolve", answer)).is_error is False
+            ended = await until(client, run_id, lambda r: r["status"] == "succeeded")
+            assert first_step(ended)["output"] == "Looked at the token check."
+            listed = await client.call_tool("workflow_list", {})
+            assert [r["runId"] for r in listed.structured_content["runs"]] == [run_id]
+
+            text = "---\nworkflowId: filed\n---\n## only\n### ask\n```yaml\n"
+            text += "adapter: claude-code\npolicy: escalate\n```\nReview db.ts\n"
+            filed = await client.call_tool("workflow_run_file", {"content": text})
+            assert filed.is_error is False, filed
+            filed_id = filed.structured_content["runId"]
+            await until(client, filed_id, lambda r: first_step(r)["status"] == "waiting")
+            cancelled = await client.call_tool("workflow_cancel", {"runId": filed_id})
+            assert cancelled.structured_content["status"] == "cancelled"
+            retried = await client.call_tool("workflow_retry", {"runId": filed_id})
+            assert retried.structured_content["retryOf"] == filed_id
+            again = retried.structured_content["runId"]
+            await until(client, again, lambda r: first_step(r)["status"] == "waiting")
+            await client.call_tool("workflow_cancel", {"runId": again})
+            unknown = await client.call_tool("workflow_status", {"runId": "wfrun_nope"})
+            assert unknown.is_error is True
+            assert unknown.structured_content["error"]["code"] == "unavailable"
 
     anyio.run(scenario)

@@ -16,6 +16,7 @@ from agentworks.mcp_server import (
     functions_tool,
     messages_tool,
     request_state,
+    workflows_tool,
 )
 
 PATH = "/mcp"
@@ -28,7 +29,9 @@ INSTRUCTIONS = (
     "action=list) offer typed functions: discover them (functions action=list), call one "
     "(action=call; keep the call_id), poll action=status until terminal, and answer its "
     "questions with action=reply. Message a Crew with messages action=send "
-    "target=crew:NAME; it answers in the same inbox."
+    "target=crew:NAME; it answers in the same inbox. Staged multi-agent workflows: "
+    "workflow_start (keep the runId), workflow_status until it ends, workflow_resolve to "
+    "answer a waiting step."
 )
 
 # Behind API Gateway the Host header is the API's domain (or a custom one), which the
@@ -54,6 +57,7 @@ def build() -> MCPServer:
                 crews_tool.build_tool(),
                 functions_tool.build_tool(),
                 adapters_tool.build_tool(),
+                *workflows_tool.build_tools(),
             ],
             # Questions (F7) ride requestState: sealed with the deployment's key, so any
             # worker can open what another one sealed.

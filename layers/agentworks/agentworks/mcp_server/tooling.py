@@ -61,10 +61,12 @@ def domain_tool(
     title: str,
     description: str,
     destructive: bool | None = None,
+    read_only: bool = False,
 ) -> Tool:
     """A tool as every AgentWorks tool is built: structured output, the product's error
-    shape, and annotations saying it acts (not read-only, not idempotent) on this account
-    only (not open world); `destructive` when an action replaces or deletes what was there."""
+    shape, and annotations saying it acts (not idempotent) on this account only (not open
+    world); `destructive` when an action replaces or deletes what was there, `read_only`
+    when it only reads."""
     return DomainTool.from_function(
         function,
         name=name,
@@ -72,7 +74,7 @@ def domain_tool(
         description=description,
         annotations=ToolAnnotations(
             title=title,
-            read_only_hint=False,
+            read_only_hint=read_only,
             destructive_hint=destructive,
             idempotent_hint=False,
             open_world_hint=False,
