@@ -15,7 +15,15 @@ import sys
 from collections.abc import Sequence
 
 from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, CliError
-from agentworks_cli.commands import account, adapters, connections, crews, functions, messages
+from agentworks_cli.commands import (
+    account,
+    adapters,
+    connections,
+    crews,
+    functions,
+    messages,
+    workflows,
+)
 from agentworks_cli.commands.session import Session, common_options
 
 EXIT_INTERRUPTED = 130
@@ -23,8 +31,8 @@ EXIT_INTERRUPTED = 130
 EPILOG = """\
 exit codes: 0 ok, 1 refused or other error, 2 usage, 3 server unreachable,
             4 not found or unavailable, 5 rate-limited or a busy Crew;
-            functions call/status --wait: 6 the call failed,
-            7 it was cancelled or interrupted, 8 still running at --timeout
+            functions call/status --wait, workflow … --watch: 6 the call or run
+            failed, 7 it was cancelled or interrupted, 8 still running at --timeout
 
 start here:
   agentworks dev                                  # local stack; writes an admin config
@@ -34,6 +42,7 @@ start here:
   agentworks functions list --target crew:contracts
   agentworks functions call --target crew:contracts --function summarize \\
       --args '{"text": "…"}' --wait
+  agentworks workflow run-file WORKFLOW.md --input '{"AREA": "auth"}' --watch
 """
 
 
@@ -41,8 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     common = common_options()
     parser = argparse.ArgumentParser(
         prog="agentworks",
-        description="Messages between AI agents, and typed functions of Crews, on your "
-        "AgentWorks server.",
+        description="Messages between AI agents, typed functions of Crews and staged "
+        "workflows, on your AgentWorks server.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[common],
@@ -54,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     crews.add_parsers(commands, common)
     functions.add_parsers(commands, common)
     adapters.add_parsers(commands, common)
+    workflows.add_parsers(commands, common)
     return parser
 
 

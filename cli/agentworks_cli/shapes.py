@@ -44,6 +44,7 @@ _IDENTITY = "agentworks.identity.views"
 _MESSAGING = "agentworks.messaging.models"
 _CREWS = "agentworks.crews.views"
 _CREW_MODELS = "agentworks.crews.models"
+_WORKFLOWS = "agentworks.workflows.views"
 
 WHOAMI = Shape(_IDENTITY, "WhoAmI")
 CONNECTION = Shape(_IDENTITY, "ConnectionView")
@@ -73,3 +74,8 @@ REVIEW = Shape(_CREW_MODELS, "ReviewOutcome")
 WAKEUP = Shape(_CREW_MODELS, "WakeupView")
 
 ALL: tuple[Shape, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Shape))
+
+RUN = Shape(_WORKFLOWS, "RunView")
+RUNS = Shape(_WORKFLOWS, "RunList")
+RUN_STARTED = Shape(_WORKFLOWS, "RunStarted")
+WEBHOOK_KEY = Shape(_WORKFLOWS, "WebhookKey")

@@ -1,0 +1,288 @@
+"""`agentworks workflow start|run-file|status|list|cancel|resolve|retry|webhook-key` (W4–W7):
+staged runs of agent sessions. `start` takes the workflow_start JSON, `run-file` a
+WORKFLOW.md; both answer with the runId at once, and `--watch` redraws the run's stages and
+steps until it ends (the exit code says how it ended)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from agentworks_cli import shapes
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.commands.call_waiting import (
+    EXIT_CALL_FAILED,
+    EXIT_CALL_STOPPED,
+    EXIT_STOPPED_WAITING,
+    POLL_SECONDS,
+)
+from agentworks_cli.commands.crews import read_definition_file
+from agentworks_cli.commands.formatting import one_line, shell, table, when
+from agentworks_cli.commands.session import Session
+
+RUN_EXIT = {"succeeded": EXIT_OK, "failed": EXIT_CALL_FAILED, "cancelled": EXIT_CALL_STOPPED}
+OUTPUT_CHARS = 60  # of a step's output in the table; `--json` has all of it
+
+
+def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    group = commands.add_parser(
+        "workflow",
+        parents=[common],
+        help="start and follow staged multi-agent workflows",
+        description="A workflow is stages of steps: a stage's steps run in parallel, the next "
+        "stage starts when all of them ended. Steps name an adapter profile "
+        "(agentworks adapters list) or continue an earlier step's session (sessionRef).",
+    )
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    start = actions.add_parser("start", parents=[common], help="start a run from its JSON")
+    start.add_argument(
+        "--file", "-f", required=True, metavar="STAGES.json",
+        help="the workflow_start JSON (or YAML); '-' reads stdin",
+    )  # fmt: skip
+    _input_option(start)
+    _watch_option(start)
+    start.set_defaults(handler=run_start)
+
+    run_file = actions.add_parser("run-file", parents=[common], help="start a WORKFLOW.md")
+    run_file.add_argument("path", metavar="WORKFLOW.md")
+    _input_option(run_file)
+    _watch_option(run_file)
+    run_file.set_defaults(handler=run_run_file)
+
+    status = actions.add_parser("status", parents=[common], help="a run's stages and steps")
+    _run_id_option(status)
+    _watch_option(status)
+    status.set_defaults(handler=run_status)
+
+    listing = actions.add_parser("list", parents=[common], help="your latest runs")
+    listing.set_defaults(handler=run_list)
+
+    cancel = actions.add_parser("cancel", parents=[common], help="stop a running run")
+    _run_id_option(cancel)
+    cancel.set_defaults(handler=run_cancel)
+
+    resolve = actions.add_parser("resolve", parents=[common], help="answer a waiting step")
+    _run_id_option(resolve)
+    resolve.add_argument("--step", required=True, metavar="LABEL")
+    resolve.add_argument("--answer", required=True, metavar="TEXT")
+    resolve.set_defaults(handler=run_resolve)
+
+    retry = actions.add_parser(
+        "retry", parents=[common], help="a new run from a failed or cancelled one"
+    )
+    _run_id_option(retry)
+    _input_option(retry)
+    _watch_option(retry)
+    retry.set_defaults(handler=run_retry)
+
+    key = actions.add_parser(
+        "webhook-key", parents=[common], help="the key that signs notifyUrl webhooks (admin)"
+    )
+    key.set_defaults(handler=run_webhook_key)
+
+
+def _run_id_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run-id", required=True, metavar="ID", help="wfrun_…")
+
+
+def _input_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--input", metavar="JSON", help='variables for {{NAME}}, e.g. \'{"AREA": "auth"}\''
+    )
+
+
+def _watch_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--watch", action="store_true", help="redraw the stages and steps until the run ends"
+    )
+
+
+def _variables(session: Session) -> dict[str, Any] | None:
+    raw = getattr(session.args, "input", None)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise CliError(f"--input is not valid JSON: {exc}", EXIT_USAGE) from None
+    if not isinstance(value, dict):
+        raise CliError('--input is a JSON object of variables: {"NAME": "value"}', EXIT_USAGE)
+    return value
+
+
+def _run_path(run_id: str, tail: str = "") -> str:
+    return f"/v1/workflows/{quote(run_id, safe='')}{tail}"
+
+
+def run_start(session: Session) -> int:
+    definition = read_definition_file(session.args.file, "workflow file", "workflowId and stages")
+    variables = _variables(session)
+    if variables is not None:
+        definition["input"] = {**(definition.get("input") or {}), **variables}
+    started = session.call("POST", "/v1/workflows", body=definition, shape=shapes.RUN_STARTED)
+    return _started(session, started)
+
+
+def run_run_file(session: Session) -> int:
+    path = Path(session.args.path).expanduser()
+    try:
+        content = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(f"no WORKFLOW.md at {path}", EXIT_USAGE) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {path}: {exc}", EXIT_USAGE) from None
+    body: dict[str, Any] = {"content": content}
+    variables = _variables(session)
+    if variables is not None:
+        body["input"] = variables
+    started = session.call("POST", "/v1/workflows/run-file", body=body, shape=shapes.RUN_STARTED)
+    return _started(session, started)
+
+
+def run_retry(session: Session) -> int:
+    body: dict[str, Any] = {}
+    variables = _variables(session)
+    if variables is not None:
+        body["input"] = variables
+    started = session.call(
+        "POST", _run_path(session.args.run_id, "/retry"), body=body, shape=shapes.RUN_STARTED
+    )
+    return _started(session, started)
+
+
+def _started(session: Session, started: dict[str, Any]) -> int:
+    run_id = str(started["runId"])
+    if session.args.watch:
+        return _watch(session, run_id)
+    if session.json:
+        session.print_json(started)
+        return EXIT_OK
+    retry = f" (a retry of {started['retryOf']})" if started.get("retryOf") else ""
+    session.out(f"started run {run_id}{retry}")
+    session.out("follow it: " + shell(session.command("workflow", "status", "--run-id", run_id,
+                                                      "--watch")))  # fmt: skip
+    return EXIT_OK
+
+
+def run_status(session: Session) -> int:
+    if session.args.watch:
+        return _watch(session, session.args.run_id)
+    run = session.call("GET", _run_path(session.args.run_id), shape=shapes.RUN)
+    if session.json:
+        session.print_json(run)
+    else:
+        for line in run_lines(session, run):
+            session.out(line)
+    return EXIT_OK
+
+
+def _watch(session: Session, run_id: str) -> int:
+    """Polls until the run ends; on a terminal, redraws the table in place."""
+    live = sys.stdout.isatty() and not session.json
+    drawn: list[str] = []
+    try:
+        while True:
+            run = session.call("GET", _run_path(run_id), shape=shapes.RUN)
+            lines = run_lines(session, run)
+            if not session.json and lines != drawn:
+                if live and drawn:
+                    sys.stdout.write(f"\x1b[{len(drawn)}F\x1b[J")  # back up, clear below
+                for line in lines:
+                    session.out(line)
+                sys.stdout.flush()
+                drawn = lines
+            if run["status"] in RUN_EXIT:
+                if session.json:
+                    session.print_json(run)
+                return RUN_EXIT[run["status"]]
+            time.sleep(POLL_SECONDS)
+    except KeyboardInterrupt:
+        again = shell(session.command("workflow", "status", "--run-id", run_id, "--watch"))
+        raise CliError(f"stopped watching; run {run_id} goes on: {again}",
+                       EXIT_STOPPED_WAITING) from None  # fmt: skip
+
+
+def run_lines(session: Session, run: dict[str, Any]) -> list[str]:
+    """The human view of a run: a headline, one table row per step, what waits on whom."""
+    cost = f"${run.get('cost', 0):.4f}"
+    head = f"run {run['runId']} ({one_line(run['workflowId'])}): {run['status']}, cost {cost}"
+    if run.get("retryOf"):
+        head += f", retry of {run['retryOf']}"
+    rows = []
+    waiting = []
+    for stage in run["stages"]:
+        for step in stage["steps"]:
+            output = one_line(step.get("error") or step.get("output") or "")
+            if len(output) > OUTPUT_CHARS:
+                output = output[: OUTPUT_CHARS - 1] + "…"
+            status = step["status"] + (" (replayed)" if step.get("replayed") else "")
+            rows.append((stage["label"], step["label"], status, step.get("sessionId") or "-",
+                         when(step.get("endedAt")), output))  # fmt: skip
+            if step["status"] == "waiting":
+                waiting.append(step)
+    lines = [head, *table(("STAGE", "STEP", "STATUS", "SESSION", "ENDED", "OUTPUT"), rows)]
+    if run.get("error"):
+        lines.append(f"error: {one_line(run['error'])}")
+    for step in waiting:
+        lines.append(f"{step['label']} asks: {one_line(step.get('question'))}")
+        answer = session.command("workflow", "resolve", "--run-id", run["runId"], "--step",
+                                 step["label"], "--answer", "TEXT")  # fmt: skip
+        lines.append("  answer it: " + shell(answer))
+    return lines
+
+
+def run_list(session: Session) -> int:
+    listed = session.call("GET", "/v1/workflows", shape=shapes.RUNS)
+    if session.json:
+        session.print_json(listed)
+        return EXIT_OK
+    runs = listed.get("runs") or []
+    if not runs:
+        session.out("no workflow runs yet; start one with:")
+        session.out("  " + shell(session.command("workflow", "run-file", "WORKFLOW.md")))
+        return EXIT_OK
+    rows = [
+        (r["runId"], r["workflowId"], r["status"], when(r["createdAt"]), r.get("retryOf") or "")
+        for r in runs
+    ]
+    for line in table(("RUN", "WORKFLOW", "STATUS", "CREATED", "RETRY OF"), rows):
+        session.out(line)
+    return EXIT_OK
+
+
+def run_cancel(session: Session) -> int:
+    run = session.call("POST", _run_path(session.args.run_id, "/cancel"), shape=shapes.RUN)
+    return _show(session, run)
+
+
+def run_resolve(session: Session) -> int:
+    body = {"step": session.args.step, "answer": session.args.answer}
+    run = session.call(
+        "POST", _run_path(session.args.run_id, "/resolve"), body=body, shape=shapes.RUN
+    )
+    return _show(session, run)
+
+
+def _show(session: Session, run: dict[str, Any]) -> int:
+    if session.json:
+        session.print_json(run)
+    else:
+        for line in run_lines(session, run):
+            session.out(line)
+    return EXIT_OK
+
+
+def run_webhook_key(session: Session) -> int:
+    key = session.call("GET", "/v1/workflows/webhook-key", shape=shapes.WEBHOOK_KEY)
+    if session.json:
+        session.print_json(key)
+        return EXIT_OK
+    session.out(key["key"])
+    session.out(f"(verify {key['header']}: t=<unix seconds>,v1=<hex HMAC-SHA256 of '<t>.<body>'>)")
+    return EXIT_OK
