@@ -35,6 +35,8 @@ TARGETS: dict[str, Target] = {
     "import_ratio_api": Target(2.5, "x"),
     "import_ratio_tick": Target(2.5, "x"),
     "function_call_state_transitions": Target(8),
+    # Issue 8: the engine's own transitions per step (a step's task aside).
+    "workflow_overhead_transitions_per_step": Target(5),
     # The local stack as it fills (issue 7): speed that does not fall with size.
     # Sends through the handlers: in process (handlers on moto), and over HTTP through a
     # running `agentworks dev` (gateway, handlers, the journaled endpoint), as agents see it.
@@ -87,6 +89,14 @@ SHOWN = (
     "function_call_ddb_requests",
     "function_call_sfn_requests",
     "function_call_latency_s",
+    "workflow_2x3_wall_s",
+    "workflow_2x3_state_transitions",
+    "workflow_2x3_ddb_requests",
+    "workflow_transitions_per_step",
+    "workflow_overhead_transitions_per_step",
+    "workflow_transitions_per_stage",
+    "workflow_ddb_requests_per_step",
+    "workflow_ddb_requests_per_stage",
     "import_ms_boto3",
     "import_ratio_api",
     "import_ratio_tick",

@@ -32,6 +32,7 @@ from bench import (
     scale,
     throughput,
     wake,
+    workflows,
 )
 from bench.meter import Tally
 from bench.stack import open_stack
@@ -141,6 +142,8 @@ def main() -> int:
     results.update(scale.measure_restart())
     _progress("function calls on Step Functions (one-turn scripted call)")
     results.update(functions.measure())
+    _progress("workflow runs on Step Functions (2 stages × 3 scripted steps)")
+    results.update(workflows.measure())
     _progress("cold-start imports (fresh interpreters)")
     results.update(import_figures(cold_start.measure(IMPORT_ROUNDS)))
     details.update(
@@ -151,6 +154,11 @@ def main() -> int:
             "function_call_state_transitions": "StateEntered events of one single-turn call",
             "function_call_ddb_requests": "admission + execution; token check and polls excluded",
             "function_call_latency_s": f"median of {functions.CALLS}, accept to terminal status",
+            "workflow_2x3_wall_s": f"median of {workflows.RUNS}, start to terminal status",
+            "workflow_overhead_transitions_per_step": "(transitions - steps) / steps, 2×3 run",
+            "workflow_transitions_per_step": "added by one more step in each stage",
+            "workflow_transitions_per_stage": "added by one more stage (its steps' own aside)",
+            "workflow_ddb_requests_per_step": "added by one more step; token check excluded",
             "import_ms_boto3": f"median of {IMPORT_ROUNDS} fresh interpreters",
             "wake_latency_s": f"median of 5, send {wake.SEND_AFTER_S} s into the wait",
             "wake_latency_max_s": "worst, sends swept across one poll interval",

@@ -129,7 +129,11 @@ def test_tools_list_offers_crews_and_functions_next_to_messages(
     """SPEC §10: the tools; the schemas and descriptions teach the F2–F7 contract."""
     listed = Tools(mcp_app, connection(stack, "worker")).raw("tools/list", {})
     tools = {t["name"]: t for t in listed["result"]["tools"]}
-    assert set(tools) == {"messages", "crews", "functions", "adapters"}
+    workflow_tools = {f"workflow_{a}" for a in ("start", "run_file", "status", "list")}
+    workflow_tools |= {f"workflow_{a}" for a in ("cancel", "resolve", "retry")}
+    assert set(tools) == {"messages", "crews", "functions", "adapters", *workflow_tools}
+    assert tools["workflow_start"]["inputSchema"]["required"] == ["workflowId", "stages"]
+    assert tools["workflow_start"]["outputSchema"]["properties"]["runId"]["type"] == "string"
     adapters = tools["adapters"]
     assert set(adapters["inputSchema"]["properties"]["action"]["enum"]) == {
         "create", "update", "get", "list", "delete",

@@ -6,7 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agentworks.mcp_server import adapters_tool, crews_tool, functions_tool, messages_tool
+from agentworks.mcp_server import (
+    adapters_tool,
+    crews_tool,
+    functions_tool,
+    messages_tool,
+    workflows_tool,
+)
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 TOOLS = {
@@ -33,9 +39,17 @@ def _documented() -> dict[str, set[str]]:
         if len(cells) < 3 or not cells[1].startswith("`"):
             continue
         tool = cells[0].strip("`") or tool
+        if tool.startswith("workflow_"):
+            continue  # one tool per operation: their own table (below)
         documented.setdefault(tool, set()).add(cells[1].strip("`"))
     return documented
 
 
 def test_readme_lists_every_action_of_every_tool() -> None:
     assert _documented() == {name: set(actions) for name, actions in TOOLS.items()}
+
+
+def test_readme_lists_every_workflow_tool() -> None:
+    section = _mcp_section()
+    for action in workflows_tool.ACTIONS:
+        assert f"| `{workflows_tool.tool_name(action)}` |" in section, action

@@ -227,7 +227,9 @@ class WorkflowEngine:
             if problem is not None:
                 return self._end(record, version, "failed", error=f"output schema: {problem}")
             record.output = text
-            return self._end(record, version, "succeeded")
+            self._end(record, version, "succeeded")
+            self._journal(context)
+            return "done"
 
     def _request(
         self, context: _Context, answer: str | None, correction: str | None
@@ -259,19 +261,14 @@ class WorkflowEngine:
         record.status, record.error, record.ended_at = status, error, self._now()
         record.question = None
         self._save_quietly(record, version)
-        if status == "succeeded" and not record.replayed:
-            self._journal(record)
         return "done"
 
-    def _journal(self, record: StepRecord) -> None:
-        found = self._runs.get(record.run_id)
-        if found is None:
-            return
-        start = WorkflowStart.model_validate(found[0].definition)
-        step = sessions.steps_by_label(start)[record.label]
-        if step.cacheable and start.cache_key:
+    def _journal(self, context: _Context) -> None:
+        """W6: a cacheable step of a run with a cacheKey is journaled once it succeeded."""
+        cache_key = context.start.cache_key
+        if context.step.cacheable and cache_key:
             expires = int(self._clock.now()) + limits.WORKFLOW_CACHE_SECONDS
-            self._runs.journal(found[0].account_id, start.cache_key, record, expires)
+            self._runs.journal(context.run.account_id, cache_key, context.record, expires)
 
     def _save_quietly(self, record: StepRecord, version: int) -> None:
         """A step cancelled meanwhile keeps `cancelled`: the cancel wrote it last."""
