@@ -250,6 +250,11 @@ def _drive_workflows(api: Any, admin: str) -> None:
     )
     ran = wait_run(api, admin, started.body["runId"])
     assert ran["stages"][0]["steps"][0]["output"] == "x" * limits.WORKFLOW_PROMPT_MAX_CHARS * 18
+    # A crew step: the runner calls crew:contracts's function as the run's starter.
+    crewed = {"label": "sum", "crew": "contracts", "function": "summarize", "args": {"text": "t"}}
+    flow = {"workflowId": "crewed", "stages": [{"steps": [crewed]}]}
+    ran = wait_run(api, admin, api("POST", "/v1/workflows", admin, flow).body["runId"])
+    assert ran["status"] == "succeeded", ran
     asking = {"label": "ask", "adapter": "asker", "policy": "escalate", "prompt": "Go"}
     flow = {"workflowId": "asks", "stages": [{"steps": [asking]}]}
     for then in ("resolve", "cancel"):

@@ -142,7 +142,13 @@ def build_workflows(
     from agentworks.aws_clients import s3 as default_s3
     from agentworks.crews.adapter_profile_store import AdapterProfileStore
     from agentworks.crews.adapters.registry import AdapterClients, build_adapter
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.calls import FunctionCalls
+    from agentworks.crews.crew_store import CrewStore
     from agentworks.crews.execution import Executions
+    from agentworks.crews.outputs import OutputStore
+    from agentworks.identity.connection_store import ConnectionStore
+    from agentworks.workflows.crew_steps import CrewSteps
     from agentworks.workflows.engine import WorkflowEngine
     from agentworks.workflows.run_store import RunStore
     from agentworks.workflows.runs import WorkflowRuns
@@ -155,6 +161,16 @@ def build_workflows(
     )
     profiles = AdapterProfileStore(client, settings.work_table)
     clients = adapter_clients or AdapterClients()
+    outputs = OutputStore((lambda: s3) if s3 is not None else default_s3, settings.outputs_bucket)
+    # A crew step calls through the same path as any caller, as the run's starter.
+    calls = FunctionCalls(
+        CrewStore(client, settings.work_table),
+        CallStore(client, settings.work_table),
+        Executions(settings.function_call_state_machine_arn, stepfunctions),
+        outputs,
+        clock,
+    )
+    crew_steps = CrewSteps(calls, ConnectionStore(client, settings.identity_table), clock)
     return Workflows(
         runs=WorkflowRuns(
             runs,
@@ -164,7 +180,12 @@ def build_workflows(
             clock,
         ),
         engine=WorkflowEngine(
-            runs, profiles, lambda adapter: build_adapter(adapter, clients), signer, clock
+            runs,
+            profiles,
+            lambda adapter: build_adapter(adapter, clients),
+            signer,
+            clock,
+            crew_steps=crew_steps,
         ),
     )
 

@@ -22,7 +22,8 @@ from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, T
 from agentworks.crews.schema_check import SchemaProblem, check
 from agentworks.ids import new_id
 from agentworks.signing import Signer
-from agentworks.workflows import sessions
+from agentworks.workflows import crew_steps, sessions
+from agentworks.workflows.crew_steps import CrewSteps
 from agentworks.workflows.definition import Step, WorkflowStart
 from agentworks.workflows.records import TERMINAL_RUN, RunRecord, StepRecord
 from agentworks.workflows.run_store import RunStore, StaleRecord
@@ -61,8 +62,10 @@ class WorkflowEngine:
         signer: Signer,
         clock: Clock = SYSTEM_CLOCK,
         webhooks: Webhooks | None = None,
+        crew_steps: CrewSteps | None = None,
     ) -> None:
         self._runs = runs
+        self._crew_steps = crew_steps
         self._profiles = profiles
         self._adapters = adapters
         self._signer = signer
@@ -93,13 +96,37 @@ class WorkflowEngine:
     # ---- a step ----
 
     def step(self, run_id: str, stage: int, index: int) -> str:
-        """Runs (or replays) one step until it ends or waits for a person: "done" | "await"."""
+        """Runs (or replays) one step until it ends or waits: "done", "await" (a person's
+        answer) or "poll" (a crew step's call is still running)."""
         context = self._context(run_id, stage, index)
         if context is None:
             return "done"
-        if context.record.answer is None and self._replayed(context):
+        first = context.record.answer is None and context.record.call_id is None
+        if first and self._replayed(context):
             return "done"
+        if context.step.kind == "crew":
+            return self._advance_call(context)
         return self._run_turns(context)
+
+    def _advance_call(self, context: _Context) -> str:
+        if self._crew_steps is None:
+            return self._end(context.record, context.version, "failed", error="no crew calls here")
+        record = context.record
+        record.status, record.started_at = "running", record.started_at or self._now()
+        progress = self._crew_steps.advance(context.run, context.step, record)
+        if not progress.ended:
+            self._runs.save_step(record, context.version)
+            return "poll"
+        if progress.error is not None:
+            return self._end(record, context.version, "failed", error=progress.error)
+        record.output = progress.output
+        record.turns = [
+            {"role": "user", "content": context.prompt},
+            {"role": "assistant", "content": progress.output or ""},
+        ]
+        self._end(record, context.version, "succeeded")
+        self._journal(context)
+        return "done"
 
     def _context(self, run_id: str, stage: int, index: int) -> _Context | None:
         state = self._runs.read_all(run_id)
@@ -120,6 +147,10 @@ class WorkflowEngine:
             self._save_quietly(record, version)
             return None
         done = {r.label: r for r in records}
+        if step.kind == "crew":
+            call = crew_steps.describe(step)
+            record.input_hash = sessions.input_hash(call, {}, [])
+            return _Context(run, start, step, record, version, call, {}, [])
         prompt = resolved_prompts(start)[step.label]
         opener = sessions.opener(start, step.label)
         profile = self._profiles.get(run.account_id, opener.adapter or "")

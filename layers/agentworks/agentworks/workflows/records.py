@@ -74,6 +74,7 @@ class StepRecord:
     task_token: str | None = None
     error: str | None = None
     turns_file: str | None = None  # S3 key when the turns outgrew the item
+    call_id: str | None = None  # a crew step's function call
 
     @property
     def terminal(self) -> bool:

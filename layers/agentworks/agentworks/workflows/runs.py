@@ -100,12 +100,7 @@ class WorkflowRuns:
     def _check_steps(self, principal: Principal, start: WorkflowStart) -> None:
         problems = []
         for _, step in start.steps():
-            if step.kind == "crew":
-                problems.append(
-                    f"step {step.label!r}: crew steps are not available yet; call the Crew's "
-                    "function from an agent step's adapter instead"
-                )
-            elif step.adapter and self._profiles.get(principal.account_id, step.adapter) is None:
+            if step.adapter and self._profiles.get(principal.account_id, step.adapter) is None:
                 problems.append(
                     f"step {step.label!r} names adapter profile {step.adapter!r}, which this "
                     "account has not defined; create it with: agentworks adapters create "
