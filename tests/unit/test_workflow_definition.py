@@ -257,3 +257,29 @@ def test_broken_steps_of_a_valid_run_are_refused_with_invalid_input(data: st.Dat
     step[data.draw(st.sampled_from([*sorted(step), "crew", "kind", "args"]))] = data.draw(_JSON)
     with contextlib.suppress(InvalidInput):  # refused, or read: never another error
         parse_workflow(run)
+
+
+def test_w9_routes_name_steps_of_later_stages_once() -> None:
+    def flow(routes: dict[str, list[str]]) -> dict[str, Any]:
+        return {
+            "workflowId": "w",
+            "stages": [
+                {"steps": [{"label": "pick", "kind": "branch", "routes": routes},
+                           {"label": "same", "adapter": "a", "prompt": "p"}]},
+                {"steps": [{"label": "x", "adapter": "a", "prompt": "p"},
+                           {"label": "y", "adapter": "a", "prompt": "p"}]},
+            ],
+        }  # fmt: skip
+
+    parsed = parse_workflow(flow({"one": ["x"], "two": ["y"]}))
+    assert parsed.stages[0].steps[0].route_source == "human"
+    assert parsed.routes_to("y") == ("pick", "two") and parsed.routes_to("same") is None
+    with pytest.raises(InvalidInput, match="names 'same', which is not a step of a later"):
+        parse_workflow(flow({"one": ["same"], "two": ["y"]}))
+    with pytest.raises(InvalidInput, match="step 'x' is on two routes"):
+        parse_workflow(flow({"one": ["x"], "two": ["x"]}))
+    with pytest.raises(InvalidInput, match="at least 2"):
+        parse_workflow(flow({"one": ["x"]}))
+    agent_with_routes = {"label": "a", "adapter": "p", "prompt": "p", "routes": {"a": [], "b": []}}
+    with pytest.raises(InvalidInput, match="belong to a routing or branch step"):
+        parse_workflow({"workflowId": "w", "stages": [{"steps": [agent_with_routes]}]})

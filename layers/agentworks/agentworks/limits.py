@@ -154,6 +154,7 @@ WORKFLOW_STEP_TURNS_MAX = 8  # adapter turns of one step (answers and correction
 # W3 escalate: how long a step waits for `resolve` (the Await state's TimeoutSeconds).
 WORKFLOW_ESCALATION_TIMEOUT_SECONDS = DAY_SECONDS
 WORKFLOW_ANSWER_MAX_CHARS = 20_000  # a person's `resolve` answer
+WORKFLOW_ROUTES_MAX = 10  # W9: routes of one routing or branch step
 WORKFLOW_CACHE_SECONDS = 30 * DAY_SECONDS  # W6: a resume-cache entry's lifetime
 WORKFLOW_RUNS_LISTED = 50  # `workflow list`: the latest runs
 # W3 webhooks to notifyUrl: attempts, the first pause (doubling), one attempt's timeout.

@@ -21,7 +21,11 @@ from agentworks import limits
 from agentworks.errors import InvalidInput
 
 Policy = Literal["auto-allow", "escalate", "fail"]
-StepKind = Literal["agent", "crew"]
+# W9: agent and scripted steps run a session (scripted: a profile of type `scripted`);
+# routing is an agent step whose final answer picks one of its routes; a branch waits for a
+# person's choice (routeSource "human"); crew calls a Crew's function.
+StepKind = Literal["agent", "scripted", "routing", "branch", "crew"]
+SESSION_KINDS = frozenset({"agent", "scripted", "routing"})
 VariableValue = str | int | float | bool
 
 LABEL = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{limits.WORKFLOW_LABEL_MAX_CHARS - 1}}}$")
@@ -36,6 +40,10 @@ def _label(value: str, what: str) -> str:
             "from a letter or digit"
         )
     return value
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
 
 
 class _Model(BaseModel):
@@ -58,26 +66,55 @@ class Step(_Model):
     human_inputs: list[str] = Field(
         default_factory=list, alias="humanInputs", max_length=limits.WORKFLOW_VARIABLES_MAX
     )
+    route_source: Literal["human", "agent"] | None = Field(None, alias="routeSource")
+    # routing/branch: route name -> the labels of later steps that run only on that route
+    routes: dict[str, list[str]] | None = Field(None, max_length=limits.WORKFLOW_ROUTES_MAX)
 
     @field_validator("label")
     @classmethod
     def _step_label(cls, value: str) -> str:
         return _label(value, "a step label")
 
+    @field_validator("human_inputs")
+    @classmethod
+    def _human_inputs(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not VARIABLE.match(name):
+                raise ValueError(f"human input {name!r}: letters, digits and '_', 1–64")
+        return value
+
     @model_validator(mode="after")
     def _one_source(self) -> Step:
         named = [k for k in ("adapter", "session_ref", "crew") if getattr(self, k) is not None]
         kind = self.kind or ("crew" if self.crew is not None else "agent")
-        if kind == "agent":
+        if kind in SESSION_KINDS:
             if len(named) != 1 or self.crew is not None:
-                raise ValueError("an agent step names exactly one of 'adapter' or 'sessionRef'")
+                raise ValueError(f"{_a(kind)} step names exactly one of 'adapter' or 'sessionRef'")
             if self.function is not None or self.args is not None:
                 raise ValueError("'function' and 'args' belong to a step with 'crew'")
             if not self.prompt.strip():
-                raise ValueError("an agent step needs a 'prompt'")
-        else:
-            if named != ["crew"] or not self.function:
-                raise ValueError("a crew step names 'crew' and 'function' (and 'args'), no more")
+                raise ValueError(f"{_a(kind)} step needs a 'prompt'")
+        elif kind == "branch":
+            if named:
+                raise ValueError(
+                    "a branch step runs no session: no 'adapter', 'sessionRef', 'crew'"
+                )
+            if self.route_source not in (None, "human"):
+                raise ValueError("a branch step's routeSource is 'human' (a person's choice)")
+            self.route_source = "human"
+        elif named != ["crew"] or not self.function:
+            raise ValueError("a crew step names 'crew' and 'function' (and 'args'), no more")
+        if kind == "routing":
+            if self.route_source not in (None, "agent"):
+                raise ValueError("a routing step's routeSource is 'agent' (its answer picks)")
+            self.route_source = "agent"
+        if kind in ("routing", "branch"):
+            if not self.routes or len(self.routes) < 2:
+                raise ValueError(f"a {kind} step has 'routes': at least 2, each a list of steps")
+            for route in self.routes:
+                _label(route, "a route name")
+        elif self.routes is not None or self.route_source is not None:
+            raise ValueError("'routes' and 'routeSource' belong to a routing or branch step")
         self.kind = kind
         return self
 
@@ -168,15 +205,42 @@ class WorkflowStart(_Model):
                         f"step {step.label!r}: sessionRef {ref!r} names a step of {where}; "
                         "it can reuse the session of a step of an earlier stage"
                     )
-                elif ref is not None and earlier[ref].kind != "agent":
+                elif ref is not None and earlier[ref].kind not in SESSION_KINDS:
                     problems.append(f"step {step.label!r}: sessionRef {ref!r} has no session")
                 here[step.label] = step
             earlier.update(here)
+        problems.extend(self._route_problems())
         if total > limits.WORKFLOW_STEPS_MAX:
             problems.append(f"{total} steps; at most {limits.WORKFLOW_STEPS_MAX} in a workflow")
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def _route_problems(self) -> list[str]:
+        """Each route names steps of later stages, and a step is on one route at most."""
+        problems: list[str] = []
+        stage_of = {step.label: n for n, stage in enumerate(self.stages) for step in stage.steps}
+        routed: dict[str, str] = {}
+        for _, step in self.steps():
+            for route, labels in (step.routes or {}).items():
+                for label in labels:
+                    if stage_of.get(label, -1) <= stage_of[step.label]:
+                        problems.append(
+                            f"step {step.label!r}: route {route!r} names {label!r}, which is "
+                            "not a step of a later stage"
+                        )
+                    elif label in routed:
+                        problems.append(f"step {label!r} is on two routes ({routed[label]})")
+                    routed[label] = f"{step.label}:{route}"
+        return problems
+
+    def routes_to(self, label: str) -> tuple[str, str] | None:
+        """(branch or routing step, route) whose choice decides whether `label` runs."""
+        for _, step in self.steps():
+            for route, labels in (step.routes or {}).items():
+                if label in labels:
+                    return step.label, route
+        return None
 
     def steps(self) -> list[tuple[Stage, Step]]:
         return [(stage, step) for stage in self.stages for step in stage.steps]

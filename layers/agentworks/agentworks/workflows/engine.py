@@ -22,12 +22,12 @@ from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, T
 from agentworks.crews.schema_check import SchemaProblem, check
 from agentworks.ids import new_id
 from agentworks.signing import Signer
-from agentworks.workflows import crew_steps, sessions
+from agentworks.workflows import choices, crew_steps, sessions
 from agentworks.workflows.crew_steps import CrewSteps
 from agentworks.workflows.definition import Step, WorkflowStart
 from agentworks.workflows.records import TERMINAL_RUN, RunRecord, StepRecord
 from agentworks.workflows.run_store import RunStore, StaleRecord
-from agentworks.workflows.variables import resolved_prompts
+from agentworks.workflows.variables import parse_human, resolved_prompts, with_human
 from agentworks.workflows.webhooks import Webhooks
 
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
@@ -35,6 +35,7 @@ AdapterFactory = Callable[[dict[str, Any]], Adapter]
 # W3 auto-allow: the canned reply a session gets when it asks for input.
 AUTO_ALLOW_REPLY = "Yes, go ahead. No person is watching this step; use your best judgement."
 WEBHOOK_PURPOSE = "workflow-webhooks"
+DONE = frozenset({"succeeded", "skipped"})  # what a barrier lets through
 
 
 class RunGone(Exception):
@@ -106,7 +107,23 @@ class WorkflowEngine:
             return "done"
         if context.step.kind == "crew":
             return self._advance_call(context)
+        if context.step.kind == "branch":
+            return self._branch(context)
         return self._run_turns(context)
+
+    def _branch(self, context: _Context) -> str:
+        """W9: a person chooses the route (resolve); the steps of the others are skipped."""
+        record = context.record
+        record.status, record.started_at = "running", record.started_at or self._now()
+        if record.answer is None:
+            record.question = choices.question(context.step)
+            self._runs.save_step(record, context.version)
+            return "await"
+        record.route = record.output = choices.route_named(context.step, record.answer)
+        record.answer = None
+        if record.route is None:
+            return self._end(record, context.version, "failed", error="no route was chosen")
+        return self._end(record, context.version, "succeeded")
 
     def _advance_call(self, context: _Context) -> str:
         if self._crew_steps is None:
@@ -147,8 +164,12 @@ class WorkflowEngine:
             self._save_quietly(record, version)
             return None
         done = {r.label: r for r in records}
-        if step.kind == "crew":
-            call = crew_steps.describe(step)
+        if choices.skipped(start, step, done):
+            record.status, record.ended_at = "skipped", self._now()
+            self._save_quietly(record, version)
+            return None
+        if step.kind in ("crew", "branch"):
+            call = crew_steps.describe(step) if step.kind == "crew" else choices.question(step)
             record.input_hash = sessions.input_hash(call, {}, [])
             return _Context(run, start, step, record, version, call, {}, [])
         prompt = resolved_prompts(start)[step.label]
@@ -196,6 +217,15 @@ class WorkflowEngine:
         run, step, record = context.run, context.step, context.record
         record.session_id = record.session_id or new_id("sess", self._clock)
         record.status, record.started_at = "running", record.started_at or self._now()
+        if step.human_inputs and record.human is None:
+            # W9: a person gives the step's inputs first (resolve), then it runs.
+            if record.answer is None:
+                record.question = choices.question(step)
+                self._runs.save_step(record, context.version)
+                return "await"
+            record.human, record.answer = parse_human(step.human_inputs, record.answer), None
+        if record.human:
+            context.prompt = with_human(context.prompt, record.human)
         if not record.turns:
             record.turns.append({"role": "user", "content": context.prompt})
         answer, record.answer = record.answer, None
@@ -248,6 +278,9 @@ class WorkflowEngine:
                 )
             text = result.final_text or ""
             problem = _output_problem(step, result)
+            if problem is None and step.kind == "routing":
+                record.route = choices.route_named(step, text)
+                problem = None if record.route else choices.route_problem(step)
             record.turns.append({"role": "assistant", "content": text})
             if problem is not None and correction is None:
                 # W8: re-prompted once with what was wrong, as function calls are (F6).
@@ -354,7 +387,7 @@ class WorkflowEngine:
         start = WorkflowStart.model_validate(run.definition)
         ended = {r.index: r.status for r in state.steps if r.stage == stage}
         return run.status in TERMINAL_RUN or any(
-            ended.get(i) != "succeeded" for i in range(len(start.stages[stage].steps))
+            ended.get(i) not in DONE for i in range(len(start.stages[stage].steps))
         )
 
     def finish(self, run_id: str, error: Any = None) -> None:
@@ -365,7 +398,7 @@ class WorkflowEngine:
         if run.status in TERMINAL_RUN:
             return
         state = self._runs.read_all(run_id)
-        failed = [s for s in (state.steps if state else []) if s.status != "succeeded"]
+        failed = [s for s in (state.steps if state else []) if s.status not in DONE]
         run.status = "failed" if failed or error else "succeeded"
         if failed:
             run.error = (

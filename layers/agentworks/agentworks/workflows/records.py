@@ -75,6 +75,8 @@ class StepRecord:
     error: str | None = None
     turns_file: str | None = None  # S3 key when the turns outgrew the item
     call_id: str | None = None  # a crew step's function call
+    route: str | None = None  # routing/branch: the route taken (W9)
+    human: dict[str, str] | None = None  # humanInputs a person gave (W9)
 
     @property
     def terminal(self) -> bool:

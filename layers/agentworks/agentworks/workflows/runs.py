@@ -22,6 +22,7 @@ from agentworks.identity.models import ADMIN, WORKFLOWS_RUN, Principal
 from agentworks.ids import new_id
 from agentworks.messaging.models import iso
 from agentworks.signing import Signer
+from agentworks.workflows.choices import checked_answer
 from agentworks.workflows.definition import WorkflowStart, parse_workflow
 from agentworks.workflows.engine import WEBHOOK_PURPOSE
 from agentworks.workflows.records import TERMINAL_RUN, TERMINAL_STEP, RunRecord
@@ -100,11 +101,19 @@ class WorkflowRuns:
     def _check_steps(self, principal: Principal, start: WorkflowStart) -> None:
         problems = []
         for _, step in start.steps():
-            if step.adapter and self._profiles.get(principal.account_id, step.adapter) is None:
+            if not step.adapter:
+                continue
+            profile = self._profiles.get(principal.account_id, step.adapter)
+            if profile is None:
                 problems.append(
                     f"step {step.label!r} names adapter profile {step.adapter!r}, which this "
                     "account has not defined; create it with: agentworks adapters create "
                     "--file PROFILE.yaml"
+                )
+            elif step.kind == "scripted" and profile.settings.get("type") != "scripted":
+                problems.append(
+                    f"step {step.label!r} is scripted; profile {step.adapter!r} is "
+                    f"{profile.settings.get('type')}"
                 )
         if problems:
             raise InvalidInput("Cannot start the workflow: " + "; ".join(problems)[:1500])
@@ -198,6 +207,8 @@ class WorkflowRuns:
         if step is None or step.status != "waiting" or state.run.status != "running":
             raise Conflict(f"Step {label!r} of this run is not waiting for an answer.")
         token = step.task_token or ""
+        definition = WorkflowStart.model_validate(state.run.definition)
+        answer = checked_answer(definition.stages[step.stage].steps[step.index], step, answer)
         step.answer, step.question, step.task_token, step.status = answer, None, None, "running"
         try:
             self._runs.save_step(step, state.versions[(step.stage, step.index)])

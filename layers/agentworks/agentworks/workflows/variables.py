@@ -29,13 +29,52 @@ def resolved_prompts(start: WorkflowStart) -> dict[str, str]:
             problems.append(f"required variable {name} is blank")
     prompts: dict[str, str] = {}
     for _, step in start.steps():
-        unknown = sorted({m for m in PLACEHOLDER.findall(step.prompt) if m not in start.input})
+        # A step's humanInputs are filled in when a person gives them (with_human).
+        known = {*start.input, *step.human_inputs}
+        unknown = sorted({m for m in PLACEHOLDER.findall(step.prompt) if m not in known})
         if unknown:
             problems.append(f"step {step.label!r} uses {', '.join(unknown)}, not in input")
             continue
         prompts[step.label] = PLACEHOLDER.sub(
-            lambda match: as_text(start.input[match.group(1)]), step.prompt
+            lambda match: (
+                as_text(start.input[match.group(1)])
+                if match.group(1) in start.input
+                else match.group(0)
+            ),
+            step.prompt,
         )
     if problems:
         raise InvalidInput("Cannot start the workflow: " + "; ".join(problems)[:1500])
     return prompts
+
+
+def with_human(prompt: str, given: dict[str, str]) -> str:
+    """W9: the prompt with the person's humanInputs in their placeholders; the ones it does
+    not name follow it as scoped instructions."""
+    named = set(PLACEHOLDER.findall(prompt))
+    filled = PLACEHOLDER.sub(lambda m: given.get(m.group(1), m.group(0)), prompt)
+    rest = [f"{name}: {value}" for name, value in given.items() if name not in named]
+    if not rest:
+        return filled
+    return filled + "\n\nInstructions from a person for this step:\n" + "\n".join(rest)
+
+
+def parse_human(names: list[str], answer: str) -> dict[str, str]:
+    """A person's answer to a step's humanInputs: the text itself for one input, a JSON
+    object with exactly those names for several; InvalidInput saying what to send."""
+    if len(names) == 1:
+        return {names[0]: answer}
+    wanted = ", ".join(names)
+    try:
+        given = json.loads(answer)
+    except ValueError:
+        given = None
+    if (
+        not isinstance(given, dict)
+        or set(given) != set(names)
+        or not all(isinstance(v, str) and v.strip() for v in given.values())
+    ):
+        raise InvalidInput(
+            f"answer with a JSON object of {wanted}, each a non-empty string", field="answer"
+        )
+    return {name: given[name] for name in names}

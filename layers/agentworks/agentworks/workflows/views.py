@@ -25,7 +25,11 @@ def _read(camel: str) -> AliasChoices:
 
 class StepView(_Seed):
     label: str
-    status: str = Field(description="pending, running, waiting, succeeded, failed, cancelled")
+    status: str = Field(
+        description="pending, running, waiting, succeeded, failed, cancelled or skipped (on "
+        "a route not taken)"
+    )
+    route: str | None = Field(default=None, description="routing/branch: the route taken")
     session_id: str | None = Field(
         default=None, validation_alias=_read("sessionId"), serialization_alias="sessionId"
     )
@@ -128,6 +132,7 @@ def _step_view(step: StepRecord) -> StepView:
         cost=round(step.cost_usd, 6),
         replayed=step.replayed,
         question=step.question if step.status == "waiting" else None,
+        route=step.route,
         error=step.error,
     )
 
@@ -136,7 +141,7 @@ def _stage_status(steps: list[StepView]) -> str:
     statuses = {s.status for s in steps}
     if statuses == {"pending"}:
         return "pending"
-    if statuses <= {"succeeded"}:
+    if statuses <= {"succeeded", "skipped"}:
         return "succeeded"
     if statuses & {"pending", "running", "waiting"}:
         return "running"
