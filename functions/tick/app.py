@@ -1,5 +1,5 @@
-"""Scheduler tick (EventBridge rate(1 minute)): retention sweeps, due wakeups, and calls whose
-execution ended without recording an outcome (M9, M11, F5)."""
+"""Scheduler tick (EventBridge rate(1 minute)): retention sweeps, due wakeups, due workflow
+schedules, and calls whose execution ended without recording an outcome (M9, M11, W11, F5)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     count("WakeupsInterrupted", wakeups["wakeups_interrupted"])
     calls = tick.reconciler.reconcile()
     count("CallsReconciled", calls["calls_reconciled"])
-    done = {**report.as_dict(), **wakeups, **calls}
+    schedules = tick.schedules.fire_due()
+    count("SchedulesFired", schedules["schedules_fired"])
+    done = {**report.as_dict(), **wakeups, **calls, **schedules}
     logger.info("tick", extra=done)
     return done

@@ -54,6 +54,8 @@ adapter: claude-code
 ```
 Plan
 """
+# A registered workflow (W11); its name holds "contracts", which unknown_name swaps.
+REGISTERED_FILE = WORKFLOW_FILE.replace("workflowId: review", "workflowId: contracts-flow")
 
 AUTH_CASES = ("no_token", "garbage", "revoked", "expired")
 CASES = ("other_account", "missing_scope", "outside_bounds", "not_on_allow_list", "bounded_admin")
@@ -172,6 +174,7 @@ def world(api: Any, stack: Any) -> World:
         "wakeup": wakeup["wakeup_id"],
         "call": call["call_id"],
     }
+    _ok(api("PUT", "/v1/workflow-definitions", admin, {"content": REGISTERED_FILE}))
     run = _ok(api("POST", "/v1/workflows", admin, WORKFLOW), 202)
     from tests.integration.workflow_support import wait_run
 
@@ -457,6 +460,41 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: (f"/v1/workflows/{w.ids['run']}/retry", {}, None),
         )
     ],
+    # Registered workflows: an admin registers; any workflows:run connection whose bounds
+    # include workflow:<id> reads them.
+    _http("PUT", "/v1/workflow-definitions"): [
+        Row(
+            "register",
+            ADMIN,
+            lambda w: ("/v1/workflow-definitions", {"content": REGISTERED_FILE}, None),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("GET", "/v1/workflow-definitions"): [
+        Row(
+            "list",
+            WORKFLOWS_RUN,
+            lambda w: ("/v1/workflow-definitions", None, None),
+            kind="account",
+        )
+    ],
+    _http("GET", "/v1/workflow-definitions/<workflow_id>"): [
+        Row(
+            "get",
+            WORKFLOWS_RUN,
+            lambda w: ("/v1/workflow-definitions/contracts-flow", None, None),
+            expect={"not_on_allow_list": OWN},
+        )
+    ],
+    _http("DELETE", "/v1/workflow-definitions/<workflow_id>"): [
+        Row(
+            "delete",
+            ADMIN,
+            lambda w: ("/v1/workflow-definitions/contracts-flow", None, None),
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
     _http("POST", "/v1/crews"): [
         # An unknown Crew's definition is refused by bounds alike; others create their own.
         Row(
@@ -593,7 +631,8 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
         )
     ],
 }
-PUBLIC_ROUTES = {("GET", "/v1/openapi.json")}
+# The webhook route checks the trigger's signature instead (test_workflow_triggers.py).
+PUBLIC_ROUTES = {("GET", "/v1/openapi.json"), ("POST", "/v1/hooks/<trigger_id>")}
 
 
 def _m(tool: str, action: str) -> tuple[str, str]:
@@ -1041,6 +1080,7 @@ def test_the_owner_can_do_what_the_matrix_refuses(api: Any, stack: Any, world: W
         ("/v1/crews/contracts/state", None, None),
         ("/v1/connections", None, None),
         (f"/v1/workflows/{world.ids['run']}", None, None),
+        ("/v1/workflow-definitions/contracts-flow", None, None),
         (f"/v1/workflows/{world.ids['run']}/sessions/{world.ids['session']}", None, None),
     ]:
         got = http_answer(api, "GET", stack.admin_token, request)

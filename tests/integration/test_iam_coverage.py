@@ -219,7 +219,7 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
         deleted = api("DELETE", path, token, query={"agent_name": "worker"})
         assert deleted.status < 300, (path, deleted.body)
 
-    _drive_workflows(api, admin)
+    _drive_workflows(api, stack, admin)
 
     # The deployed wiring reads the signing secret once per process (tests inject a signer).
     from agentworks.signing import signer_from_secret
@@ -229,7 +229,7 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
             signer_from_secret.__wrapped__(stack.settings.signing_secret_arn)
 
 
-def _drive_workflows(api: Any, admin: str) -> None:
+def _drive_workflows(api: Any, stack: Any, admin: str) -> None:
     """Runs with a session too large for its item (S3), an escalation resolved (a task
     token) and a cancelled run (StopExecution)."""
     from tests.integration.workflow_support import wait_run, wait_step
@@ -257,6 +257,27 @@ def _drive_workflows(api: Any, admin: str) -> None:
     assert ran["status"] == "succeeded", ran
     asking = {"label": "ask", "adapter": "asker", "policy": "escalate", "prompt": "Go"}
     flow = {"workflowId": "asks", "stages": [{"steps": [asking]}]}
+    # A schedule fires from the tick (StartExecution as the registrant), a webhook from
+    # the API function.
+    scheduled = """---
+workflowId: scheduled
+triggers:
+  - {kind: schedule, name: hourly, schedule: rate(1 hour)}
+  - {kind: webhook, name: hook}
+---
+## only
+### ask
+```yaml
+adapter: echo
+```
+Go
+"""
+    registered = api("PUT", "/v1/workflow-definitions", admin, {"content": scheduled})
+    assert registered.status == 200, registered.body
+    stack.clock.advance(3600)
+    with running("TickFunction"):
+        fired = load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
+    assert fired["schedules_fired"] == 1
     for then in ("resolve", "cancel"):
         run_id = api("POST", "/v1/workflows", admin, flow).body["runId"]
         wait_step(api, admin, run_id, "ask", {"waiting"})

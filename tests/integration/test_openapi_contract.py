@@ -33,9 +33,24 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from agentworks.workflows.webhooks import SIGNATURE_HEADER, signature
 from tests.integration.crew_support import CONTRACTS, wait_for
 from tests.integration.workflow_support import wait_run, wait_step
 
+HOOKED = """---
+workflowId: hooked
+triggers:
+  - kind: webhook
+    name: hook
+    variables: {AREA: area}
+---
+## review
+### look
+```yaml
+adapter: claude-code
+```
+Look at {{AREA}}.
+"""
 RUN_FILE = """---
 workflowId: from-file
 requiredVariables: [AREA]
@@ -80,7 +95,17 @@ class Checked:
         body: Any = None,
         query: dict[str, Any] | None = None,
     ) -> Any:
-        reply = self.api(method, path, token, body, query)
+        return self._checked(method, path, body, query, self.api(method, path, token, body, query))
+
+    def raw(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> Any:
+        """A request with exact body bytes and headers and no token (a signed webhook)."""
+        return self._checked(
+            method, path, json.loads(body), None, self.api.raw(method, path, body, headers)
+        )
+
+    def _checked(
+        self, method: str, path: str, body: Any, query: dict[str, Any] | None, reply: Any
+    ) -> Any:
         operation = self.schema.find_operation_by_path(method, path)
         assert operation is not None, f"{method} {path} is not in the document"
         request = requests.Request(method, f"{BASE_URL}{path}", params=query, json=body)
@@ -107,7 +132,7 @@ class Seed:
     under review, two registered agents with conversations, calls and connections: the
     identifiers that generated requests are then pointed at."""
 
-    def __init__(self, api: Checked, admin: str) -> None:
+    def __init__(self, api: Checked, admin: str, clock: Any) -> None:
         review = {**CONTRACTS, "messaging": "review"}
         _ok(api("POST", "/v1/crews", admin, review), 201)
         _ok(api("POST", "/v1/crews", admin, {**CONTRACTS, "name": "scratch"}), 201)
@@ -218,6 +243,25 @@ class Seed:
         wait_step(api, admin, retried["runId"], "plan", {"waiting"})
         _ok(api("POST", f"/v1/workflows/{retried['runId']}/cancel", admin))
         _ok(api("GET", "/v1/workflows", admin))
+        # W11: a registered workflow with a webhook trigger, fired once, then removed.
+        registered = _ok(api("PUT", "/v1/workflow-definitions", admin, {"content": HOOKED}))
+        hook = registered["triggers"][0]
+        body = json.dumps({"area": "auth"}).encode()
+        signed = {SIGNATURE_HEADER: signature(hook["secret"], int(clock.now()), body)}
+        fired = api.raw("POST", hook["path"], body, signed)
+        assert fired.status == 202, fired.body
+        wait_run(api, admin, fired.body["runId"])
+        _ok(api("GET", "/v1/workflow-definitions", admin))
+        _ok(api("GET", "/v1/workflow-definitions/hooked", admin))
+        _ok(
+            api(
+                "PUT",
+                "/v1/workflow-definitions",
+                admin,
+                {"content": HOOKED.replace("hooked", "scratch-w")},
+            )
+        )
+        _ok(api("DELETE", "/v1/workflow-definitions/scratch-w", admin))
 
         # The limited token first: the admin's deletions would remove what it reads.
         self.tokens = {"limited": limited["token"], "admin": admin, "invalid": "aw1.x.y.z"}
@@ -234,6 +278,8 @@ class Seed:
             "path": ["result.json"],
             "function": ["summarize"],
             "run_id": [run["runId"], parked["runId"]],
+            "workflow_id": ["hooked"],
+            "trigger_id": [hook["triggerId"]],
             "session_id": [session],
         }
 
@@ -371,7 +417,7 @@ def test_a3_openapi_document_matches_every_answer(api: Any, stack: Any) -> None:
     schema = schemathesis.openapi.from_dict(document.body)
     operations = [result.ok() for result in schema.get_all_operations()]
     checked = Checked(api, schema)
-    seed = Seed(checked, stack.admin_token)
+    seed = Seed(checked, stack.admin_token, stack.clock)
     every = {f"{op.method.upper()} {op.path}" for op in operations}
     assert every - checked.succeeded == NO_SCENARIO
     # Deletions last: they remove the seeded Crew, agent and connection the others use.

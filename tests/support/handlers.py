@@ -160,3 +160,12 @@ class Api:
         )
         response = lambda_response(function.handler(event, LambdaContext()))
         return Reply(response.status, json.loads(response.body or b"null"), dict(response.headers))
+
+    def raw(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> Reply:
+        """A request with these exact body bytes and headers and no token (a webhook)."""
+        http = http_request(method, path, raw_body=body.decode())
+        http = Request(http.method, http.target, [*http.headers, *headers.items()], body)
+        route, parameters = _route(method, path)
+        event = build_event(http, route, parameters, str(uuid.uuid4()))
+        response = lambda_response(self.api.handler(event, LambdaContext()))
+        return Reply(response.status, json.loads(response.body or b"null"), dict(response.headers))

@@ -155,6 +155,10 @@ WORKFLOW_STEP_TURNS_MAX = 8  # adapter turns of one step (answers and correction
 WORKFLOW_ESCALATION_TIMEOUT_SECONDS = DAY_SECONDS
 WORKFLOW_ANSWER_MAX_CHARS = 20_000  # a person's `resolve` answer
 WORKFLOW_ROUTES_MAX = 10  # W9: routes of one routing or branch step
+WORKFLOW_TRIGGERS_MAX = 10  # W11: triggers of one registered workflow
+WORKFLOW_TRIGGER_HISTORY = 20  # firings a trigger's view shows
+WORKFLOW_SCHEDULES_PER_TICK = 100  # schedules one tick fires at most
+WEBHOOK_SIGNATURE_MAX_AGE_SECONDS = 300  # a signed webhook's `t` may be this old (replays)
 WORKFLOW_CACHE_SECONDS = 30 * DAY_SECONDS  # W6: a resume-cache entry's lifetime
 WORKFLOW_RUNS_LISTED = 50  # `workflow list`: the latest runs
 # W3 webhooks to notifyUrl: attempts, the first pause (doubling), one attempt's timeout.

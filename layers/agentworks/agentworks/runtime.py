@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from agentworks.messaging.service import MessagingService
     from agentworks.signing import Signer
     from agentworks.workflows.engine import WorkflowEngine
+    from agentworks.workflows.registry import WorkflowRegistry
     from agentworks.workflows.runs import WorkflowRuns
 
 
@@ -53,6 +54,7 @@ class Workflows:
 
     runs: WorkflowRuns
     engine: WorkflowEngine
+    registry: WorkflowRegistry  # registered workflows and their triggers (W11)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class TickServices:
     lifecycle: InboxLifecycle
     wakeups: Wakeups
     reconciler: CallReconciler
+    schedules: WorkflowRegistry
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ def build_services(
 def build_workflows(
     settings: Settings,
     client: DynamoDBClient,
-    signer: Signer,
+    signer: Signer | None,
     clock: Clock = SYSTEM_CLOCK,
     s3: Any = None,
     stepfunctions: Any = None,
@@ -150,6 +153,8 @@ def build_workflows(
     from agentworks.identity.connection_store import ConnectionStore
     from agentworks.workflows.crew_steps import CrewSteps
     from agentworks.workflows.engine import WorkflowEngine
+    from agentworks.workflows.registry import WorkflowRegistry
+    from agentworks.workflows.registry_store import RegistryStore
     from agentworks.workflows.run_store import RunStore
     from agentworks.workflows.runs import WorkflowRuns
 
@@ -170,14 +175,19 @@ def build_workflows(
         outputs,
         clock,
     )
-    crew_steps = CrewSteps(calls, ConnectionStore(client, settings.identity_table), clock)
+    connections = ConnectionStore(client, settings.identity_table)
+    crew_steps = CrewSteps(calls, connections, clock)
+    starts = WorkflowRuns(
+        runs,
+        profiles,
+        Executions(settings.workflow_state_machine_arn, stepfunctions),
+        signer,
+        clock,
+    )
     return Workflows(
-        runs=WorkflowRuns(
-            runs,
-            profiles,
-            Executions(settings.workflow_state_machine_arn, stepfunctions),
-            signer,
-            clock,
+        runs=starts,
+        registry=WorkflowRegistry(
+            RegistryStore(client, settings.work_table), starts, connections, clock
         ),
         engine=WorkflowEngine(
             runs,
@@ -353,11 +363,14 @@ def _default_engine() -> WorkflowEngine:
 
 def tick_services() -> TickServices:
     """What the tick needs: the retention rules over the messages table, firing due wakeups
-    and reconciling ended executions (the work table, StartExecution and DescribeExecution;
-    no signing secret, no identity table)."""
+    and schedules, and reconciling ended executions (the work table, StartExecution and
+    DescribeExecution, a registrant's connection; no signing secret)."""
     if _installed is not None:
         return TickServices(
-            _installed.lifecycle, _installed.crews.wakeups, _installed.crews.reconciler
+            _installed.lifecycle,
+            _installed.crews.wakeups,
+            _installed.crews.reconciler,
+            _installed.workflows.registry,
         )
     return _default_tick()
 
@@ -375,4 +388,6 @@ def _default_tick() -> TickServices:
         InboxLifecycle(LifecycleStore(dynamodb(), settings.messages_table)),
         Wakeups(inbox, runs, None),
         _reconciler(settings, dynamodb(), SYSTEM_CLOCK, None, inbox),
+        # Schedules start runs; the tick holds no signing key (no webhook-key answers).
+        build_workflows(settings, dynamodb(), None).registry,
     )

@@ -12,7 +12,15 @@ from botocore.exceptions import ClientError
 from agentworks import json_input, limits
 from agentworks.dynamo import retry_later
 from agentworks.errors import AgentWorksError, Unauthenticated
-from agentworks.http_api import adapters, connections, crews, messages, wakeups, workflows
+from agentworks.http_api import (
+    adapters,
+    connections,
+    crews,
+    messages,
+    wakeups,
+    workflow_definitions,
+    workflows,
+)
 from agentworks.http_api.openapi import openapi_json
 from agentworks.http_api.principal import authenticate
 from agentworks.http_api.resolver import Resolver
@@ -25,6 +33,7 @@ app.include_router(crews.router, prefix="/v1")
 app.include_router(wakeups.router, prefix="/v1")
 app.include_router(adapters.router, prefix="/v1")
 app.include_router(workflows.router, prefix="/v1")
+app.include_router(workflow_definitions.router, prefix="/v1")
 
 _JSON = "application/json"
 

@@ -13,7 +13,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter, Router
 
 from agentworks.errors import Unauthenticated
-from agentworks.identity.bearer import PUBLIC_PATHS, authenticate_event
+from agentworks.identity.bearer import PUBLIC_PATHS, PUBLIC_PREFIXES, authenticate_event
 from agentworks.identity.models import Principal
 
 _KEY = "principal"
@@ -22,7 +22,8 @@ _KEY = "principal"
 def authenticate(resolver: BaseRouter, event: Mapping[str, Any]) -> None:
     """Puts the event's principal in the resolver's context (cleared after each request);
     raises `Unauthenticated` when the path needs one and the token resolves to none."""
-    if event.get("rawPath") not in PUBLIC_PATHS:
+    path = str(event.get("rawPath") or "")
+    if path not in PUBLIC_PATHS and not path.startswith(PUBLIC_PREFIXES):
         resolver.append_context(**{_KEY: authenticate_event(event)})
 
 

@@ -17,6 +17,8 @@ from agentworks.identity.models import Principal
 from agentworks.observability import count, logger
 
 PUBLIC_PATHS = frozenset({"/v1/openapi.json"})
+# Webhook triggers (W11): the sender signs the body with the trigger's secret instead.
+PUBLIC_PREFIXES = ("/v1/hooks/",)
 
 
 def bearer_token(headers: Mapping[str, Any] | None) -> str:

@@ -60,7 +60,7 @@ class WorkflowEngine:
         runs: RunStore,
         profiles: AdapterProfileStore,
         adapters: AdapterFactory,
-        signer: Signer,
+        signer: Signer | None,
         clock: Clock = SYSTEM_CLOCK,
         webhooks: Webhooks | None = None,
         crew_steps: CrewSteps | None = None,
@@ -416,7 +416,7 @@ class WorkflowEngine:
             return
         run, _, _ = found
         url = run.definition.get("notifyUrl")
-        if not url:
+        if not url or self._signer is None:
             return
         key = self._signer.derived_key(WEBHOOK_PURPOSE, run.account_id)
         body = {"runId": run.run_id, "workflowId": run.workflow_id, **payload}

@@ -59,7 +59,7 @@ class WorkflowRuns:
         runs: RunStore,
         profiles: AdapterProfileStore,
         executions: Executions,
-        signer: Signer,
+        signer: Signer | None,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._runs = runs
@@ -79,7 +79,7 @@ class WorkflowRuns:
         if not principal.may_target(f"workflow:{start.workflow_id}"):
             raise Unavailable()
         resolved_prompts(start)  # W9: every variable present before any work
-        self._check_steps(principal, start)
+        self.check_steps(principal, start)
         run = RunRecord(
             run_id=new_id("wfrun", self._clock),
             account_id=principal.account_id,
@@ -98,7 +98,8 @@ class WorkflowRuns:
             raise TryAgain("The run could not be started; start it again.") from None
         return RunStarted(run_id=run.run_id, status=run.status, retry_of=retry_of)
 
-    def _check_steps(self, principal: Principal, start: WorkflowStart) -> None:
+    def check_steps(self, principal: Principal, start: WorkflowStart) -> None:
+        """Every adapter profile a step names exists (and fits a scripted step)."""
         problems = []
         for _, step in start.steps():
             if not step.adapter:
@@ -236,6 +237,7 @@ class WorkflowRuns:
 
     def webhook_key(self, principal: Principal) -> WebhookKey:
         principal.require_account_admin()
+        assert self._signer is not None, "the tick never answers webhook-key"
         return WebhookKey(
             key=self._signer.derived_key(WEBHOOK_PURPOSE, principal.account_id),
             header=SIGNATURE_HEADER,

@@ -1,0 +1,155 @@
+"""Triggers of a registered workflow (W11): a webhook whose signature checks out starts a
+run with its payload mapped to the declared variables, anything else starts nothing with a
+clear answer; a schedule fires from the tick once per period; each trigger keeps its run
+history; re-registering keeps a trigger's id and secret."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from agentworks.workflows.webhooks import SIGNATURE_HEADER, signature
+from tests.integration.workflow_support import CLAUDE_CODE, define, step_of, wait_run
+from tests.support.handlers import LambdaContext, load_handler
+
+WORKFLOW = """---
+workflowId: on-push
+triggers:
+  - kind: webhook
+    name: push
+    variables: {REF: ref, REPO: repository.full_name}
+  - kind: webhook
+    name: github
+    signature: github
+    variables: {REF: ref, REPO: repository.full_name}
+  - kind: schedule
+    name: hourly
+    schedule: rate(1 hour)
+    input: {REF: main, REPO: acme/api}
+---
+## review
+### look
+```yaml
+adapter: claude-code
+```
+Review {{REPO}} at {{REF}}
+"""
+PUSH = {"ref": "release-2", "repository": {"full_name": "acme/api"}, "pusher": "ada"}
+
+
+def _register(api: Any, token: str, content: str = WORKFLOW) -> dict[str, Any]:
+    registered = api("PUT", "/v1/workflow-definitions", token, {"content": content})
+    assert registered.status == 200, registered.body
+    return {t["name"]: t for t in registered.body["triggers"]}
+
+
+def _post(api: Any, trigger: dict[str, Any], body: bytes, headers: dict[str, str]) -> Any:
+    return api.raw("POST", trigger["path"], body, headers)
+
+
+def _signed(stack: Any, secret: str, body: bytes, age: int = 0) -> dict[str, str]:
+    return {SIGNATURE_HEADER: signature(secret, int(stack.clock.now()) - age, body)}
+
+
+def _runs(api: Any, token: str) -> list[dict[str, Any]]:
+    return list(api("GET", "/v1/workflows", token).body["runs"])
+
+
+def _tick() -> dict[str, Any]:
+    return dict(load_handler("tick").handler({"source": "aws.events"}, LambdaContext()))
+
+
+def test_a_signed_webhook_starts_a_run_with_its_payload(api, stack) -> None:
+    define(api, stack.admin_token, CLAUDE_CODE)
+    triggers = _register(api, stack.admin_token)
+    push = triggers["push"]
+    assert push["path"] == f"/v1/hooks/{push['triggerId']}" and push["secret"]
+    body = json.dumps(PUSH).encode()
+    fired = _post(api, push, body, _signed(stack, push["secret"], body))
+    assert fired.status == 202, fired.body
+    run = wait_run(api, stack.admin_token, fired.body["runId"])
+    assert run["status"] == "succeeded"
+    look = step_of(run, "look")
+    assert look["output"] == "Found 2 bugs in acme/api."
+    session = api("GET", f"/v1/workflows/{run['runId']}/sessions/{look['sessionId']}",
+                  stack.admin_token).body  # fmt: skip
+    assert session["turns"][0]["content"] == "Review acme/api at release-2"  # mapped payload
+    shown = api("GET", "/v1/workflow-definitions/on-push", stack.admin_token).body
+    [history] = [t["runs"] for t in shown["triggers"] if t["name"] == "push"]
+    assert [r["runId"] for r in history] == [fired.body["runId"]]
+    assert all(t["secret"] is None for t in shown["triggers"])  # shown once, when made
+
+    github = triggers["github"]
+    mac = hmac.new(github["secret"].encode(), body, hashlib.sha256).hexdigest()
+    signed = {"X-Hub-Signature-256": f"sha256={mac}"}
+    assert _post(api, github, body, signed).status == 202
+
+
+def test_anything_but_a_good_signature_and_payload_starts_nothing(api, stack) -> None:
+    define(api, stack.admin_token, CLAUDE_CODE)
+    push = _register(api, stack.admin_token)["push"]
+    body = json.dumps(PUSH).encode()
+    good = _signed(stack, push["secret"], body)
+    refusals = [
+        _post(api, push, body + b" ", good),  # the body changed after signing
+        _post(api, push, body, _signed(stack, "not-the-secret", body)),
+        _post(api, push, body, {}),
+        _post(api, push, body, _signed(stack, push["secret"], body, age=301)),  # a replay
+        _post(api, {"path": "/v1/hooks/trg_01ARZ3NDEKTSV4RRFFQ69G5FAV"}, body, good),
+    ]
+    assert {(r.status, r.body["error"]["code"]) for r in refusals} == {(401, "unauthenticated")}
+    assert len({json.dumps(r.body) for r in refusals}) == 1  # unknown ≡ unsigned
+    partial = json.dumps({"ref": "main"}).encode()
+    missing = _post(api, push, partial, _signed(stack, push["secret"], partial))
+    assert missing.status == 400
+    assert "repository.full_name (for REPO)" in missing.body["error"]["message"]
+    assert _runs(api, stack.admin_token) == []
+
+
+def test_a_schedule_fires_once_per_period_from_the_tick(api, stack) -> None:
+    define(api, stack.admin_token, CLAUDE_CODE)
+    _register(api, stack.admin_token)
+    assert _tick()["schedules_fired"] == 0  # not due yet
+    stack.clock.advance(3600)
+    assert _tick()["schedules_fired"] == 1
+    assert _tick()["schedules_fired"] == 0  # the same period fires once
+    stack.clock.advance(3600 * 3)  # three periods missed: one run, not three
+    assert _tick()["schedules_fired"] == 1
+    runs = _runs(api, stack.admin_token)
+    assert len(runs) == 2 and {r["workflowId"] for r in runs} == {"on-push"}
+    run = wait_run(api, stack.admin_token, runs[0]["runId"])
+    assert run["status"] == "succeeded"
+    shown = api("GET", "/v1/workflow-definitions/on-push", stack.admin_token).body
+    [hourly] = [t for t in shown["triggers"] if t["name"] == "hourly"]
+    assert len(hourly["runs"]) == 2 and hourly["nextRunAt"]
+    for other in runs[1:]:
+        wait_run(api, stack.admin_token, other["runId"])
+
+
+def test_registering_again_keeps_a_triggers_id_and_secret(api, stack, agents) -> None:
+    define(api, stack.admin_token, CLAUDE_CODE)
+    first = _register(api, stack.admin_token)
+    again = _register(api, stack.admin_token, WORKFLOW.replace("rate(1 hour)", "rate(2 hours)"))
+    assert again["push"]["triggerId"] == first["push"]["triggerId"]
+    assert again["push"]["secret"] is None  # still the first one
+    body = json.dumps(PUSH).encode()
+    assert (
+        _post(api, again["push"], body, _signed(stack, first["push"]["secret"], body)).status == 202
+    )
+    listed = api("GET", "/v1/workflow-definitions", stack.admin_token).body["workflows"]
+    assert [(w["workflowId"], w["version"], w["triggers"]) for w in listed] == [("on-push", 2, 3)]
+    plain = agents.connection("plain")["token"]
+    refused = api("PUT", "/v1/workflow-definitions", plain, {"content": WORKFLOW})
+    assert refused.status == 403
+    function = WORKFLOW.replace("kind: schedule", "kind: function")
+    bad = api("PUT", "/v1/workflow-definitions", stack.admin_token, {"content": function})
+    assert bad.status == 400 and "function triggers" in bad.body["error"]["message"]
+    gone = api("DELETE", "/v1/workflow-definitions/on-push", stack.admin_token)
+    assert gone.status == 200
+    assert (
+        _post(api, again["push"], body, _signed(stack, first["push"]["secret"], body)).status == 401
+    )
+    for run in _runs(api, stack.admin_token):
+        wait_run(api, stack.admin_token, run["runId"])
