@@ -130,3 +130,50 @@ def test_a_missing_variable_is_refused_before_any_work(cli: Cli, profile: str) -
     assert "Traceback" not in refused.err
     bad = cli("workflow", "start", "--file", str(SEED), "--input", "[1]")
     assert bad.code == 2 and "--input is a JSON object" in bad.err
+
+
+def test_a_registered_workflow_runs_from_a_signed_webhook(
+    cli: Cli, profile: str, tmp_path: Path, local_stack: Any
+) -> None:
+    from agentworks.workflows.webhooks import SIGNATURE_HEADER, signature
+
+    workflow_id = f"hooked-{uuid.uuid4().hex[:6]}"
+    path = tmp_path / "WORKFLOW.md"
+    path.write_text(
+        f"---\nworkflowId: {workflow_id}\ntriggers:\n"
+        "  - {kind: webhook, name: push, variables: {AREA: area}}\n"
+        "  - {kind: schedule, name: nightly, schedule: 'cron(0 3 * * ? *)'}\n"
+        f"---\n## review\n### look\n```yaml\nadapter: {profile}\n```\n"
+        "Review auth.ts ({{AREA}})\n"
+    )
+    registered = cli.ok("workflow", "register", str(path)).out
+    assert f"registered {workflow_id} (version 1)" in registered
+    assert "secret (shown once; sign with it):" in registered and "next run" in registered
+    shown = cli.ok("workflow", "registered", workflow_id, "--json").json()
+    hook = next(t for t in shown["triggers"] if t["kind"] == "webhook")
+    secret = next(
+        line.split(": ", 1)[1] for line in registered.splitlines() if "secret (shown once" in line
+    )
+    body = json.dumps({"area": "sessions"}).encode()
+    headers = {SIGNATURE_HEADER: signature(secret, int(time.time()), body)}
+    status, answer = _post(local_stack.url + hook["path"], body, headers)
+    assert status == 202, answer
+    ended = cli("workflow", "status", "--run-id", answer["runId"], "--watch", "--json")
+    assert ended.code == 0, ended
+    status, refused = _post(local_stack.url + hook["path"], body, {})
+    assert status == 401 and refused["error"]["code"] == "unauthenticated"
+    assert workflow_id in cli.ok("workflow", "registered").out
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers)
+    request.add_header("Content-Type", "application/json")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())

@@ -86,6 +86,17 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     key.set_defaults(handler=run_webhook_key)
 
+    register = actions.add_parser(
+        "register", parents=[common], help="register a WORKFLOW.md and its triggers (admin)"
+    )
+    register.add_argument("path", metavar="WORKFLOW.md")
+    register.set_defaults(handler=run_register)
+    registered = actions.add_parser(
+        "registered", parents=[common], help="registered workflows, or one with its triggers"
+    )
+    registered.add_argument("workflow_id", nargs="?", metavar="WORKFLOW_ID")
+    registered.set_defaults(handler=run_registered)
+
 
 def _run_id_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-id", required=True, metavar="ID", help="wfrun_…")
@@ -129,15 +140,18 @@ def run_start(session: Session) -> int:
     return _started(session, started)
 
 
-def run_run_file(session: Session) -> int:
-    path = Path(session.args.path).expanduser()
+def _workflow_file(path_text: str) -> str:
+    path = Path(path_text).expanduser()
     try:
-        content = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise CliError(f"no WORKFLOW.md at {path}", EXIT_USAGE) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"cannot read {path}: {exc}", EXIT_USAGE) from None
-    body: dict[str, Any] = {"content": content}
+
+
+def run_run_file(session: Session) -> int:
+    body: dict[str, Any] = {"content": _workflow_file(session.args.path)}
     variables = _variables(session)
     if variables is not None:
         body["input"] = variables
@@ -286,3 +300,52 @@ def run_webhook_key(session: Session) -> int:
     session.out(key["key"])
     session.out(f"(verify {key['header']}: t=<unix seconds>,v1=<hex HMAC-SHA256 of '<t>.<body>'>)")
     return EXIT_OK
+
+
+def run_register(session: Session) -> int:
+    body = {"content": _workflow_file(session.args.path)}
+    registered = session.call("PUT", "/v1/workflow-definitions", body=body, shape=shapes.REGISTERED)
+    if session.json:
+        session.print_json(registered)
+        return EXIT_OK
+    session.out(f"registered {registered['workflowId']} (version {registered['version']})")
+    _show_triggers(session, registered)
+    return EXIT_OK
+
+
+def run_registered(session: Session) -> int:
+    if session.args.workflow_id is None:
+        listed = session.call("GET", "/v1/workflow-definitions", shape=shapes.REGISTERED_LIST)
+        if session.json:
+            session.print_json(listed)
+            return EXIT_OK
+        rows = [
+            (w["workflowId"], w["version"], w["triggers"], when(w.get("updatedAt")))
+            for w in listed["workflows"]
+        ]
+        if not rows:
+            session.out("no registered workflows; register one with:")
+            session.out("  " + shell(session.command("workflow", "register", "WORKFLOW.md")))
+        for line in table(("WORKFLOW", "VERSION", "TRIGGERS", "UPDATED"), rows):
+            session.out(line)
+        return EXIT_OK
+    path = f"/v1/workflow-definitions/{quote(session.args.workflow_id, safe='')}"
+    found = session.call("GET", path, shape=shapes.REGISTERED)
+    if session.json:
+        session.print_json(found)
+        return EXIT_OK
+    session.out(f"{found['workflowId']} (version {found['version']})")
+    _show_triggers(session, found)
+    return EXIT_OK
+
+
+def _show_triggers(session: Session, registered: dict[str, Any]) -> None:
+    for trigger in registered["triggers"]:
+        where = trigger.get("path") or f"next run {when(trigger.get('nextRunAt'))}"
+        session.out(f"  {trigger['kind']} {trigger['name']}: {where}")
+        if trigger.get("secret"):
+            session.out(f"    secret (shown once; sign with it): {trigger['secret']}")
+        for fired in trigger.get("runs") or []:
+            session.out(
+                f"    {when(fired['at'] / 1000)} {fired['runId']} {fired.get('error') or ''}"
+            )
