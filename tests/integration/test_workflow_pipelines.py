@@ -4,6 +4,7 @@ a failed item fails only itself (the run reports it)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tests.integration.workflow_support import TIMED, define, start, wait_run
@@ -57,3 +58,29 @@ def test_a_failed_item_fails_only_itself(api, stack) -> None:
     assert _item_step(run, 0, "review")["status"] == "pending"
     assert _item_step(run, 1, "review")["status"] == "succeeded"
     assert run["error"].startswith("item 0: step write failed")
+
+
+def test_each_items_waiting_step_is_answered_on_its_own(api, stack) -> None:
+    define(api, stack.admin_token, TIMED)
+    token = stack.admin_token
+    asking = {
+        "workflowId": "pipe-ask",
+        "items": ["a", "b"],
+        "stages": [{"steps": [{"label": "go", "adapter": "timed", "policy": "escalate",
+                               "prompt": "Do {{ITEM}}. ask: ready"}]}],
+    }  # fmt: skip
+    run_id = start(api, token, asking)
+    deadline = time.monotonic() + 30
+    while True:
+        run = api("GET", f"/v1/workflows/{run_id}", token).body
+        if all(_item_step(run, i, "go")["status"] == "waiting" for i in (0, 1)):
+            break
+        assert time.monotonic() < deadline, run
+        time.sleep(0.05)
+    resolve = f"/v1/workflows/{run_id}/resolve"
+    assert api("POST", resolve, token, {"step": "go", "answer": "B!", "item": 1}).status == 200
+    assert api("POST", resolve, token, {"step": "go", "answer": "B!", "item": 1}).status == 409
+    assert api("POST", resolve, token, {"step": "go", "answer": "A!", "item": 0}).status == 200
+    run = wait_run(api, token, run_id)
+    assert "answer: A!" in _item_step(run, 0, "go")["output"]
+    assert "answer: B!" in _item_step(run, 1, "go")["output"]

@@ -71,6 +71,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     _run_id_option(resolve)
     resolve.add_argument("--step", required=True, metavar="LABEL")
     resolve.add_argument("--answer", required=True, metavar="TEXT")
+    resolve.add_argument("--item", type=int, default=0, metavar="N", help="a pipeline's item")
     resolve.set_defaults(handler=run_resolve)
 
     retry = actions.add_parser(
@@ -223,32 +224,42 @@ def _watch(session: Session, run_id: str) -> int:
 
 
 def run_lines(session: Session, run: dict[str, Any]) -> list[str]:
-    """The human view of a run: a headline, one table row per step, what waits on whom."""
+    """The human view of a run: a headline, one table row per step (per item of a
+    pipeline), and how to answer what waits on a person."""
     cost = f"${run.get('cost', 0):.4f}"
     head = f"run {run['runId']} ({one_line(run['workflowId'])}): {run['status']}, cost {cost}"
     if run.get("retryOf"):
         head += f", retry of {run['retryOf']}"
-    rows = []
-    waiting = []
-    for stage in run["stages"]:
-        for step in stage["steps"]:
-            output = one_line(step.get("error") or step.get("output") or "")
-            if len(output) > OUTPUT_CHARS:
-                output = output[: OUTPUT_CHARS - 1] + "…"
-            status = step["status"] + (" (replayed)" if step.get("replayed") else "")
-            rows.append((stage["label"], step["label"], status, step.get("sessionId") or "-",
-                         when(step.get("endedAt")), output))  # fmt: skip
-            if step["status"] == "waiting":
-                waiting.append(step)
-    lines = [head, *table(("STAGE", "STEP", "STATUS", "SESSION", "ENDED", "OUTPUT"), rows)]
+    groups = [(None, run["stages"])] if run["stages"] else []
+    groups += [(item["item"], item["stages"]) for item in run.get("items") or []]
+    rows, waiting = [], []
+    for item, stages in groups:
+        for stage in stages:
+            for step in stage["steps"]:
+                rows.append(_step_row(item, stage["label"], step))
+                if step["status"] == "waiting":
+                    waiting.append((item, step))
+    headers: tuple[str, ...] = ("ITEM", "STAGE", "STEP", "STATUS", "SESSION", "ENDED", "OUTPUT")
+    if not run.get("items"):
+        headers, rows = headers[1:], [row[1:] for row in rows]
+    lines = [head, *table(headers, rows)]
     if run.get("error"):
         lines.append(f"error: {one_line(run['error'])}")
-    for step in waiting:
+    for item, step in waiting:
         lines.append(f"{step['label']} asks: {one_line(step.get('question'))}")
-        answer = session.command("workflow", "resolve", "--run-id", run["runId"], "--step",
-                                 step["label"], "--answer", "TEXT")  # fmt: skip
-        lines.append("  answer it: " + shell(answer))
+        words = ["workflow", "resolve", "--run-id", run["runId"], "--step", step["label"]]
+        words += ["--item", str(item)] if item else []
+        lines.append("  answer it: " + shell(session.command(*words, "--answer", "TEXT")))
     return lines
+
+
+def _step_row(item: int | None, stage: str, step: dict[str, Any]) -> tuple[object, ...]:
+    output = one_line(step.get("error") or step.get("output") or "")
+    if len(output) > OUTPUT_CHARS:
+        output = output[: OUTPUT_CHARS - 1] + "…"
+    status = step["status"] + (" (replayed)" if step.get("replayed") else "")
+    ended = when(step.get("endedAt"))
+    return (item, stage, step["label"], status, step.get("sessionId") or "-", ended, output)
 
 
 def run_list(session: Session) -> int:
@@ -276,7 +287,7 @@ def run_cancel(session: Session) -> int:
 
 
 def run_resolve(session: Session) -> int:
-    body = {"step": session.args.step, "answer": session.args.answer}
+    body = {"step": session.args.step, "answer": session.args.answer, "item": session.args.item}
     run = session.call(
         "POST", _run_path(session.args.run_id, "/resolve"), body=body, shape=shapes.RUN
     )

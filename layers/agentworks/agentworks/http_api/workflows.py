@@ -101,7 +101,8 @@ def resolve_workflow_step(
     run_id: Annotated[str, _RUN_ID], request: Annotated[ResolveStep, Body()]
 ) -> RunView:
     runs = services().workflows.runs
-    return runs.resolve(current_principal(router), run_id, request.step, request.answer)
+    principal = current_principal(router)
+    return runs.resolve(principal, run_id, request.step, request.answer, request.item)
 
 
 @router.post(

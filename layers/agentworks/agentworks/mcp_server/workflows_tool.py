@@ -43,6 +43,7 @@ class WorkflowCall:
     answer: str | None = None
     input: dict[str, Any] | None = None
     content: str | None = None
+    item: int | None = None
 
 
 def _runs() -> WorkflowRuns:
@@ -71,8 +72,8 @@ ACTIONS: dict[str, ActionSpec[WorkflowCall]] = {
         lambda p, c: _runs().cancel(p, str(c.run_id)), frozenset({"run_id"}), ("run_id",)
     ),
     "resolve": ActionSpec(
-        lambda p, c: _runs().resolve(p, str(c.run_id), str(c.step), str(c.answer)),
-        frozenset({"run_id", "step", "answer"}),
+        lambda p, c: _runs().resolve(p, str(c.run_id), str(c.step), str(c.answer), c.item or 0),
+        frozenset({"run_id", "step", "answer", "item"}),
         ("run_id", "step", "answer"),
     ),
     "retry": ActionSpec(
@@ -164,8 +165,11 @@ def workflow_resolve(
     answer: Annotated[
         str, Field(description="The answer.", max_length=limits.WORKFLOW_ANSWER_MAX_CHARS)
     ],
+    item: Annotated[
+        int | None, Field(description="A pipeline's item (0 if left out).", ge=0)
+    ] = None,
 ) -> Annotated[CallToolResult, RunView]:
-    return _run(WorkflowCall(action="resolve", run_id=runId, step=step, answer=answer))
+    return _run(WorkflowCall(action="resolve", run_id=runId, step=step, answer=answer, item=item))
 
 
 def workflow_retry(

@@ -145,6 +145,10 @@ class WorkflowStart(_Model):
     required_variables: list[str] = Field(
         default_factory=list, alias="requiredVariables", max_length=limits.WORKFLOW_VARIABLES_MAX
     )
+    # W12: a pipeline — each item flows through the stages on its own ({{ITEM}}).
+    items: list[VariableValue | dict[str, VariableValue]] | None = Field(
+        None, min_length=1, max_length=limits.WORKFLOW_ITEMS_MAX
+    )
 
     @field_validator("workflow_id", "cache_key")
     @classmethod
@@ -212,6 +216,15 @@ class WorkflowStart(_Model):
         problems.extend(self._route_problems())
         if total > limits.WORKFLOW_STEPS_MAX:
             problems.append(f"{total} steps; at most {limits.WORKFLOW_STEPS_MAX} in a workflow")
+        runs = total * len(self.items or [None])
+        if runs > limits.WORKFLOW_PIPELINE_STEP_RUNS_MAX:
+            problems.append(
+                f"{len(self.items or [])} items × {total} steps = {runs} step runs; at most "
+                f"{limits.WORKFLOW_PIPELINE_STEP_RUNS_MAX}"
+            )
+        for number, item in enumerate(self.items or []):
+            if isinstance(item, dict) and not all(VARIABLE.match(k) for k in item):
+                problems.append(f"item {number}: field names are letters, digits and '_'")
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -25,7 +25,7 @@ from agentworks.signing import Signer
 from agentworks.workflows import choices, crew_steps, sessions
 from agentworks.workflows.crew_steps import CrewSteps
 from agentworks.workflows.definition import Step, WorkflowStart
-from agentworks.workflows.records import TERMINAL_RUN, RunRecord, StepRecord
+from agentworks.workflows.records import TERMINAL_RUN, Position, RunRecord, StepRecord
 from agentworks.workflows.run_store import RunStore, StaleRecord
 from agentworks.workflows.variables import parse_human, resolved_prompts, with_human
 from agentworks.workflows.webhooks import Webhooks
@@ -79,16 +79,18 @@ class WorkflowEngine:
     def handle(self, event: dict[str, Any]) -> dict[str, Any]:
         action = event.get("action")
         run_id = str(event.get("run_id", ""))
+        item = int(event.get("item") or 0)
+        at = Position(item, int(event.get("stage") or 0), int(event.get("step") or 0))
         if action == "step":
-            return {"next": self.step(run_id, int(event["stage"]), int(event["step"]))}
+            return {"next": self.step(run_id, at)}
         if action == "await":
-            self.await_answer(run_id, int(event["stage"]), int(event["step"]), event["task_token"])
+            self.await_answer(run_id, at, event["task_token"])
             return {}
         if action == "interrupted":
-            self.interrupted(run_id, int(event["stage"]), int(event["step"]), event.get("error"))
+            self.interrupted(run_id, at, event.get("error"))
             return {}
         if action == "barrier":
-            return {"failed": self.barrier(run_id, int(event["stage"]))}
+            return {"failed": self.barrier(run_id, item, at.stage)}
         if action == "finish":
             self.finish(run_id, event.get("error"))
             return {}
@@ -96,10 +98,10 @@ class WorkflowEngine:
 
     # ---- a step ----
 
-    def step(self, run_id: str, stage: int, index: int) -> str:
+    def step(self, run_id: str, at: Position) -> str:
         """Runs (or replays) one step until it ends or waits: "done", "await" (a person's
         answer) or "poll" (a crew step's call is still running)."""
-        context = self._context(run_id, stage, index)
+        context = self._context(run_id, at)
         if context is None:
             return "done"
         first = context.record.answer is None and context.record.call_id is None
@@ -145,18 +147,15 @@ class WorkflowEngine:
         self._journal(context)
         return "done"
 
-    def _context(self, run_id: str, stage: int, index: int) -> _Context | None:
+    def _context(self, run_id: str, at: Position) -> _Context | None:
         state = self._runs.read_all(run_id)
         if state is None:
             raise RunGone(run_id)
-        run, records = state.run, state.steps
+        run = state.run
+        records = [r for r in state.steps if r.item == at.item]  # a pipeline item's own
         start = WorkflowStart.model_validate(run.definition)
-        stage_def = start.stages[stage]
-        step = stage_def.steps[index]
-        record, version = state.step_at(stage, index) or (
-            StepRecord(run_id, stage, index, step.label, stage_def.label or f"stage-{stage + 1}"),
-            0,
-        )
+        record, version = state.step_at(at) or (new_record(run_id, start, at), 0)
+        step = start.stages[at.stage].steps[at.index]
         if record.terminal:
             return None
         if run.status in TERMINAL_RUN:
@@ -172,7 +171,7 @@ class WorkflowEngine:
             call = crew_steps.describe(step) if step.kind == "crew" else choices.question(step)
             record.input_hash = sessions.input_hash(call, {}, [])
             return _Context(run, start, step, record, version, call, {}, [])
-        prompt = resolved_prompts(start)[step.label]
+        prompt = resolved_prompts(start, at.item)[step.label]
         opener = sessions.opener(start, step.label)
         profile = self._profiles.get(run.account_id, opener.adapter or "")
         if profile is None:
@@ -194,6 +193,7 @@ class WorkflowEngine:
             for earlier in original.steps if original else []:
                 if (
                     earlier.label == step.label
+                    and earlier.item == record.item
                     and earlier.status == "succeeded"
                     and earlier.input_hash == record.input_hash
                 ):
@@ -201,7 +201,11 @@ class WorkflowEngine:
         cache_key = context.start.cache_key
         if journaled is None and step.cacheable and cache_key:
             cached = self._runs.cached(
-                run.account_id, cache_key, step.label, int(self._clock.now())
+                run.account_id,
+                cache_key,
+                step.label,
+                record.input_hash or "",
+                int(self._clock.now()),
             )
             if cached is not None and cached.input_hash == record.input_hash:
                 journaled = (cached.output, cached.turns)
@@ -339,14 +343,14 @@ class WorkflowEngine:
         try:
             self._runs.save_step(record, version)
         except StaleRecord:
-            current = self._runs.get_step(record.run_id, record.stage, record.index)
+            current = self._runs.get_step(record.run_id, record.position)
             if current is None or current[0].status != "cancelled":
                 raise
 
     # ---- waiting for a person (escalate) ----
 
-    def await_answer(self, run_id: str, stage: int, index: int, task_token: str) -> None:
-        found = self._runs.get_step(run_id, stage, index)
+    def await_answer(self, run_id: str, at: Position, task_token: str) -> None:
+        found = self._runs.get_step(run_id, at)
         if found is None or found[0].terminal or found[0].question is None:
             raise RunGone(run_id)
         record, version = found
@@ -354,17 +358,16 @@ class WorkflowEngine:
         self._runs.save_step(record, version)
         self._notify(run_id, "escalation", {"step": record.label, "question": record.question})
 
-    def interrupted(self, run_id: str, stage: int, index: int, error: Any) -> None:
+    def interrupted(self, run_id: str, at: Position, error: Any) -> None:
         """The step's task failed or its wait timed out: the step fails, its siblings go on.
         A step that failed before it wrote anything is recorded now."""
         state = self._runs.read_all(run_id)
         if state is None:
             raise RunGone(run_id)
-        found = state.step_at(stage, index)
+        found = state.step_at(at)
         if found is None:
-            stage_def = WorkflowStart.model_validate(state.run.definition).stages[stage]
-            label = stage_def.steps[index].label
-            found = (StepRecord(run_id, stage, index, label, stage_def.label or ""), 0)
+            start = WorkflowStart.model_validate(state.run.definition)
+            found = (new_record(run_id, start, at), 0)
         record, version = found
         if record.terminal:
             return
@@ -378,14 +381,15 @@ class WorkflowEngine:
 
     # ---- stage and run ----
 
-    def barrier(self, run_id: str, stage: int) -> bool:
-        """W1: every step of the stage has ended; True when one of them did not succeed."""
+    def barrier(self, run_id: str, item: int, stage: int) -> bool:
+        """W1: every step of the stage (of this item, in a pipeline) has ended; True when one
+        of them did not succeed."""
         state = self._runs.read_all(run_id)
         if state is None:
             raise RunGone(run_id)
         run = state.run
         start = WorkflowStart.model_validate(run.definition)
-        ended = {r.index: r.status for r in state.steps if r.stage == stage}
+        ended = {r.index: r.status for r in state.steps if (r.item, r.stage) == (item, stage)}
         return run.status in TERMINAL_RUN or any(
             ended.get(i) not in DONE for i in range(len(start.stages[stage].steps))
         )
@@ -401,9 +405,9 @@ class WorkflowEngine:
         failed = [s for s in (state.steps if state else []) if s.status not in DONE]
         run.status = "failed" if failed or error else "succeeded"
         if failed:
-            run.error = (
-                f"step {failed[0].label} {failed[0].status}: {failed[0].error or ''}".strip()
-            )
+            first = min(failed, key=lambda s: (s.item, s.stage, s.index))
+            where = f"item {first.item}: " if run.definition.get("items") else ""
+            run.error = f"{where}step {first.label} {first.status}: {first.error or ''}".strip()
         elif error:
             run.error = f"the run's execution failed: {json.dumps(error)[:500]}"
         run.ended_at = self._now()
@@ -450,3 +454,10 @@ def _output_problem(step: Step, result: TurnResult) -> str | None:
     except SchemaProblem as problem:
         return problem.message.replace("data", "output", 1)
     return None
+
+
+def new_record(run_id: str, start: WorkflowStart, at: Position) -> StepRecord:
+    """The record of a step that has not written one yet."""
+    stage = start.stages[at.stage]
+    label = stage.label or f"stage-{at.stage + 1}"
+    return StepRecord(run_id, at.stage, at.index, stage.steps[at.index].label, label, item=at.item)

@@ -17,6 +17,15 @@ TERMINAL_RUN: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 TERMINAL_STEP: frozenset[str] = frozenset({"succeeded", "failed", "cancelled", "skipped"})
 
 
+@dataclass(frozen=True)
+class Position:
+    """Where a step runs: its item (0 unless a pipeline), its stage, its place in the stage."""
+
+    item: int
+    stage: int
+    index: int
+
+
 @dataclass
 class Notification:
     """One webhook to `notifyUrl` (escalation or completion) and how it went."""
@@ -77,6 +86,11 @@ class StepRecord:
     call_id: str | None = None  # a crew step's function call
     route: str | None = None  # routing/branch: the route taken (W9)
     human: dict[str, str] | None = None  # humanInputs a person gave (W9)
+    item: int = 0  # a pipeline's item (W12); 0 for a run of stages
+
+    @property
+    def position(self) -> Position:
+        return Position(self.item, self.stage, self.index)
 
     @property
     def terminal(self) -> bool:

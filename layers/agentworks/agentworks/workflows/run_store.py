@@ -1,9 +1,9 @@
 """Data access for workflow runs in the work table.
 
     WFRUN#<run_id>                   RUN             the run (JSON), status, version, cost_usd
-    WFRUN#<run_id>                   STEP#<ss>#<ii>  one step (JSON), status, version
+    WFRUN#<run_id>                   STEP#<item>#<stage>#<index>  one step (JSON), version
     WFRUNS#<account>                 <run_id>        the account's run list (newest last)
-    WFCACHE#<account>#<cacheKey>     STEP#<label>    the resume cache's journal (W6), TTL
+    WFCACHE#<account>#<cacheKey>     STEP#<label>#<input hash>   the resume cache (W6), TTL
 
 A run and its steps share one partition, so a status is one Query. Steps are written when
 they first run (a run of 100 steps cannot be one transaction). A step whose turns outgrow
@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.dynamo import condition_failed, from_item, to_item, transact_write
-from agentworks.workflows.records import RunRecord, StepRecord
+from agentworks.workflows.records import Position, RunRecord, StepRecord
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -35,8 +35,8 @@ def run_pk(run_id: str) -> str:
     return f"WFRUN#{run_id}"
 
 
-def step_sk(stage: int, index: int) -> str:
-    return f"STEP#{stage:02d}#{index:02d}"
+def step_sk(at: Position) -> str:
+    return f"STEP#{at.item:03d}#{at.stage:02d}#{at.index:02d}"
 
 
 def _json(data: Any) -> str:
@@ -59,12 +59,12 @@ class RunState:
     run: RunRecord
     cost_usd: float
     steps: list[StepRecord]
-    versions: dict[tuple[int, int], int]  # (stage, index) -> the step item's version
+    versions: dict[Position, int]  # the step items' versions
 
-    def step_at(self, stage: int, index: int) -> tuple[StepRecord, int] | None:
+    def step_at(self, at: Position) -> tuple[StepRecord, int] | None:
         for step in self.steps:
-            if (step.stage, step.index) == (stage, index):
-                return step, self.versions[(stage, index)]
+            if step.position == at:
+                return step, self.versions[at]
         return None
 
 
@@ -161,7 +161,7 @@ class RunStore:
         run: RunRecord | None = None
         cost = 0.0
         steps: list[StepRecord] = []
-        versions: dict[tuple[int, int], int] = {}
+        versions: dict[Position, int] = {}
         while True:
             page = self._db.query(**kwargs)
             for raw in page["Items"]:
@@ -171,7 +171,7 @@ class RunStore:
                 else:
                     step = self._step(data)
                     steps.append(step)
-                    versions[(step.stage, step.index)] = int(data["version"])
+                    versions[step.position] = int(data["version"])
             if "LastEvaluatedKey" not in page:
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -243,10 +243,10 @@ class RunStore:
 
     # ---- steps ----
 
-    def get_step(self, run_id: str, stage: int, index: int) -> tuple[StepRecord, int] | None:
+    def get_step(self, run_id: str, at: Position) -> tuple[StepRecord, int] | None:
         response = self._db.get_item(
             TableName=self._table,
-            Key=to_item({"pk": run_pk(run_id), "sk": step_sk(stage, index)}),
+            Key=to_item({"pk": run_pk(run_id), "sk": step_sk(at)}),
             ConsistentRead=True,
         )
         data = from_item(response.get("Item"))
@@ -258,7 +258,7 @@ class RunStore:
         encoded = _json(stored)
         if len(encoded.encode()) > limits.WORKFLOW_STEP_ITEM_MAX_BYTES:
             # The session's turns (and the output) outgrew the item: they go to S3.
-            key = f"sessions/{step.run_id}/{step.stage:02d}-{step.index:02d}.json"
+            key = f"sessions/{step.run_id}/{step.item:03d}-{step.stage:02d}-{step.index:02d}.json"
             self._s3().put_object(
                 Bucket=self._bucket,
                 Key=key,
@@ -270,7 +270,7 @@ class RunStore:
             "Item": to_item(
                 {
                     "pk": run_pk(step.run_id),
-                    "sk": step_sk(step.stage, step.index),
+                    "sk": step_sk(step.position),
                     "status": step.status,
                     "record": encoded,
                     "version": version + 1,
@@ -299,10 +299,13 @@ class RunStore:
 
     # ---- resume cache (W6) ----
 
-    def cached(self, account_id: str, cache_key: str, label: str, now_s: int) -> CachedStep | None:
+    def cached(
+        self, account_id: str, cache_key: str, label: str, input_hash: str, now_s: int
+    ) -> CachedStep | None:
+        key = {"pk": f"WFCACHE#{account_id}#{cache_key}", "sk": _entry(label, input_hash)}
         response = self._db.get_item(
             TableName=self._table,
-            Key=to_item({"pk": f"WFCACHE#{account_id}#{cache_key}", "sk": f"STEP#{label}"}),
+            Key=to_item(key),
             ConsistentRead=True,
         )
         data = from_item(response.get("Item"))
@@ -321,12 +324,17 @@ class RunStore:
             Item=to_item(
                 {
                     "pk": f"WFCACHE#{account_id}#{cache_key}",
-                    "sk": f"STEP#{step.label}",
+                    "sk": _entry(step.label, step.input_hash or ""),
                     "entry": entry,
                     "expires_ttl": expires_at_s,
                 }
             ),
         )
+
+
+def _entry(label: str, input_hash: str) -> str:
+    # By label and resolved inputs: each item of a pipeline journals its own.
+    return f"STEP#{label}#{input_hash}"
 
 
 def _run(data: dict[str, Any]) -> RunRecord:

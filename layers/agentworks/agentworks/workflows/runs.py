@@ -42,14 +42,22 @@ from agentworks.workflows.webhooks import SIGNATURE_HEADER
 
 
 def execution_input(run_id: str, start: WorkflowStart) -> dict[str, Any]:
-    """What the state machine iterates: stages, and in each its steps, by position."""
+    """What the state machine iterates: items (one, unless a pipeline), in each the stages,
+    in each stage its steps, by position."""
+
+    def stages(item: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "stage": s,
+                "steps": [{"item": item, "stage": s, "step": i} for i in range(len(stage.steps))],
+            }
+            for s, stage in enumerate(start.stages)
+        ]
+
     return {
         "run_id": run_id,
-        "error": None,  # the Stages Map's Catch puts the failure here
-        "stages": [
-            {"stage": s, "steps": [{"stage": s, "step": i} for i in range(len(stage.steps))]}
-            for s, stage in enumerate(start.stages)
-        ],
+        "error": None,  # the Items Map's Catch puts an execution failure here
+        "items": [{"item": i, "stages": stages(i)} for i in range(len(start.items or [None]))],
     }
 
 
@@ -78,7 +86,8 @@ class WorkflowRuns:
         start = parse_workflow(data)
         if not principal.may_target(f"workflow:{start.workflow_id}"):
             raise Unavailable()
-        resolved_prompts(start)  # W9: every variable present before any work
+        for item in range(len(start.items or [None])):
+            resolved_prompts(start, item)  # W9: every variable present before any work
         self.check_steps(principal, start)
         run = RunRecord(
             run_id=new_id("wfrun", self._clock),
@@ -192,18 +201,20 @@ class WorkflowRuns:
                 step.status, step.ended_at, step.task_token = "cancelled", self._now(), None
                 # A step that just ended on its own (a stale version) keeps its outcome.
                 with contextlib.suppress(StaleRecord):
-                    self._runs.save_step(step, state.versions[(step.stage, step.index)])
+                    self._runs.save_step(step, state.versions[step.position])
         return self.status(principal, run_id)
 
-    def resolve(self, principal: Principal, run_id: str, label: str, answer: str) -> RunView:
-        """W3: a person's answer to the question a step escalated."""
+    def resolve(
+        self, principal: Principal, run_id: str, label: str, answer: str, item: int = 0
+    ) -> RunView:
+        """W3: a person's answer to the question a step (of a pipeline's item) escalated."""
         principal.require(WORKFLOWS_RUN)
         if not answer.strip() or len(answer) > limits.WORKFLOW_ANSWER_MAX_CHARS:
             raise InvalidInput(
                 f"answer: 1–{limits.WORKFLOW_ANSWER_MAX_CHARS:,} characters", field="answer"
             )
         state = self._visible(principal, run_id)
-        waiting = [s for s in state.steps if s.label == label]
+        waiting = [s for s in state.steps if (s.label, s.item) == (label, item)]
         step = waiting[0] if waiting else None
         if step is None or step.status != "waiting" or state.run.status != "running":
             raise Conflict(f"Step {label!r} of this run is not waiting for an answer.")
@@ -212,7 +223,7 @@ class WorkflowRuns:
         answer = checked_answer(definition.stages[step.stage].steps[step.index], step, answer)
         step.answer, step.question, step.task_token, step.status = answer, None, None, "running"
         try:
-            self._runs.save_step(step, state.versions[(step.stage, step.index)])
+            self._runs.save_step(step, state.versions[step.position])
         except StaleRecord:
             raise Conflict(f"Step {label!r} changed meanwhile; read the run again.") from None
         self._executions.resume(token, {"answered": True})

@@ -18,33 +18,46 @@ def as_text(value: VariableValue) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def resolved_prompts(start: WorkflowStart) -> dict[str, str]:
+def item_variables(start: WorkflowStart, item: int) -> dict[str, VariableValue]:
+    """W12: a pipeline item's variables — ITEM (the item, as text for an object) and, for
+    an object, its fields — over the run's input."""
+    if not start.items:
+        return dict(start.input)
+    value = start.items[item]
+    if isinstance(value, dict):
+        return {**start.input, "ITEM": json.dumps(value, sort_keys=True), **value}
+    return {**start.input, "ITEM": value}
+
+
+def resolved_prompts(start: WorkflowStart, item: int = 0) -> dict[str, str]:
     """Each step's prompt with its variables filled in, by step label; InvalidInput naming
     every required variable that is missing or blank and every placeholder without a value."""
     problems = []
+    variables = item_variables(start, item)
     for name in start.required_variables:
-        if name not in start.input:
+        if name not in variables:
             problems.append(f"required variable {name} is missing from input")
-        elif not as_text(start.input[name]).strip():
+        elif not as_text(variables[name]).strip():
             problems.append(f"required variable {name} is blank")
     prompts: dict[str, str] = {}
     for _, step in start.steps():
         # A step's humanInputs are filled in when a person gives them (with_human).
-        known = {*start.input, *step.human_inputs}
+        known = {*variables, *step.human_inputs}
         unknown = sorted({m for m in PLACEHOLDER.findall(step.prompt) if m not in known})
         if unknown:
             problems.append(f"step {step.label!r} uses {', '.join(unknown)}, not in input")
             continue
         prompts[step.label] = PLACEHOLDER.sub(
             lambda match: (
-                as_text(start.input[match.group(1)])
-                if match.group(1) in start.input
+                as_text(variables[match.group(1)])
+                if match.group(1) in variables
                 else match.group(0)
             ),
             step.prompt,
         )
     if problems:
-        raise InvalidInput("Cannot start the workflow: " + "; ".join(problems)[:1500])
+        where = f"item {item}: " if start.items else ""
+        raise InvalidInput("Cannot start the workflow: " + where + "; ".join(problems)[:1500])
     return prompts
 
 

@@ -54,6 +54,15 @@ class StageView(_Seed):
     steps: list[StepView]
 
 
+class ItemView(_Seed):
+    """W12: one item of a pipeline and its own stages."""
+
+    item: int
+    value: str | int | float | bool | dict[str, str | int | float | bool]
+    status: str = Field(description="pending, running, succeeded or failed")
+    stages: list[StageView]
+
+
 class NotificationView(_Seed):
     event: str = Field(description="escalation or completed")
     step: str | None = None
@@ -78,7 +87,10 @@ class RunView(_Seed):
     )
     cost: float = Field(default=0.0, description="USD, summed over the run's steps")
     error: str | None = None
-    stages: list[StageView]
+    stages: list[StageView] = Field(description="A run's stages; empty for a pipeline")
+    items: list[ItemView] | None = Field(
+        default=None, description="A pipeline's items, each with its stages"
+    )
     notifications: list[NotificationView] = Field(default_factory=list)
 
 
@@ -159,9 +171,8 @@ def _notification(note: Notification) -> NotificationView:
     )
 
 
-def run_view(run: RunRecord, cost: float, steps: list[StepRecord]) -> RunView:
-    start = WorkflowStart.model_validate(run.definition)
-    written = {(s.stage, s.index): s for s in steps}
+def _stages(start: WorkflowStart, steps: list[StepRecord], item: int) -> list[StageView]:
+    written = {(s.stage, s.index): s for s in steps if s.item == item}
     stages = []
     for number, stage in enumerate(start.stages):
         views = [
@@ -171,6 +182,28 @@ def run_view(run: RunRecord, cost: float, steps: list[StepRecord]) -> RunView:
             for i, step in enumerate(stage.steps)
         ]
         stages.append(StageView(label=stage.label or "", status=_stage_status(views), steps=views))
+    return stages
+
+
+def _item_status(stages: list[StageView]) -> str:
+    statuses = [s.status for s in stages]
+    if "failed" in statuses:
+        return "failed"
+    if all(s == "succeeded" for s in statuses):
+        return "succeeded"
+    return "pending" if all(s == "pending" for s in statuses) else "running"
+
+
+def run_view(run: RunRecord, cost: float, steps: list[StepRecord]) -> RunView:
+    start = WorkflowStart.model_validate(run.definition)
+    items = None
+    if start.items:
+        items = []
+        for number, value in enumerate(start.items):
+            stages = _stages(start, steps, number)
+            items.append(
+                ItemView(item=number, value=value, status=_item_status(stages), stages=stages)
+            )
     return RunView(
         run_id=run.run_id,
         workflow_id=run.workflow_id,
@@ -180,7 +213,8 @@ def run_view(run: RunRecord, cost: float, steps: list[StepRecord]) -> RunView:
         ended_at=iso(run.ended_at),
         cost=round(cost, 6),
         error=run.error,
-        stages=stages,
+        stages=[] if start.items else _stages(start, steps, 0),
+        items=items,
         notifications=[_notification(n) for n in run.notifications],
     )
 
@@ -194,6 +228,7 @@ class ResolveStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
     step: str = Field(min_length=1, max_length=64, description="The waiting step's label")
     answer: str = Field(min_length=1, max_length=limits.WORKFLOW_ANSWER_MAX_CHARS)
+    item: int = Field(default=0, ge=0, description="A pipeline's item (0 otherwise)")
 
 
 class RetryRun(BaseModel):
