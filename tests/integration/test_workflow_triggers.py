@@ -143,9 +143,9 @@ def test_registering_again_keeps_a_triggers_id_and_secret(api, stack, agents) ->
     plain = agents.connection("plain")["token"]
     refused = api("PUT", "/v1/workflow-definitions", plain, {"content": WORKFLOW})
     assert refused.status == 403
-    function = WORKFLOW.replace("kind: schedule", "kind: function")
-    bad = api("PUT", "/v1/workflow-definitions", stack.admin_token, {"content": function})
-    assert bad.status == 400 and "function triggers" in bad.body["error"]["message"]
+    odd = WORKFLOW.replace("kind: schedule", "kind: carrier-pigeon")
+    bad = api("PUT", "/v1/workflow-definitions", stack.admin_token, {"content": odd})
+    assert bad.status == 400 and "Invalid triggers" in bad.body["error"]["message"]
     gone = api("DELETE", "/v1/workflow-definitions/on-push", stack.admin_token)
     assert gone.status == 200
     assert (

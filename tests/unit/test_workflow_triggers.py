@@ -66,14 +66,16 @@ def test_w11_trigger_declarations() -> None:
         [
             {"kind": "webhook", "name": "push", "variables": {"REF": "ref"}},
             {"kind": "schedule", "name": "nightly", "schedule": "rate(1 day)"},
+            {"kind": "function", "name": "review", "callers": ["workflow:a"]},
         ]
     )
-    assert [t.kind for t in parsed] == ["webhook", "schedule"]
+    assert [t.kind for t in parsed] == ["webhook", "schedule", "function"]
     for bad, says in [
         ([{"kind": "webhook", "name": "a"}, {"kind": "webhook", "name": "a"}], "name of its own"),
         ([{"kind": "webhook", "name": "a", "variables": {"X": "a b"}}], "dotted JSON path"),
         ([{"kind": "carrier-pigeon", "name": "a"}], "kind"),
-        ([{"kind": "function", "name": "f"}], "not available yet"),
+        ([{"kind": "function", "name": "f", "inputSchema": {"type": "nope"}}], "JSON Schema"),
+        ([{"kind": "function", "name": "9lives"}], "function's name"),
         ([{"kind": "webhook", "name": f"w{i}"} for i in range(11)], "at most 10"),
     ]:
         with pytest.raises(InvalidInput, match=says):

@@ -44,7 +44,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     listing = actions.add_parser(
         "list", parents=[common], help="a Crew's functions and their input/output schemas"
     )
-    listing.add_argument("--target", required=True, metavar="crew:NAME")
+    listing.add_argument("--target", required=True, metavar="crew:NAME|workflow:NAME")
     listing.set_defaults(handler=run_list)
 
     call = actions.add_parser(
@@ -54,7 +54,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    call.add_argument("--target", required=True, metavar="crew:NAME")
+    call.add_argument("--target", required=True, metavar="crew:NAME|workflow:NAME")
     call.add_argument("--function", required=True, metavar="NAME")
     call.add_argument(
         "--args",

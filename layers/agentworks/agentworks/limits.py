@@ -158,6 +158,7 @@ WORKFLOW_ROUTES_MAX = 10  # W9: routes of one routing or branch step
 WORKFLOW_ITEMS_MAX = 100  # W12: items of a pipeline
 WORKFLOW_PIPELINE_STEP_RUNS_MAX = 1_000  # items × steps of one run
 WORKFLOW_TRIGGERS_MAX = 10  # W11: triggers of one registered workflow
+WORKFLOW_CALLERS_MAX = 50  # W10: a workflow function's caller allow-list
 WORKFLOW_TRIGGER_HISTORY = 20  # firings a trigger's view shows
 WORKFLOW_SCHEDULES_PER_TICK = 100  # schedules one tick fires at most
 WEBHOOK_SIGNATURE_MAX_AGE_SECONDS = 300  # a signed webhook's `t` may be this old (replays)

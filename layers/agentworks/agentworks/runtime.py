@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from agentworks.messaging.service import MessagingService
     from agentworks.signing import Signer
     from agentworks.workflows.engine import WorkflowEngine
+    from agentworks.workflows.functions import WorkflowFunctions
     from agentworks.workflows.registry import WorkflowRegistry
     from agentworks.workflows.runs import WorkflowRuns
 
@@ -55,6 +56,7 @@ class Workflows:
     runs: WorkflowRuns
     engine: WorkflowEngine
     registry: WorkflowRegistry  # registered workflows and their triggers (W11)
+    functions: WorkflowFunctions  # their function triggers, on the functions surface (W10)
 
 
 @dataclass(frozen=True)
@@ -112,24 +114,25 @@ def build_services(
         poll_interval,
         crew_gate=build_reception(settings, client, clock, stepfunctions),
     )
+    crews = build_crews(
+        settings,
+        client,
+        clock,
+        s3,
+        stepfunctions,
+        adapter_clients,
+        messaging=messaging,
+        is_live_connection=identity.is_live_connection,
+    )
+    workflows = build_workflows(settings, client, signer, clock, s3, stepfunctions, adapter_clients)
+    crews.calls.route_workflows(workflows.functions)  # target=workflow:NAME (W10)
     return Services(
         identity=identity,
         directory=AgentDirectory(agents, identity.is_live_connection, clock),
         messaging=messaging,
         lifecycle=lifecycle,
-        crews=build_crews(
-            settings,
-            client,
-            clock,
-            s3,
-            stepfunctions,
-            adapter_clients,
-            messaging=messaging,
-            is_live_connection=identity.is_live_connection,
-        ),
-        workflows=build_workflows(
-            settings, client, signer, clock, s3, stepfunctions, adapter_clients
-        ),
+        crews=crews,
+        workflows=workflows,
     )
 
 
@@ -153,6 +156,8 @@ def build_workflows(
     from agentworks.identity.connection_store import ConnectionStore
     from agentworks.workflows.crew_steps import CrewSteps
     from agentworks.workflows.engine import WorkflowEngine
+    from agentworks.workflows.function_call_store import WorkflowCallStore
+    from agentworks.workflows.functions import WorkflowFunctions
     from agentworks.workflows.registry import WorkflowRegistry
     from agentworks.workflows.registry_store import RegistryStore
     from agentworks.workflows.run_store import RunStore
@@ -176,7 +181,6 @@ def build_workflows(
         clock,
     )
     connections = ConnectionStore(client, settings.identity_table)
-    crew_steps = CrewSteps(calls, connections, clock)
     starts = WorkflowRuns(
         runs,
         profiles,
@@ -184,11 +188,16 @@ def build_workflows(
         signer,
         clock,
     )
+    registry = RegistryStore(client, settings.work_table)
+    functions = WorkflowFunctions(
+        registry, starts, WorkflowCallStore(client, settings.work_table), clock
+    )
+    calls.route_workflows(functions)
+    crew_steps = CrewSteps(calls, connections, clock, workflows=functions)
     return Workflows(
         runs=starts,
-        registry=WorkflowRegistry(
-            RegistryStore(client, settings.work_table), starts, connections, clock
-        ),
+        registry=WorkflowRegistry(registry, starts, connections, clock),
+        functions=functions,
         engine=WorkflowEngine(
             runs,
             profiles,

@@ -11,7 +11,8 @@ def parse_crew_target(target: str) -> str:
     kind, _, name = target.strip().partition(":")
     if kind != "crew" or not name:
         raise InvalidInput(
-            "target must be crew:NAME (workflow and relay functions arrive later).", field="target"
+            "target must be crew:NAME or workflow:NAME (relay functions arrive later).",
+            field="target",
         )
     return name.lower()
 

@@ -6,7 +6,7 @@ import base64
 import hashlib
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -38,6 +38,9 @@ from agentworks.json_input import depth_of
 from agentworks.messaging.models import iso
 from agentworks.messaging.names import normalize_agent_name
 from agentworks.observability import count
+
+if TYPE_CHECKING:
+    from agentworks.workflows.functions import WorkflowFunctions
 
 
 class InvalidResult(SchemaViolation):
@@ -89,12 +92,25 @@ class FunctionCalls:
         self._executions = executions
         self._outputs = outputs
         self._clock = clock
+        # W10: functions of registered workflows answer on the same surface (route_workflows).
+        self._workflows: WorkflowFunctions | None = None
+
+    def route_workflows(self, functions: WorkflowFunctions) -> None:
+        """Calls with target=workflow:NAME (and their wcall_ ids) go to `functions`."""
+        self._workflows = functions
+
+    def _workflow(self) -> WorkflowFunctions:
+        if self._workflows is None:
+            raise InvalidInput("workflow functions are not served here", field="target")
+        return self._workflows
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
 
     def list_functions(self, principal: Principal, target: str) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)
+        if target.strip().startswith("workflow:"):
+            return self._workflow().list_functions(principal, target)
         crew = visible(principal, self._crews.get(principal.account_id, parse_crew_target(target)))
         return {
             "target": f"crew:{crew.name}",
@@ -110,6 +126,8 @@ class FunctionCalls:
 
     def _call(self, principal: Principal, request: CallFunction) -> dict[str, Any]:
         principal.require(FUNCTIONS_CALL)
+        if request.target.strip().startswith("workflow:"):
+            return self._workflow().call(principal, request)
         name = parse_crew_target(request.target)
         crew = visible(principal, self._crews.get(principal.account_id, name))
         spec = crew.definition.function(request.function)
@@ -190,6 +208,8 @@ class FunctionCalls:
 
     def status(self, principal: Principal, call_id: str) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)
+        if call_id.startswith("wcall_"):
+            return self._workflow().status(principal, call_id)
         found = self._calls.get(call_id)
         return call_status(may_see_call(principal, found[0] if found else None))
 

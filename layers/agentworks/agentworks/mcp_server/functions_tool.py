@@ -54,7 +54,8 @@ ANSWER_FIELD = "answer"
 
 DESCRIPTION = f"""\
 Typed functions of this account's Crews (target "crew:NAME"; see the `crews` tool for
-the Crews). A call runs in the background and may take minutes. Pick an `action`:
+the Crews) and registered workflows ("workflow:NAME": a call starts a run). A call runs in
+the background and may take minutes. Pick an `action`:
 
 - list: a target's current functions with their input and output JSON schemas. Do this
   first, and build `args` from the input_schema.

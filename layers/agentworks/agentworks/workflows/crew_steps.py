@@ -1,4 +1,4 @@
-"""A step that calls a Crew's function (W9 `crew`): through the same call path as every
+"""A step that calls a function (W9 `crew`, W10 `workflow`): through the same call path as every
 caller (F2–F8), as the connection that started the run — its scopes, target bounds, the
 Crew's access list and revocation are checked again at each call, so starting a run grants
 nothing the starter could not do itself.
@@ -23,6 +23,7 @@ from agentworks.workflows.records import RunRecord, StepRecord
 if TYPE_CHECKING:
     from agentworks.crews.calls import FunctionCalls
     from agentworks.identity.connection_store import ConnectionStore
+    from agentworks.workflows.functions import WorkflowFunctions
 
 
 @dataclass(frozen=True)
@@ -34,24 +35,44 @@ class Progress:
     error: str | None = None
 
 
+def target(step: Step) -> str:
+    return f"workflow:{step.workflow}" if step.workflow else f"crew:{step.crew}"
+
+
 def describe(step: Step) -> str:
     """What the step resolves to (its input hash's prompt): the call it makes."""
     return json.dumps(
-        {"crew": step.crew, "function": step.function, "args": step.args or {}}, sort_keys=True
+        {"target": target(step), "function": step.function, "args": step.args or {}},
+        sort_keys=True,
     )
 
 
-def submission_id(run_id: str, label: str) -> str:
-    return f"wf.{run_id}.{hashlib.sha256(label.encode()).hexdigest()[:16]}"
+def submission_id(run_id: str, step: Step) -> str:
+    """W10: the call's scope — run, step, target, function, args: an identical call in it
+    (a retried task) reuses the call, other arguments make another."""
+    scope = json.dumps([step.label, target(step), step.function, step.args or {}], sort_keys=True)
+    return f"wf.{run_id}.{hashlib.sha256(scope.encode()).hexdigest()[:32]}"
 
 
 class CrewSteps:
     def __init__(
-        self, calls: FunctionCalls, connections: ConnectionStore, clock: Clock = SYSTEM_CLOCK
+        self,
+        calls: FunctionCalls,
+        connections: ConnectionStore,
+        clock: Clock = SYSTEM_CLOCK,
+        workflows: WorkflowFunctions | None = None,
     ) -> None:
         self._calls = calls
+        self._workflows = workflows
         self._connections = connections
         self._clock = clock
+
+    def _call(self, run: RunRecord, principal: Any, request: CallFunction) -> dict[str, Any]:
+        if self._workflows is not None and request.target.startswith("workflow:"):
+            # The caller is the source workflow (its allow-lists name workflow:<id>).
+            caller = f"workflow:{run.workflow_id}"
+            return self._workflows.call(principal, request, caller=caller)
+        return self._calls.call(principal, request)
 
     def advance(self, run: RunRecord, step: Step, record: StepRecord) -> Progress:
         connection = self._connections.get_connection(run.account_id, run.connection_id)
@@ -63,17 +84,17 @@ class CrewSteps:
         try:
             if record.call_id is None:
                 request = CallFunction(
-                    target=f"crew:{step.crew}",
+                    target=target(step),
                     function=str(step.function),
                     args=step.args or {},
-                    submission_id=submission_id(run.run_id, step.label),
+                    submission_id=submission_id(run.run_id, step),
                 )
-                record.call_id = str(self._calls.call(principal, request)["call_id"])
+                record.call_id = str(self._call(run, principal, request)["call_id"])
             status = self._calls.status(principal, record.call_id)
         except Retryable:
             return Progress(False)  # the Crew is busy: the next poll tries again
         except AgentWorksError as refused:
-            return Progress(True, error=f"crew:{step.crew} refused the call: {refused.message}")
+            return Progress(True, error=f"{target(step)} refused the call: {refused.message}")
         if not status["terminal"]:
             return Progress(False)
         if status["state"] != "succeeded":

@@ -57,6 +57,8 @@ class Step(_Model):
     adapter: str | None = Field(None, description="An adapter profile of the account")
     session_ref: str | None = Field(None, alias="sessionRef")
     crew: str | None = None
+    # W10: a crew step may call a registered workflow's function instead of a Crew's.
+    workflow: str | None = None
     function: str | None = None
     args: dict[str, Any] | None = None
     prompt: str = Field("", max_length=limits.WORKFLOW_PROMPT_MAX_CHARS)
@@ -85,8 +87,12 @@ class Step(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> Step:
-        named = [k for k in ("adapter", "session_ref", "crew") if getattr(self, k) is not None]
-        kind = self.kind or ("crew" if self.crew is not None else "agent")
+        named = [
+            k
+            for k in ("adapter", "session_ref", "crew", "workflow")
+            if getattr(self, k) is not None
+        ]
+        kind = self.kind or ("crew" if {"crew", "workflow"} & set(named) else "agent")
         if kind in SESSION_KINDS:
             if len(named) != 1 or self.crew is not None:
                 raise ValueError(f"{_a(kind)} step names exactly one of 'adapter' or 'sessionRef'")
@@ -102,8 +108,10 @@ class Step(_Model):
             if self.route_source not in (None, "human"):
                 raise ValueError("a branch step's routeSource is 'human' (a person's choice)")
             self.route_source = "human"
-        elif named != ["crew"] or not self.function:
-            raise ValueError("a crew step names 'crew' and 'function' (and 'args'), no more")
+        elif named not in (["crew"], ["workflow"]) or not self.function:
+            raise ValueError(
+                "a crew step names 'crew' (or 'workflow') and 'function' (and 'args'), no more"
+            )
         if kind == "routing":
             if self.route_source not in (None, "agent"):
                 raise ValueError("a routing step's routeSource is 'agent' (its answer picks)")

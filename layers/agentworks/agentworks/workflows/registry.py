@@ -38,7 +38,13 @@ from agentworks.workflows.registry_views import (
     TriggerRun,
     TriggerView,
 )
-from agentworks.workflows.triggers import ScheduleTrigger, WebhookTrigger, next_fire, parse_triggers
+from agentworks.workflows.triggers import (
+    FunctionTrigger,
+    ScheduleTrigger,
+    WebhookTrigger,
+    next_fire,
+    parse_triggers,
+)
 from agentworks.workflows.webhooks import SIGNATURE_HEADER, verify
 from agentworks.workflows.workflow_file import parse_workflow_file
 
@@ -104,12 +110,14 @@ class WorkflowRegistry:
                 config=trigger.model_dump(mode="json"),
                 registered_by=principal.connection_id,
             )
-            if isinstance(trigger, WebhookTrigger):
+            if isinstance(trigger, FunctionTrigger):
+                record.config = trigger.model_dump(mode="json", by_alias=True)
+            elif isinstance(trigger, WebhookTrigger):
                 secret = previous.secret if previous and previous.secret else None
                 record.secret = secret or secrets.token_urlsafe(32)
                 if secret is None:
                     shown_secrets[record.trigger_id] = record.secret
-            else:
+            elif isinstance(trigger, ScheduleTrigger):
                 record.next_due = self._next_due(trigger, now)
             records.append(record)
         registered = RegisteredWorkflow(

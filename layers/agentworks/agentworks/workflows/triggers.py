@@ -74,24 +74,47 @@ class ScheduleTrigger(_Trigger):
         return value
 
 
-Trigger = Annotated[WebhookTrigger | ScheduleTrigger, Field(discriminator="kind")]
+class FunctionTrigger(_Trigger):
+    """W10: a function of the workflow, called like a Crew's (target=workflow:NAME)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    kind: Literal["function"]
+    description: str = Field("", max_length=2_000)
+    input_schema: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object"}, alias="inputSchema"
+    )
+    callers: list[str] | None = Field(None, max_length=limits.WORKFLOW_CALLERS_MAX)
+
+    @field_validator("name")
+    @classmethod
+    def _function_name(cls, value: str) -> str:
+        if not re.match(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$", value):
+            raise ValueError("a function's name is 1–64 letters, digits, '_' or '-'")
+        return value
+
+    @field_validator("input_schema")
+    @classmethod
+    def _schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from agentworks.crews.schema_check import schema_error
+
+        problem = schema_error(value)
+        if problem:
+            raise ValueError(f"inputSchema is not a JSON Schema: {problem}")
+        return value
+
+
+Trigger = Annotated[WebhookTrigger | ScheduleTrigger | FunctionTrigger, Field(discriminator="kind")]
 _TRIGGERS: TypeAdapter[list[Trigger]] = TypeAdapter(list[Trigger])
 
 
-def parse_triggers(data: Any) -> list[WebhookTrigger | ScheduleTrigger]:
-    if isinstance(data, list) and any(
-        isinstance(t, dict) and t.get("kind") == "function" for t in data
-    ):
-        raise InvalidInput(
-            "Invalid triggers: function triggers (workflow functions) are not available yet."
-        )
+def parse_triggers(data: Any) -> list[WebhookTrigger | ScheduleTrigger | FunctionTrigger]:
     if isinstance(data, list) and len(data) > limits.WORKFLOW_TRIGGERS_MAX:
         raise InvalidInput(f"Invalid triggers: at most {limits.WORKFLOW_TRIGGERS_MAX}.")
     try:
         triggers = _TRIGGERS.validate_python(data or [])
     except ValidationError as error:
         raise InvalidInput("Invalid triggers: " + describe(error)[:1500]) from None
-    names = [t.name for t in triggers]
+    names = [(t.kind, t.name) for t in triggers]
     if len(set(names)) != len(names):
         raise InvalidInput("Invalid triggers: each trigger needs a name of its own.")
     return triggers

@@ -1,0 +1,100 @@
+"""Data access for calls of workflow functions (W10) in the work table.
+
+    WFCALL#<call_id>                        META            the call: who, what, its run
+    WFCALLSUB#<account>#<caller>            S#<submission>  the submission binding
+
+The call and its binding are written together, the binding first-come: a retry with the
+same submission id finds the call it made.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from agentworks.dynamo import TransactionCancelled, from_item, to_item, transact_write
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@dataclass(frozen=True)
+class WorkflowCall:
+    call_id: str
+    account_id: str
+    caller: str  # the connection id, or workflow:<id> for a running workflow's step
+    caller_connection_id: str  # whose call it is (reads are theirs)
+    workflow_id: str
+    function: str
+    run_id: str
+    args_hash: str
+    submission_id: str | None
+    created_at: int
+
+
+class WorkflowCallStore:
+    def __init__(self, client: DynamoDBClient, table: str) -> None:
+        self._db = client
+        self._table = table
+
+    def get(self, call_id: str) -> WorkflowCall | None:
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": f"WFCALL#{call_id}", "sk": "META"}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        return WorkflowCall(**json.loads(data["record"])) if data else None
+
+    def by_submission(
+        self, account_id: str, caller: str, submission_id: str | None
+    ) -> WorkflowCall | None:
+        if not submission_id:
+            return None
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": f"WFCALLSUB#{account_id}#{caller}", "sk": f"S#{submission_id}"}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        return self.get(str(data["call_id"])) if data else None
+
+    def put(self, call: WorkflowCall) -> bool:
+        """False when another call took the submission id first."""
+        items = {
+            "call": {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": to_item(
+                        {
+                            "pk": f"WFCALL#{call.call_id}",
+                            "sk": "META",
+                            "record": json.dumps(asdict(call)),
+                        }
+                    ),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            }
+        }
+        if call.submission_id:
+            items["binding"] = {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": to_item(
+                        {
+                            "pk": f"WFCALLSUB#{call.account_id}#{call.caller}",
+                            "sk": f"S#{call.submission_id}",
+                            "call_id": call.call_id,
+                        }
+                    ),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            }
+        try:
+            transact_write(self._db, items)
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("binding"):
+                return False
+            raise
+        return True

@@ -1,0 +1,106 @@
+"""Workflow functions (F9, W10): a registered workflow's function trigger is called like a
+Crew's function (target=workflow:NAME) — typed input, an accepted call per run, the call's
+status the run's outcome with its steps as evidence — and its caller allow-list names
+connections and workflows: workflow A's step may call B's function, an unlisted caller
+(a connection or workflow C) finds nothing."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tests.integration.workflow_support import CLAUDE_CODE, define, start, step_of, wait_run
+
+
+def _b(callers: list[str]) -> str:
+    listed = ", ".join(callers)
+    return f"""---
+workflowId: reviewer
+triggers:
+  - kind: function
+    name: review
+    description: Review a repository
+    inputSchema:
+      type: object
+      properties: {{REPO: {{type: string}}}}
+      required: [REPO]
+    callers: [{listed}]
+---
+## review
+### look
+```yaml
+adapter: claude-code
+```
+Review {{{{REPO}}}} for bugs.
+"""
+
+
+def _until_terminal(api: Any, token: str, call_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while True:
+        status = api("GET", f"/v1/calls/{call_id}", token)
+        assert status.status == 200, status.body
+        if status.body["terminal"]:
+            return dict(status.body)
+        assert time.monotonic() < deadline, status.body
+        time.sleep(0.05)
+
+
+def test_a_workflow_function_is_called_like_a_crews(api, stack, agents) -> None:
+    define(api, stack.admin_token, CLAUDE_CODE)
+    listed = agents.connection("listed")
+    unlisted = agents.connection("unlisted")["token"]
+    registered = api(
+        "PUT", "/v1/workflow-definitions", stack.admin_token,
+        {"content": _b([listed["connection_id"], "workflow:nightly"])},
+    )  # fmt: skip
+    assert registered.status == 200, registered.body
+    functions = api("GET", "/v1/functions", listed["token"], query={"target": "workflow:reviewer"})
+    assert functions.status == 200, functions.body
+    assert [f["name"] for f in functions.body["functions"]] == ["review"]
+    assert functions.body["functions"][0]["input_schema"]["required"] == ["REPO"]
+
+    call = {"target": "workflow:reviewer", "function": "review", "args": {"REPO": "acme/api"},
+            "submission_id": "review-1"}  # fmt: skip
+    accepted = api("POST", "/v1/calls", listed["token"], call)
+    assert accepted.status == 202, accepted.body
+    assert accepted.body["call_id"].startswith("wcall_")
+    done = _until_terminal(api, listed["token"], accepted.body["call_id"])
+    assert done["state"] == "succeeded" and done["final_text"] == "Found 2 bugs in acme/api."
+    assert any(line.endswith("review/look: succeeded") for line in done["progress"])
+    again = api("POST", "/v1/calls", listed["token"], call)
+    assert again.status == 200 and again.body["replayed"] is True
+    assert again.body["call_id"] == accepted.body["call_id"]
+
+    refused = api("POST", "/v1/calls", unlisted, {**call, "submission_id": None})
+    unknown = api("POST", "/v1/calls", unlisted, {**call, "target": "workflow:nobody",
+                                                  "submission_id": None})  # fmt: skip
+    assert (refused.status, refused.body) == (404, unknown.body)
+    bad = api("POST", "/v1/calls", listed["token"], {**call, "args": {"REPO": 7},
+                                                     "submission_id": None})  # fmt: skip
+    assert bad.status == 422 and "input schema" in bad.body["error"]["message"]
+    foreign = api("GET", f"/v1/calls/{accepted.body['call_id']}", unlisted)
+    assert foreign.status == 404
+
+
+def test_workflow_a_calls_bs_function_and_an_unlisted_workflow_is_refused(api, stack) -> None:
+    define(api, stack.admin_token, CLAUDE_CODE)
+    token = stack.admin_token
+    assert api("PUT", "/v1/workflow-definitions", token,
+               {"content": _b(["workflow:nightly"])}).status == 200  # fmt: skip
+
+    def caller(workflow_id: str) -> dict[str, Any]:
+        step = {"label": "delegate", "workflow": "reviewer", "function": "review",
+                "args": {"REPO": "acme/db"}}  # fmt: skip
+        return {"workflowId": workflow_id, "stages": [{"steps": [step]}]}
+
+    a = wait_run(api, token, start(api, token, caller("nightly")))
+    assert a["status"] == "succeeded", a
+    assert step_of(a, "delegate")["output"] == "Found 2 bugs in acme/db."
+    c = wait_run(api, token, start(api, token, caller("intruder")))
+    assert c["status"] == "failed"
+    assert step_of(c, "delegate")["error"].startswith("workflow:reviewer refused the call: Not")
+    # Only the listed workflow's call started a run of the reviewer.
+    reviewer_runs = [r for r in api("GET", "/v1/workflows", token).body["runs"]
+                     if r["workflowId"] == "reviewer"]  # fmt: skip
+    assert len(reviewer_runs) == 1
