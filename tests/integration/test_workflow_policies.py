@@ -104,3 +104,32 @@ def test_a_failing_receiver_is_recorded_and_the_run_goes_on(api, stack) -> None:
     (note,) = notes
     assert note["delivered"] is False and note["statusCode"] == 500
     assert note["attempts"] == 3  # retried with a doubling pause, then recorded
+
+
+def test_an_unanswered_escalation_fails_its_step_after_the_timeout(api, stack) -> None:
+    """The Await state's TimeoutSeconds is the limit; its Catch hands States.Timeout to the
+    `interrupted` task, which fails the step (24 h are not waited for here)."""
+    import json
+    from pathlib import Path
+
+    from agentworks import limits
+
+    asl = json.loads(
+        (
+            Path(__file__).resolve().parents[2] / "statemachines" / "workflow_run.asl.json"
+        ).read_text()
+    )
+    stages = asl["States"]["Items"]["ItemProcessor"]["States"]["Stages"]
+    steps = stages["ItemProcessor"]["States"]["Steps"]["ItemProcessor"]["States"]
+    assert steps["AwaitAnswer"]["TimeoutSeconds"] == limits.WORKFLOW_ESCALATION_TIMEOUT_SECONDS
+    assert steps["AwaitAnswer"]["Catch"][0]["Next"] == "StepInterrupted"
+
+    define(api, stack.admin_token, TIMED)
+    run_id = start(api, stack.admin_token, _asking("escalate"))
+    wait_step(api, stack.admin_token, run_id, "plan", {"waiting"})
+    event = {"action": "interrupted", "run_id": run_id, "item": 0, "stage": 0, "step": 0,
+             "error": {"Error": "States.Timeout", "Cause": None}}  # fmt: skip
+    stack.services.workflows.engine.handle(event)
+    plan = step_of(api("GET", f"/v1/workflows/{run_id}", stack.admin_token).body, "plan")
+    assert (plan["status"], plan["error"]) == ("failed", "no answer within 24 h")
+    assert api("POST", f"/v1/workflows/{run_id}/cancel", stack.admin_token).status == 200
