@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
-# The profile: Review rules, a failing rule, and a default that shows the history.
-CLAUDE_CODE: dict[str, Any] = {
-    "name": "claude-code",
-    "type": "scripted",
-    "rules": [
-        {"when": "Review (\\S+)", "reply": "Found 2 bugs in {match.1}."},
-        {"when": "fail", "fail": "could not finish"},
-        {"default": "Done. Before this I said: {history}"},
-    ],
-}
+import yaml
+
+# The profile (examples/claude-code-adapter.yaml): Review rules, a failing rule,
+# and a default that shows the session's history.
+CLAUDE_CODE: dict[str, Any] = yaml.safe_load(
+    (Path(__file__).resolve().parents[2] / "examples" / "claude-code-adapter.yaml").read_text()
+)
 # Real turns recorded by tests.support.workflow_agents (sleeps, costs, questions).
 TIMED: dict[str, Any] = {
     "name": "timed",

@@ -188,13 +188,7 @@ def _started(session: Session, started: dict[str, Any]) -> int:
 def run_status(session: Session) -> int:
     if session.args.watch:
         return _watch(session, session.args.run_id)
-    run = session.call("GET", _run_path(session.args.run_id), shape=shapes.RUN)
-    if session.json:
-        session.print_json(run)
-    else:
-        for line in run_lines(session, run):
-            session.out(line)
-    return EXIT_OK
+    return _show(session, session.call("GET", _run_path(session.args.run_id), shape=shapes.RUN))
 
 
 def _watch(session: Session, run_id: str) -> int:

@@ -5,13 +5,17 @@ declare as output and the CLI parses. The seed's names: `runId`, `retryOf`,
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from agentworks import limits
 from agentworks.messaging.models import iso
-from agentworks.workflows.definition import WorkflowStart
-from agentworks.workflows.records import Notification, RunRecord, StepRecord
+
+if TYPE_CHECKING:
+    # The definition's models load with the first status, not with the API's routes.
+    from agentworks.workflows.definition import WorkflowStart
+    from agentworks.workflows.records import Notification, RunRecord, StepRecord
 
 
 class _Seed(BaseModel):
@@ -195,6 +199,8 @@ def _item_status(stages: list[StageView]) -> str:
 
 
 def run_view(run: RunRecord, cost: float, steps: list[StepRecord]) -> RunView:
+    from agentworks.workflows.definition import WorkflowStart
+
     start = WorkflowStart.model_validate(run.definition)
     items = None
     if start.items:
