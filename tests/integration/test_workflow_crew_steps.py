@@ -58,3 +58,40 @@ def test_the_starters_rights_decide_what_a_crew_step_may_call(api, stack, agents
     refused = step_of(run, "sum")
     assert refused["error"].startswith("crew:contracts refused the call: Not found")
     assert step_of(run, "after")["status"] == "pending"
+
+
+def test_cancel_stops_a_crew_steps_running_call(api, stack, agents) -> None:
+    """The call waits on a person (confirm asks); cancelling the run stops the call's
+    execution, and the tick records the call interrupted, freeing the Crew's slot."""
+    import time
+
+    from tests.support.handlers import LambdaContext, load_handler
+
+    assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
+    caller = agents.connection("caller")["token"]
+    flow = {"workflowId": "asks-crew", "stages": [{"steps": [
+        {"label": "confirm", "crew": "contracts", "function": "confirm",
+         "args": {"action": "sign"}}]}]}  # fmt: skip
+    run_id = start(api, caller, flow)
+    deadline = time.monotonic() + 30
+    while True:
+        step = step_of(api("GET", f"/v1/workflows/{run_id}", caller).body, "confirm")
+        call_id = _call_of(stack, run_id)
+        if call_id and api("GET", f"/v1/calls/{call_id}", caller).body["state"] == (
+            "input_required"
+        ):
+            break
+        assert time.monotonic() < deadline, step
+        time.sleep(0.05)
+    assert api("POST", f"/v1/workflows/{run_id}/cancel", caller).status == 200
+    executions = stack.services.crews.calls._executions
+    assert executions.status_of_call(call_id) == "ABORTED"
+    stack.clock.advance(3600)
+    load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
+    call = api("GET", f"/v1/calls/{call_id}", caller).body
+    assert call["state"] == "interrupted", call
+
+
+def _call_of(stack, run_id: str) -> str | None:
+    found = stack.services.workflows.runs._runs.read_all(run_id)
+    return next((s.call_id for s in found.steps if s.call_id), None) if found else None

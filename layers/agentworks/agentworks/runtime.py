@@ -181,17 +181,19 @@ def build_workflows(
         clock,
     )
     connections = ConnectionStore(client, settings.identity_table)
+    workflow_calls = WorkflowCallStore(client, settings.work_table)
+    call_executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
     starts = WorkflowRuns(
         runs,
         profiles,
         Executions(settings.workflow_state_machine_arn, stepfunctions),
         signer,
         clock,
+        call_executions=call_executions,
+        workflow_calls=workflow_calls,
     )
     registry = RegistryStore(client, settings.work_table)
-    functions = WorkflowFunctions(
-        registry, starts, WorkflowCallStore(client, settings.work_table), clock
-    )
+    functions = WorkflowFunctions(registry, starts, workflow_calls, clock)
     calls.route_workflows(functions)
     crew_steps = CrewSteps(calls, connections, clock, workflows=functions)
     return Workflows(

@@ -25,6 +25,7 @@ from agentworks.signing import Signer
 from agentworks.workflows.choices import checked_answer
 from agentworks.workflows.definition import WorkflowStart, parse_workflow
 from agentworks.workflows.engine import WEBHOOK_PURPOSE
+from agentworks.workflows.function_call_store import WorkflowCallStore
 from agentworks.workflows.records import TERMINAL_RUN, TERMINAL_STEP, RunRecord
 from agentworks.workflows.run_store import RunState, RunStore, StaleRecord
 from agentworks.workflows.variables import resolved_prompts
@@ -69,8 +70,14 @@ class WorkflowRuns:
         executions: Executions,
         signer: Signer | None,
         clock: Clock = SYSTEM_CLOCK,
+        call_executions: Executions | None = None,
+        workflow_calls: WorkflowCallStore | None = None,
     ) -> None:
         self._runs = runs
+        # Cancel stops what a crew step's call runs: the call's execution (the tick then
+        # records the call interrupted) or the run a workflow function call started.
+        self._call_executions = call_executions
+        self._workflow_calls = workflow_calls
         self._profiles = profiles
         self._executions = executions
         self._signer = signer
@@ -197,12 +204,23 @@ class WorkflowRuns:
             raise TryAgain("The run changed meanwhile; cancel it again.") from None
         self._executions.stop(run_id, "cancelled by a caller")
         for step in state.steps:
+            if step.status not in TERMINAL_STEP and step.call_id:
+                self._stop_call(principal, step.call_id)
             if step.status not in TERMINAL_STEP:
                 step.status, step.ended_at, step.task_token = "cancelled", self._now(), None
                 # A step that just ended on its own (a stale version) keeps its outcome.
                 with contextlib.suppress(StaleRecord):
                     self._runs.save_step(step, state.versions[step.position])
         return self.status(principal, run_id)
+
+    def _stop_call(self, principal: Principal, call_id: str) -> None:
+        if call_id.startswith("wcall_") and self._workflow_calls is not None:
+            called = self._workflow_calls.get(call_id)
+            if called is not None:
+                with contextlib.suppress(Conflict, Unavailable):
+                    self.cancel(principal, called.run_id)
+        elif self._call_executions is not None:
+            self._call_executions.stop(call_id, "the workflow run was cancelled")
 
     def resolve(
         self, principal: Principal, run_id: str, label: str, answer: str, item: int = 0
