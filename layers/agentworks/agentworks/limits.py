@@ -154,6 +154,9 @@ WORKFLOW_STEP_TURNS_MAX = 8  # adapter turns of one step (answers and correction
 # W3 escalate: how long a step waits for `resolve` (the Await state's TimeoutSeconds).
 WORKFLOW_ESCALATION_TIMEOUT_SECONDS = DAY_SECONDS
 WORKFLOW_ANSWER_MAX_CHARS = 20_000  # a person's `resolve` answer
+WORKFLOW_QUESTION_MAX_CHARS = 8_000  # a session's question, as a step keeps it
+WORKFLOW_ERROR_MAX_CHARS = 2_000  # a step's error, as it keeps it
+WORKFLOW_NOTIFICATIONS_KEPT = 20  # the latest webhook deliveries a run keeps
 WORKFLOW_ROUTES_MAX = 10  # W9: routes of one routing or branch step
 WORKFLOW_ITEMS_MAX = 100  # W12: items of a pipeline
 WORKFLOW_PIPELINE_STEP_RUNS_MAX = 1_000  # items × steps of one run

@@ -273,7 +273,7 @@ class WorkflowEngine:
                     )
                 # `waiting` once the Await state holds the token (await_answer): a step
                 # shown waiting can always be resolved.
-                record.question = result.question
+                record.question = _bounded(result.question, limits.WORKFLOW_QUESTION_MAX_CHARS)
                 self._runs.save_step(record, version)
                 return "await"
             if result.handoff is not None:
@@ -326,7 +326,8 @@ class WorkflowEngine:
         return f"budget_exceeded: the run's steps cost ${spent:.4f} of maxTotalCostUsd ${cap:.4f}"
 
     def _end(self, record: StepRecord, version: int, status: str, error: str | None = None) -> str:
-        record.status, record.error, record.ended_at = status, error, self._now()
+        record.status, record.ended_at = status, self._now()
+        record.error = None if error is None else _bounded(error, limits.WORKFLOW_ERROR_MAX_CHARS)
         record.question = None
         self._save_quietly(record, version)
         return "done"
@@ -430,12 +431,19 @@ class WorkflowEngine:
             if found is None:
                 return
             current, version, _ = found
-            current.notifications.append(note)
+            # The latest few: a run with many escalations keeps one item's worth.
+            current.notifications = [*current.notifications, note][
+                -limits.WORKFLOW_NOTIFICATIONS_KEPT :
+            ]
             try:
                 self._runs.save(current, version)
                 return
             except StaleRecord:
                 continue
+
+
+def _bounded(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _output_problem(step: Step, result: TurnResult) -> str | None:
