@@ -77,6 +77,8 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
             outputs_bucket=env["OUTPUTS_BUCKET"],
             function_call_state_machine_arn=env["FUNCTION_CALL_STATE_MACHINE_ARN"],
             workflow_state_machine_arn=env["WORKFLOW_STATE_MACHINE_ARN"],
+            scheduler_role_arn=env["SCHEDULER_ROLE_ARN"],
+            tick_function_arn=env["TICK_FUNCTION_ARN"],
         )
         client = session.client("dynamodb", config=dynamodb_config())
         services = runtime.build_services(
@@ -87,6 +89,7 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
             poll_interval=1.0,
             s3=session.client("s3"),
             stepfunctions=session.client("stepfunctions"),
+            scheduler=session.client("scheduler"),
         )
         runtime.install(services)
         admin = services.identity.bootstrap("test")

@@ -14,6 +14,10 @@ from agentworks.runtime import tick_services
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     tick = tick_services()
+    if "trigger_id" in event:  # EventBridge Scheduler: one workflow schedule is due (W11)
+        fired = tick.schedules.fire_one(str(event["trigger_id"]))
+        count("SchedulesFired", fired["schedules_fired"])
+        return fired
     report = tick.lifecycle.sweep()
     count("InboxesRetired", report.retired_idle)
     count("RetiredForgotten", report.forgotten)

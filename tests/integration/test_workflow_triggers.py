@@ -153,3 +153,33 @@ def test_registering_again_keeps_a_triggers_id_and_secret(api, stack, agents) ->
     )
     for run in _runs(api, stack.admin_token):
         wait_run(api, stack.admin_token, run["runId"])
+
+
+def test_a_schedule_is_put_on_eventbridge_scheduler_which_invokes_the_tick(api, stack) -> None:
+    import boto3
+
+    define(api, stack.admin_token, CLAUDE_CODE)
+    hourly = _register(api, stack.admin_token)["hourly"]
+    scheduler = boto3.client("scheduler", region_name="us-east-1")
+    name = f"agentworks-{hourly['triggerId']}"
+    put = scheduler.get_schedule(Name=name, GroupName="default")
+    assert put["ScheduleExpression"] == "rate(1 hour)"
+    assert put["Target"]["Arn"] == stack.settings.tick_function_arn
+    assert put["Target"]["RoleArn"] == stack.settings.scheduler_role_arn
+    event = json.loads(put["Target"]["Input"])
+    assert event == {"trigger_id": hourly["triggerId"]}
+
+    tick = load_handler("tick").handler
+    assert tick(event, LambdaContext())["schedules_fired"] == 0  # not due yet
+    stack.clock.advance(3600 - 30)  # the Scheduler may invoke a little early
+    assert tick(event, LambdaContext())["schedules_fired"] == 1
+    assert tick(event, LambdaContext())["schedules_fired"] == 0  # once per period
+    assert _tick()["schedules_fired"] == 0  # the minute round agrees
+
+    _register(api, stack.admin_token, WORKFLOW.replace("rate(1 hour)", "rate(2 hours)"))
+    moved = scheduler.get_schedule(Name=name, GroupName="default")
+    assert moved["ScheduleExpression"] == "rate(2 hours)"
+    assert api("DELETE", "/v1/workflow-definitions/on-push", stack.admin_token).status == 200
+    assert name not in [s["Name"] for s in scheduler.list_schedules()["Schedules"]]
+    for run in _runs(api, stack.admin_token):
+        wait_run(api, stack.admin_token, run["runId"])

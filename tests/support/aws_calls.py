@@ -220,6 +220,18 @@ def _secrets(call: AwsCall) -> list[Permission]:
     raise UnmappedCall(str(call))
 
 
+def _scheduler(call: AwsCall) -> list[Permission]:
+    operation, params = call.operation, call.params
+    if operation not in {"CreateSchedule", "UpdateSchedule", "DeleteSchedule"}:
+        raise UnmappedCall(str(call))
+    group = params.get("GroupName", "default")
+    arn = f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule/{group}/{params['Name']}"
+    needed = [Permission(f"scheduler:{operation}", arn)]
+    if "Target" in params:  # the Scheduler assumes the target's role: PassRole
+        needed.append(Permission("iam:PassRole", params["Target"]["RoleArn"]))
+    return needed
+
+
 _BY_SERVICE = {
     "dynamodb": _dynamodb,
     "s3": _s3,
@@ -227,6 +239,7 @@ _BY_SERVICE = {
     "lambda": _lambda,
     "bedrock-runtime": _bedrock,
     "secretsmanager": _secrets,
+    "scheduler": _scheduler,
 }
 
 

@@ -64,6 +64,8 @@ class LocalResources:
     buckets: dict[str, str] = field(default_factory=dict)
     functions: dict[str, str] = field(default_factory=dict)  # logical id -> function name
     state_machines: dict[str, str] = field(default_factory=dict)  # logical id -> ARN
+    function_arns: dict[str, str] = field(default_factory=dict)  # logical id -> ARN
+    roles: dict[str, str] = field(default_factory=dict)  # logical id -> ARN (IAM roles)
 
     def environment(self) -> dict[str, str]:
         """The function environment template.yaml would give on AWS."""
@@ -75,6 +77,8 @@ class LocalResources:
             "SIGNING_SECRET_ARN": self.secrets["SigningSecret"],
             "FUNCTION_CALL_STATE_MACHINE_ARN": self.state_machines["FunctionCallStateMachine"],
             "WORKFLOW_STATE_MACHINE_ARN": self.state_machines["WorkflowRunStateMachine"],
+            "SCHEDULER_ROLE_ARN": self.roles["WorkflowSchedulerRole"],
+            "TICK_FUNCTION_ARN": self.function_arns["TickFunction"],
         }
 
     def logical_id_of(self, function_name: str) -> str:
@@ -208,6 +212,15 @@ def _create_functions_and_state_machines(
             Code={"ZipFile": _placeholder_zip()},
         )["FunctionArn"]
         created.functions[logical_id] = name
+        created.function_arns[logical_id] = arns[logical_id]
+    iam = session.client("iam")
+    existing_roles = {r["RoleName"]: r["Arn"] for r in iam.list_roles().get("Roles", [])}
+    for logical_id in resources_of_type(template, "AWS::IAM::Role"):
+        role_name = f"{prefix}-{logical_id}"
+        created.roles[logical_id] = (
+            existing_roles.get(role_name)
+            or iam.create_role(RoleName=role_name, AssumeRolePolicyDocument=_TRUST)["Role"]["Arn"]
+        )
     sfn = session.client("stepfunctions")
     for logical_id, resource in resources_of_type(
         template, "AWS::Serverless::StateMachine"

@@ -36,3 +36,10 @@ def s3() -> Any:
     import boto3
 
     return boto3.client("s3")
+
+
+@lru_cache(maxsize=1)
+def scheduler() -> Any:
+    import boto3
+
+    return boto3.client("scheduler")

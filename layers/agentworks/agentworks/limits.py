@@ -164,6 +164,7 @@ WORKFLOW_TRIGGERS_MAX = 10  # W11: triggers of one registered workflow
 WORKFLOW_CALLERS_MAX = 50  # W10: a workflow function's caller allow-list
 WORKFLOW_TRIGGER_HISTORY = 20  # firings a trigger's view shows
 WORKFLOW_SCHEDULES_PER_TICK = 100  # schedules one tick fires at most
+SCHEDULER_EARLY_MS = 60_000  # EventBridge Scheduler may invoke up to this early
 WEBHOOK_SIGNATURE_MAX_AGE_SECONDS = 300  # a signed webhook's `t` may be this old (replays)
 WORKFLOW_CACHE_SECONDS = 30 * DAY_SECONDS  # W6: a resume-cache entry's lifetime
 WORKFLOW_RUNS_LISTED = 50  # `workflow list`: the latest runs

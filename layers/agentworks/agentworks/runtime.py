@@ -88,6 +88,7 @@ def build_services(
     s3: Any = None,
     stepfunctions: Any = None,
     adapter_clients: AdapterClients | None = None,
+    scheduler: Any = None,
 ) -> Services:
     # Imported here, not at module load: each function pays only for what it builds.
     from agentworks.identity.connection_store import ConnectionStore
@@ -124,7 +125,9 @@ def build_services(
         messaging=messaging,
         is_live_connection=identity.is_live_connection,
     )
-    workflows = build_workflows(settings, client, signer, clock, s3, stepfunctions, adapter_clients)
+    workflows = build_workflows(
+        settings, client, signer, clock, s3, stepfunctions, adapter_clients, scheduler
+    )
     crews.calls.route_workflows(workflows.functions)  # target=workflow:NAME (W10)
     return Services(
         identity=identity,
@@ -144,8 +147,10 @@ def build_workflows(
     s3: Any = None,
     stepfunctions: Any = None,
     adapter_clients: AdapterClients | None = None,
+    scheduler: Any = None,
 ) -> Workflows:
     from agentworks.aws_clients import s3 as default_s3
+    from agentworks.aws_clients import scheduler as default_scheduler
     from agentworks.crews.adapter_profile_store import AdapterProfileStore
     from agentworks.crews.adapters.registry import AdapterClients, build_adapter
     from agentworks.crews.call_store import CallStore
@@ -162,6 +167,7 @@ def build_workflows(
     from agentworks.workflows.registry_store import RegistryStore
     from agentworks.workflows.run_store import RunStore
     from agentworks.workflows.runs import WorkflowRuns
+    from agentworks.workflows.schedules import EventBridgeSchedules
 
     runs = RunStore(
         client,
@@ -198,7 +204,17 @@ def build_workflows(
     crew_steps = CrewSteps(calls, connections, clock, workflows=functions)
     return Workflows(
         runs=starts,
-        registry=WorkflowRegistry(registry, starts, connections, clock),
+        registry=WorkflowRegistry(
+            registry,
+            starts,
+            connections,
+            clock,
+            EventBridgeSchedules(
+                (lambda: scheduler) if scheduler is not None else default_scheduler,
+                settings.scheduler_role_arn,
+                settings.tick_function_arn,
+            ),
+        ),
         functions=functions,
         engine=WorkflowEngine(
             runs,

@@ -17,6 +17,9 @@ class Settings(BaseModel):
     # Only the functions that start executions know the state machine (no template cycle).
     function_call_state_machine_arn: str = ""
     workflow_state_machine_arn: str = ""
+    # W11: EventBridge Scheduler invokes the tick with this role (empty: the tick alone).
+    scheduler_role_arn: str = ""
+    tick_function_arn: str = ""
     stage: str = "dev"
 
 
@@ -30,5 +33,7 @@ def get_settings() -> Settings:
         outputs_bucket=os.environ.get("OUTPUTS_BUCKET", ""),
         function_call_state_machine_arn=os.environ.get("FUNCTION_CALL_STATE_MACHINE_ARN", ""),
         workflow_state_machine_arn=os.environ.get("WORKFLOW_STATE_MACHINE_ARN", ""),
+        scheduler_role_arn=os.environ.get("SCHEDULER_ROLE_ARN", ""),
+        tick_function_arn=os.environ.get("TICK_FUNCTION_ARN", ""),
         stage=os.environ.get("STAGE", "dev"),
     )

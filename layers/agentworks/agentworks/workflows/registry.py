@@ -51,6 +51,7 @@ from agentworks.workflows.workflow_file import parse_workflow_file
 if TYPE_CHECKING:
     from agentworks.identity.connection_store import ConnectionStore
     from agentworks.workflows.runs import WorkflowRuns
+    from agentworks.workflows.schedules import EventBridgeSchedules
 
 GITHUB_HEADER = "X-Hub-Signature-256"
 # A bad signature, an unknown trigger and a removed one answer alike.
@@ -72,8 +73,10 @@ class WorkflowRegistry:
         runs: WorkflowRuns,
         connections: ConnectionStore,
         clock: Clock = SYSTEM_CLOCK,
+        schedules: EventBridgeSchedules | None = None,
     ) -> None:
         self._store = store
+        self._schedules = schedules
         self._runs = runs
         self._connections = connections
         self._clock = clock
@@ -136,9 +139,16 @@ class WorkflowRegistry:
             raise Conflict("The workflow was registered again meanwhile; retry.") from None
         for record in records:
             self._store.put_trigger(record)
+            if record.kind == "schedule" and self._schedules is not None:
+                self._schedules.put(record.trigger_id, str(record.config["schedule"]))
         for gone in kept.values():
-            self._store.delete_trigger(gone.trigger_id)
+            self._forget(gone)
         return self._view(registered, records, shown_secrets)
+
+    def _forget(self, trigger: TriggerRecord) -> None:
+        if trigger.kind == "schedule" and self._schedules is not None:
+            self._schedules.delete(trigger.trigger_id)
+        self._store.delete_trigger(trigger.trigger_id)
 
     def _next_due(self, trigger: ScheduleTrigger, now_ms: int) -> int:
         after = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
@@ -178,8 +188,9 @@ class WorkflowRegistry:
     def delete(self, principal: Principal, workflow_id: str) -> RegisteredWorkflowDeleted:
         principal.require_account_admin()
         found = self._found(principal, workflow_id)
-        for trigger_id in found.trigger_ids:
-            self._store.delete_trigger(trigger_id)
+        for trigger in map(self._store.trigger, found.trigger_ids):
+            if trigger is not None:
+                self._forget(trigger)
         self._store.delete(found)
         return RegisteredWorkflowDeleted(workflowId=workflow_id, deleted=True)
 
@@ -252,25 +263,30 @@ class WorkflowRegistry:
         return abs(self._clock.now() - sent) <= limits.WEBHOOK_SIGNATURE_MAX_AGE_SECONDS
 
     def fire_due(self) -> dict[str, int]:
-        """The tick: every schedule whose time has come starts one run, once per period."""
+        """The tick's round: every schedule whose time has come starts one run per period."""
         now = self._now()
-        fired = 0
-        for trigger_id in self._store.due_schedules(now, limits.WORKFLOW_SCHEDULES_PER_TICK):
-            trigger = self._store.trigger(trigger_id)
-            if trigger is None or trigger.next_due is None:
-                continue
-            config = ScheduleTrigger.model_validate(trigger.config)
-            following = self._next_due(config, max(now, trigger.next_due))
-            if not self._store.claim(trigger, trigger.next_due, following):
-                continue  # another tick fired this period
-            try:
-                self._start(trigger, dict(config.input))
-                fired += 1
-            except (Conflict, InvalidInput, Unavailable, Unauthenticated) as refused:
-                self._store.record_run(
-                    trigger_id, f"refused-{trigger.next_due}", now, refused.message
-                )
-        return {"schedules_fired": fired}
+        due = self._store.due_schedules(now, limits.WORKFLOW_SCHEDULES_PER_TICK)
+        return {"schedules_fired": sum(self._fire(trigger_id, now) for trigger_id in due)}
+
+    def fire_one(self, trigger_id: str) -> dict[str, int]:
+        """EventBridge Scheduler's invocation for one trigger (its period, if not fired)."""
+        now = self._now() + limits.SCHEDULER_EARLY_MS  # it may invoke a little early
+        return {"schedules_fired": self._fire(trigger_id, now)}
+
+    def _fire(self, trigger_id: str, now: int) -> int:
+        trigger = self._store.trigger(trigger_id)
+        if trigger is None or trigger.next_due is None or trigger.next_due > now:
+            return 0
+        config = ScheduleTrigger.model_validate(trigger.config)
+        following = self._next_due(config, max(now, trigger.next_due))
+        if not self._store.claim(trigger, trigger.next_due, following):
+            return 0  # another invocation fired this period
+        try:
+            self._start(trigger, dict(config.input))
+        except (Conflict, InvalidInput, Unavailable, Unauthenticated) as refused:
+            self._store.record_run(trigger_id, f"refused-{trigger.next_due}", now, refused.message)
+            return 0
+        return 1
 
     def _start(self, trigger: TriggerRecord, variables: dict[str, Any]) -> Any:
         registered = self._store.get(trigger.account_id, trigger.workflow_id)
