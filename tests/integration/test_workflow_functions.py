@@ -104,3 +104,41 @@ def test_workflow_a_calls_bs_function_and_an_unlisted_workflow_is_refused(api, s
     reviewer_runs = [r for r in api("GET", "/v1/workflows", token).body["runs"]
                      if r["workflowId"] == "reviewer"]  # fmt: skip
     assert len(reviewer_runs) == 1
+
+
+CALLER = {
+    "name": "caller",
+    "type": "scripted",
+    "rules": [
+        {"when": "Summarize (.+)",
+         "call": {"target": "crew:contracts", "function": "summarize",
+                  "args": {"text": "{match.1}"}},
+         "reply": "Summary: {call.result.summary}"},
+        {"when": "Review (\\S+)",
+         "call": {"target": "workflow:reviewer", "function": "review",
+                  "args": {"REPO": "{match.1}"}},
+         "reply": "Reviewer said: {call.final_text}"},
+    ],
+}  # fmt: skip
+
+
+def test_a_steps_session_calls_functions_as_the_source_workflow(api, stack) -> None:
+    from tests.integration.crew_support import CONTRACTS
+
+    define(api, stack.admin_token, CLAUDE_CODE, CALLER)
+    token = stack.admin_token
+    assert api("POST", "/v1/crews", token, CONTRACTS).status == 201
+    assert api("PUT", "/v1/workflow-definitions", token,
+               {"content": _b(["workflow:nightly"])}).status == 200  # fmt: skip
+
+    def asking(workflow_id: str, prompt: str) -> dict[str, Any]:
+        step = {"label": "agent", "adapter": "caller", "prompt": prompt}
+        return {"workflowId": workflow_id, "stages": [{"steps": [step]}]}
+
+    crew = wait_run(api, token, start(api, token, asking("nightly", "Summarize the lease")))
+    assert step_of(crew, "agent")["output"] == "Summary: the lease", crew
+    listed = wait_run(api, token, start(api, token, asking("nightly", "Review acme/x")))
+    assert step_of(listed, "agent")["output"] == "Reviewer said: Found 2 bugs in acme/x."
+    unlisted = wait_run(api, token, start(api, token, asking("intruder", "Review acme/x")))
+    assert unlisted["status"] == "failed"
+    assert step_of(unlisted, "agent")["error"].startswith("the function call was refused: Not")

@@ -242,3 +242,39 @@ def test_fail_action_ends_the_turn_with_the_sessions_error() -> None:
     adapter = scripted([{"when": "fail", "fail": "could not finish {prompt}"}])
     with pytest.raises(AdapterError, match="could not finish please fail"):
         adapter.run_turn(message("please fail"))
+
+
+class _Functions:
+    """A FunctionAccess that answers with a given status and keeps what was called."""
+
+    def __init__(self, status: dict) -> None:
+        self.status_, self.calls = status, []
+
+    def list(self, target: str) -> dict:
+        return {"target": target, "functions": []}
+
+    def call_and_wait(self, target: str, function: str, args: dict) -> dict:
+        self.calls.append((target, function, args))
+        return self.status_
+
+    def status(self, call_id: str) -> dict:
+        return self.status_
+
+
+def test_w10_a_call_rule_calls_as_the_step_and_renders_the_outcome() -> None:
+    adapter = ScriptedAdapter({"type": "scripted", "rules": [{
+        "when": "sum (.+)",
+        "call": {"target": "crew:c", "function": "summarize", "args": {"text": "{match.1}"}},
+        "reply": "got {call.result.summary} from {call.call_id}",
+    }]})  # fmt: skip
+    request = TurnRequest(crew_name="workflow:w", instructions="", settings={}, kind="message",
+                          prompt="sum the lease")  # fmt: skip
+    with pytest.raises(AdapterError, match="only a workflow step's session"):
+        adapter.run_turn(request)
+    done = _Functions({"call_id": "call_1", "state": "succeeded", "result": {"summary": "ok"}})
+    result = adapter.run_turn(replace(request, functions=done))
+    assert result.final_text == "got ok from call_1"
+    assert done.calls == [("crew:c", "summarize", {"text": "the lease"})]
+    failed = _Functions({"call_id": "call_2", "state": "failed", "errors": ["boom"]})
+    with pytest.raises(AdapterError, match="call_2 did not succeed: boom"):
+        adapter.run_turn(replace(request, functions=failed))

@@ -162,6 +162,7 @@ WORKFLOW_ITEMS_MAX = 100  # W12: items of a pipeline
 WORKFLOW_PIPELINE_STEP_RUNS_MAX = 1_000  # items × steps of one run
 WORKFLOW_TRIGGERS_MAX = 10  # W11: triggers of one registered workflow
 WORKFLOW_CALLERS_MAX = 50  # W10: a workflow function's caller allow-list
+SESSION_CALL_WAIT_SECONDS = 120  # a step's session waits this long for a call it made
 WORKFLOW_TRIGGER_HISTORY = 20  # firings a trigger's view shows
 WORKFLOW_SCHEDULES_PER_TICK = 100  # schedules one tick fires at most
 SCHEDULER_EARLY_MS = 60_000  # EventBridge Scheduler may invoke up to this early

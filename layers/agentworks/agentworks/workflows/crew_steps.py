@@ -9,12 +9,17 @@ made instead of making another; the state machine polls until the call ends.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.crews.adapters.base import AdapterError
 from agentworks.crews.models import CallFunction
 from agentworks.errors import AgentWorksError, Retryable
 from agentworks.workflows.definition import Step
@@ -74,6 +79,17 @@ class CrewSteps:
             return self._workflows.call(principal, request, caller=caller)
         return self._calls.call(principal, request)
 
+    def access(self, run: RunRecord, step: Step) -> SessionFunctions:
+        """W10: what the step's session may do with functions — list, call and read calls —
+        as the source workflow with its starter's rights, read when first used."""
+        return SessionFunctions(self, run, step)
+
+    def starter(self, run: RunRecord) -> Any:
+        connection = self._connections.get_connection(run.account_id, run.connection_id)
+        if connection is None or not connection.is_live(self._clock.now()):
+            raise AdapterError("the connection that started the run was revoked or expired")
+        return connection.principal()
+
     def advance(self, run: RunRecord, step: Step, record: StepRecord) -> Progress:
         connection = self._connections.get_connection(run.account_id, run.connection_id)
         if connection is None or not connection.is_live(self._clock.now()):
@@ -108,3 +124,52 @@ def _output(status: dict[str, Any]) -> str:
     if status.get("result") is not None:
         return json.dumps(status["result"], ensure_ascii=False)
     return str(status.get("final_text") or "")
+
+
+class SessionFunctions:
+    """A workflow step's session's access to functions (crews/adapters/base.FunctionAccess):
+    calls are the source workflow's, in the scope of the run and step, so an identical call
+    there finds the one it made."""
+
+    def __init__(self, steps: CrewSteps, run: RunRecord, step: Step) -> None:
+        self._steps, self._run, self._step = steps, run, step
+
+    @functools.cached_property
+    def _principal(self) -> Any:
+        return self._steps.starter(self._run)
+
+    def list(self, target: str) -> dict[str, Any]:
+        return self._refused_as_error(
+            lambda: self._steps._calls.list_functions(self._principal, target)
+        )
+
+    def call_and_wait(self, target: str, function: str, args: dict[str, Any]) -> dict[str, Any]:
+        scope = json.dumps([self._step.label, target, function, args], sort_keys=True)
+        request = CallFunction(
+            target=target,
+            function=function,
+            args=args,
+            submission_id=f"wf.{self._run.run_id}."
+            + hashlib.sha256(scope.encode()).hexdigest()[:32],
+        )
+        accepted = self._refused_as_error(
+            lambda: self._steps._call(self._run, self._principal, request)
+        )
+        call_id = str(accepted["call_id"])
+        deadline = time.monotonic() + limits.SESSION_CALL_WAIT_SECONDS
+        while True:
+            status = self.status(call_id)
+            if status["terminal"] or time.monotonic() >= deadline:
+                return status
+            time.sleep(0.2)  # real time: the call runs in its own execution
+
+    def status(self, call_id: str) -> dict[str, Any]:
+        return self._refused_as_error(lambda: self._steps._calls.status(self._principal, call_id))
+
+    @staticmethod
+    def _refused_as_error(action: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """A refusal ends the turn as the agent's failure, with the refusal's words."""
+        try:
+            return action()
+        except AgentWorksError as refused:
+            raise AdapterError(f"the function call was refused: {refused.message}") from None

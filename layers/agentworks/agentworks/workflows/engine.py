@@ -313,6 +313,9 @@ class WorkflowEngine:
             correction=correction,
             # The session so far: the chain's turns, then this step's own before the last.
             history=tuple(context.history + context.record.turns[1:]),
+            functions=self._crew_steps.access(context.run, context.step)
+            if self._crew_steps
+            else None,
         )
 
     def _over_budget(self, context: _Context) -> str | None:

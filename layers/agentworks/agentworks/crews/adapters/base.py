@@ -10,6 +10,19 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 
+class FunctionAccess(Protocol):
+    """W10: what a workflow step's session may do with functions, as its source workflow."""
+
+    def list(self, target: str) -> dict[str, Any]: ...
+
+    def call_and_wait(self, target: str, function: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Calls (or, in the same scope, finds the call made) and waits for its outcome;
+        returns the call's status."""
+        ...
+
+    def status(self, call_id: str) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class TurnRequest:
     """Everything an adapter may use for one turn."""
@@ -30,6 +43,7 @@ class TurnRequest:
     function_output_dir: str = ""
     crew_output_dir: str = ""
     function_result_file: str = ""
+    functions: FunctionAccess | None = None  # a workflow step's access to functions (W10)
 
 
 @dataclass

@@ -14,13 +14,16 @@ Used by tests and demos. Settings::
       entrypoint: "package.module:function"     # optional: handles turns no rule matched
 
 Rule actions, applied in this order: `ask` (returns the question while no answer is set),
-`fail` (AdapterError), `handoff` ({agent, message}), then `reply` (final text), `result` or —
+`fail` (AdapterError), `handoff` ({agent, message}), `call` ({target, function, args}: in a
+workflow step, calls the function as the source workflow and waits; `{call.…}` is its
+status), then `reply` (final text), `result` or —
 when the turn is a correction — `result_on_correction`, and `files` ({path: text}). Templates
 are described in `scripted_template`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
 from collections.abc import Callable
@@ -38,7 +41,9 @@ from agentworks.crews.adapters.scripted_template import (
 
 SETTINGS_KEYS = ("type", "rules", "entrypoint")
 MATCH_KEYS = ("when", "function", "default")
-ACTION_KEYS = ("reply", "result", "result_on_correction", "ask", "files", "fail", "handoff")
+ACTION_KEYS = (
+    "reply", "result", "result_on_correction", "ask", "files", "fail", "handoff", "call",
+)  # fmt: skip
 _ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -194,6 +199,22 @@ def _context(request: TurnRequest, found: re.Match[str] | None) -> TemplateConte
     )
 
 
+def _called(spec: Any, ctx: TemplateContext, request: TurnRequest) -> TemplateContext:
+    """W10: the rule's function call, made as the source workflow; its status in `call`."""
+    if request.functions is None:
+        raise AdapterError("only a workflow step's session can call functions")
+    if not isinstance(spec, dict) or not spec.get("target") or not spec.get("function"):
+        raise AdapterError("a call rule names target, function and (optionally) args")
+    args = render_value(spec.get("args") or {}, ctx)
+    status = request.functions.call_and_wait(
+        render(str(spec["target"]), ctx), render(str(spec["function"]), ctx), args
+    )
+    if status.get("state") != "succeeded":
+        errors = "; ".join(status.get("errors") or []) or str(status.get("state"))
+        raise AdapterError(f"the call {status.get('call_id')} did not succeed: {errors}")
+    return dataclasses.replace(ctx, call=status)
+
+
 def _apply(rule: dict[str, Any], ctx: TemplateContext, request: TurnRequest) -> TurnResult:
     if "ask" in rule and request.answer is None:
         return TurnResult(question=render(rule["ask"], ctx))
@@ -204,6 +225,8 @@ def _apply(rule: dict[str, Any], ctx: TemplateContext, request: TurnRequest) -> 
         return TurnResult(
             handoff=Handoff(render(spec["agent"], ctx), render(spec.get("message", ""), ctx))
         )
+    if "call" in rule:
+        ctx = _called(rule["call"], ctx, request)
     outcome = TurnResult(final_text=render(rule.get("reply", rule.get("default", "")), ctx))
     result_key = (
         "result_on_correction"

@@ -1,5 +1,6 @@
 """Templates of the scripted adapter: `{prompt}`, `{answer}`, `{match.N}`, `{args.X}`,
-`{history}` (the session's earlier turns, oldest first, one `role: text` line each) ….
+`{history}` (the session's earlier turns, oldest first, one `role: text` line each),
+`{call.X}` (the status of the call a `call` rule made: `{call.result.summary}`) ….
 
 Rendering never fails: a missing key renders as an empty string, a non-string value as
 JSON. `{{` and `}}` are literal braces. In a structured result, a string leaf that is exactly
@@ -31,6 +32,7 @@ class TemplateContext:
     args: Any = None
     match: re.Match[str] | None = None
     history: str = ""
+    call: Any = None  # the status of the function call a `call` rule made
 
 
 def render(template: str, ctx: TemplateContext) -> str:
@@ -67,6 +69,8 @@ def _lookup(path: str, ctx: TemplateContext) -> Any:
         return _match_group(ctx.match, rest)
     if root == "args":
         return _descend(ctx.args, rest)
+    if root == "call":
+        return _MISSING if ctx.call is None else _descend(ctx.call, rest)
     if rest or root not in ("prompt", "answer", "correction", "function", "crew", "history"):
         return _MISSING
     value = getattr(ctx, root)
