@@ -63,3 +63,13 @@ def test_a_stage_waits_for_every_step_of_the_one_before(api, stack) -> None:
     after = workflow_agents.turns_for("three")[0]
     assert quick.began < slow.ended, "a stage's steps run in parallel"
     assert after.began >= slow.ended and after.began >= quick.ended, "the barrier holds"
+
+
+def test_the_seed_nightly_audit_runs_and_replays_from_its_cache(api, stack) -> None:
+    define(api, stack.admin_token, CLAUDE_CODE)
+    seed = json.loads((EXAMPLES / "nightly-audit.json").read_text())
+    first = wait_run(api, stack.admin_token, start(api, stack.admin_token, seed))
+    assert first["status"] == "succeeded", first
+    again = wait_run(api, stack.admin_token, start(api, stack.admin_token, seed))
+    scan = step_of(again, "scan")
+    assert scan["replayed"] is True and scan["output"] == step_of(first, "scan")["output"]
