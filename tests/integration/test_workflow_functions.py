@@ -142,3 +142,18 @@ def test_a_steps_session_calls_functions_as_the_source_workflow(api, stack) -> N
     unlisted = wait_run(api, token, start(api, token, asking("intruder", "Review acme/x")))
     assert unlisted["status"] == "failed"
     assert step_of(unlisted, "agent")["error"].startswith("the function call was refused: Not")
+
+
+def test_a_steps_session_lists_calls_and_reads_a_call(api, stack) -> None:
+    lister = {"name": "lister", "type": "scripted",
+              "entrypoint": "tests.support.workflow_agents:uses_functions"}  # fmt: skip
+    define(api, stack.admin_token, CLAUDE_CODE, lister)
+    token = stack.admin_token
+    assert api("PUT", "/v1/workflow-definitions", token,
+               {"content": _b(["workflow:nightly"])}).status == 200  # fmt: skip
+    step = {"label": "agent", "adapter": "lister", "prompt": "Use the reviewer"}
+    run = wait_run(api, token, start(api, token, {"workflowId": "nightly",
+                                                  "stages": [{"steps": [step]}]}))  # fmt: skip
+    assert step_of(run, "agent")["output"] == (
+        "functions: review; state: succeeded; said: Found 2 bugs in acme/z."
+    ), run

@@ -57,3 +57,17 @@ def timed(request: TurnRequest) -> TurnResult:
     if request.history:
         said += " | history: " + " / ".join(t["content"] for t in request.history)
     return TurnResult(final_text=said, cost_usd=cost)
+
+
+def uses_functions(request: TurnRequest) -> TurnResult:
+    """A session that lists a workflow's functions, calls one and reads the call again, as
+    its step's source workflow (W10)."""
+    if request.functions is None:
+        raise AdapterError("no function access in this session")
+    listed = request.functions.list("workflow:reviewer")
+    names = ",".join(f["name"] for f in listed["functions"])
+    called = request.functions.call_and_wait("workflow:reviewer", "review", {"REPO": "acme/z"})
+    again = request.functions.status(called["call_id"])
+    return TurnResult(
+        final_text=f"functions: {names}; state: {again['state']}; said: {again['final_text']}"
+    )
