@@ -157,3 +157,26 @@ def test_a_steps_session_lists_calls_and_reads_a_call(api, stack) -> None:
     assert step_of(run, "agent")["output"] == (
         "functions: review; state: succeeded; said: Found 2 bugs in acme/z."
     ), run
+
+
+def test_cancelling_a_run_cancels_the_run_its_step_called(api, stack) -> None:
+    define(api, stack.admin_token, {**CLAUDE_CODE, "name": "asker", "rules": [
+        {"when": "Review", "ask": "Which part?", "reply": "Looked at {answer}."}]})  # fmt: skip
+    token = stack.admin_token
+    waiting = _b(["workflow:nightly"]).replace("adapter: claude-code",
+                                               "adapter: asker\npolicy: escalate")  # fmt: skip
+    assert api("PUT", "/v1/workflow-definitions", token, {"content": waiting}).status == 200
+    step = {"label": "delegate", "workflow": "reviewer", "function": "review",
+            "args": {"REPO": "acme/w"}}  # fmt: skip
+    run_id = start(api, token, {"workflowId": "nightly", "stages": [{"steps": [step]}]})
+    deadline = time.monotonic() + 30
+    while True:
+        called = [r for r in api("GET", "/v1/workflows", token).body["runs"]
+                  if r["workflowId"] == "reviewer"]  # fmt: skip
+        if called and step_of(api("GET", f"/v1/workflows/{called[0]['runId']}", token).body,
+                              "look")["status"] == "waiting":  # fmt: skip
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert api("POST", f"/v1/workflows/{run_id}/cancel", token).status == 200
+    assert wait_run(api, token, called[0]["runId"])["status"] == "cancelled"
