@@ -177,3 +177,9 @@ WEBHOOK_TIMEOUT_SECONDS = 5.0
 # Adapter profiles (issue 8): a named adapter block a workflow step names with `adapter`.
 ADAPTER_PROFILES_PER_ACCOUNT = 100
 ADAPTER_PROFILE_MAX_BYTES = 64 * 1024  # the profile as stored JSON
+
+# ---- Relays (SPEC §5) ----
+
+RELAY_FUNCTIONS_MAX = 50  # functions (entrypoints) of one Relay
+RELAY_FILES_MAX = 200  # source files of one release
+RELAY_SOURCE_MAX_BYTES = 5 * 1024 * 1024  # a release's source, all files together
