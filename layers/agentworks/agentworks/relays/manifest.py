@@ -134,7 +134,9 @@ def _function(item: Any, modules: set[str], parent_line: int) -> RelayFunction:
     module, attribute = found.group(1), found.group(2)
     if module not in modules:
         raise RelayFolderError(
-            MANIFEST, line, f"function {name}: no module {module} in the folder ({module}.py)"
+            MANIFEST,
+            line,
+            f"function {name}: no module {module} in the folder ({module.replace('.', '/')}.py)",
         )
     schema = _plain(item.get("input_schema", {"type": "object"}))
     from agentworks.crews.schema_check import schema_error
