@@ -201,7 +201,7 @@ def build_workflows(
     registry = RegistryStore(client, settings.work_table)
     functions = WorkflowFunctions(registry, starts, workflow_calls, clock)
     calls.route_workflows(functions)
-    crew_steps = CrewSteps(calls, connections, clock, workflows=functions)
+    crew_steps = CrewSteps(calls, connections, clock)
     return Workflows(
         runs=starts,
         registry=WorkflowRegistry(
@@ -221,8 +221,8 @@ def build_workflows(
             profiles,
             lambda adapter: build_adapter(adapter, clients),
             signer,
+            crew_steps,
             clock,
-            crew_steps=crew_steps,
         ),
     )
 

@@ -118,16 +118,21 @@ class FunctionCalls:
             "functions": [f.model_dump(mode="json") for f in crew.definition.functions],
         }
 
-    def call(self, principal: Principal, request: CallFunction) -> dict[str, Any]:
-        """F2 for every surface (HTTP, MCP); the accepted-calls metric is counted here."""
-        accepted = self._call(principal, request)
+    def call(
+        self, principal: Principal, request: CallFunction, caller: str | None = None
+    ) -> dict[str, Any]:
+        """F2 for every surface (HTTP, MCP, a workflow's steps); the accepted-calls metric is
+        counted here. `caller` is `workflow:<id>` when a running workflow calls (W10)."""
+        accepted = self._call(principal, request, caller)
         count("FunctionCallsAccepted", 0 if accepted["replayed"] else 1)
         return accepted
 
-    def _call(self, principal: Principal, request: CallFunction) -> dict[str, Any]:
+    def _call(
+        self, principal: Principal, request: CallFunction, caller: str | None
+    ) -> dict[str, Any]:
         principal.require(FUNCTIONS_CALL)
         if request.target.strip().startswith("workflow:"):
-            return self._workflow().call(principal, request)
+            return self._workflow().call(principal, request, caller)
         name = parse_crew_target(request.target)
         crew = visible(principal, self._crews.get(principal.account_id, name))
         spec = crew.definition.function(request.function)

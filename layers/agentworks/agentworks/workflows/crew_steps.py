@@ -28,7 +28,6 @@ from agentworks.workflows.records import RunRecord, StepRecord
 if TYPE_CHECKING:
     from agentworks.crews.calls import FunctionCalls
     from agentworks.identity.connection_store import ConnectionStore
-    from agentworks.workflows.functions import WorkflowFunctions
 
 
 @dataclass(frozen=True)
@@ -52,32 +51,35 @@ def describe(step: Step) -> str:
     )
 
 
-def submission_id(run_id: str, step: Step) -> str:
-    """W10: the call's scope — run, step, target, function, args: an identical call in it
-    (a retried task) reuses the call, other arguments make another."""
-    scope = json.dumps([step.label, target(step), step.function, step.args or {}], sort_keys=True)
+def scoped_submission_id(
+    run_id: str, label: str, target: str, function: str, args: dict[str, Any]
+) -> str:
+    """W10: a call's scope — run, step, target, function, args: an identical call in it
+    (a retried task, a session asking again) reuses the call, other arguments make another."""
+    scope = json.dumps([label, target, function, args], sort_keys=True)
     return f"wf.{run_id}.{hashlib.sha256(scope.encode()).hexdigest()[:32]}"
 
 
 class CrewSteps:
     def __init__(
-        self,
-        calls: FunctionCalls,
-        connections: ConnectionStore,
-        clock: Clock = SYSTEM_CLOCK,
-        workflows: WorkflowFunctions | None = None,
+        self, calls: FunctionCalls, connections: ConnectionStore, clock: Clock = SYSTEM_CLOCK
     ) -> None:
         self._calls = calls
-        self._workflows = workflows
         self._connections = connections
         self._clock = clock
 
-    def _call(self, run: RunRecord, principal: Any, request: CallFunction) -> dict[str, Any]:
-        if self._workflows is not None and request.target.startswith("workflow:"):
-            # The caller is the source workflow (its allow-lists name workflow:<id>).
-            caller = f"workflow:{run.workflow_id}"
-            return self._workflows.call(principal, request, caller=caller)
-        return self._calls.call(principal, request)
+    def call(
+        self, run: RunRecord, principal: Any, label: str, target: str, function: str, args: Any
+    ) -> dict[str, Any]:
+        """A call in the step's scope, as the source workflow (the allow-lists of workflow
+        functions name `workflow:<id>`) with its starter's rights."""
+        request = CallFunction(
+            target=target,
+            function=function,
+            args=args,
+            submission_id=scoped_submission_id(run.run_id, label, target, function, args),
+        )
+        return self._calls.call(principal, request, caller=f"workflow:{run.workflow_id}")
 
     def access(self, run: RunRecord, step: Step) -> SessionFunctions:
         """W10: what the step's session may do with functions — list, call and read calls —
@@ -91,21 +93,16 @@ class CrewSteps:
         return connection.principal()
 
     def advance(self, run: RunRecord, step: Step, record: StepRecord) -> Progress:
-        connection = self._connections.get_connection(run.account_id, run.connection_id)
-        if connection is None or not connection.is_live(self._clock.now()):
-            return Progress(
-                True, error="the connection that started the run was revoked or expired"
-            )
-        principal = connection.principal()
+        try:
+            principal = self.starter(run)
+        except AdapterError as revoked:
+            return Progress(True, error=str(revoked))
         try:
             if record.call_id is None:
-                request = CallFunction(
-                    target=target(step),
-                    function=str(step.function),
-                    args=step.args or {},
-                    submission_id=submission_id(run.run_id, step),
+                called = self.call(
+                    run, principal, step.label, target(step), str(step.function), step.args or {}
                 )
-                record.call_id = str(self._call(run, principal, request)["call_id"])
+                record.call_id = str(called["call_id"])
             status = self._calls.status(principal, record.call_id)
         except Retryable:
             return Progress(False)  # the Crew is busy: the next poll tries again
@@ -144,16 +141,10 @@ class SessionFunctions:
         )
 
     def call_and_wait(self, target: str, function: str, args: dict[str, Any]) -> dict[str, Any]:
-        scope = json.dumps([self._step.label, target, function, args], sort_keys=True)
-        request = CallFunction(
-            target=target,
-            function=function,
-            args=args,
-            submission_id=f"wf.{self._run.run_id}."
-            + hashlib.sha256(scope.encode()).hexdigest()[:32],
-        )
         accepted = self._refused_as_error(
-            lambda: self._steps._call(self._run, self._principal, request)
+            lambda: self._steps.call(
+                self._run, self._principal, self._step.label, target, function, args
+            )
         )
         call_id = str(accepted["call_id"])
         deadline = time.monotonic() + limits.SESSION_CALL_WAIT_SECONDS

@@ -61,9 +61,9 @@ class WorkflowEngine:
         profiles: AdapterProfileStore,
         adapters: AdapterFactory,
         signer: Signer | None,
+        crew_steps: CrewSteps,
         clock: Clock = SYSTEM_CLOCK,
         webhooks: Webhooks | None = None,
-        crew_steps: CrewSteps | None = None,
     ) -> None:
         self._runs = runs
         self._crew_steps = crew_steps
@@ -128,8 +128,6 @@ class WorkflowEngine:
         return self._end(record, context.version, "succeeded")
 
     def _advance_call(self, context: _Context) -> str:
-        if self._crew_steps is None:
-            return self._end(context.record, context.version, "failed", error="no crew calls here")
         record = context.record
         record.status, record.started_at = "running", record.started_at or self._now()
         progress = self._crew_steps.advance(context.run, context.step, record)
@@ -189,15 +187,16 @@ class WorkflowEngine:
         run, step, record = context.run, context.step, context.record
         journaled: tuple[str | None, list[dict[str, str]]] | None = None
         if run.retry_of:
-            original = self._runs.read_all(run.retry_of)
-            for earlier in original.steps if original else []:
-                if (
-                    earlier.label == step.label
-                    and earlier.item == record.item
-                    and earlier.status == "succeeded"
-                    and earlier.input_hash == record.input_hash
-                ):
-                    journaled = (earlier.output, earlier.turns)
+            # A retry keeps the original's stages and steps: its step is at the same place.
+            found = self._runs.get_step(run.retry_of, record.position)
+            earlier = found[0] if found else None
+            if (
+                earlier is not None
+                and earlier.label == step.label
+                and earlier.status == "succeeded"
+                and earlier.input_hash == record.input_hash
+            ):
+                journaled = (earlier.output, earlier.turns)
         cache_key = context.start.cache_key
         if journaled is None and step.cacheable and cache_key:
             cached = self._runs.cached(
@@ -207,7 +206,7 @@ class WorkflowEngine:
                 record.input_hash or "",
                 int(self._clock.now()),
             )
-            if cached is not None and cached.input_hash == record.input_hash:
+            if cached is not None:
                 journaled = (cached.output, cached.turns)
         if journaled is None:
             return False
@@ -313,9 +312,7 @@ class WorkflowEngine:
             correction=correction,
             # The session so far: the chain's turns, then this step's own before the last.
             history=tuple(context.history + context.record.turns[1:]),
-            functions=self._crew_steps.access(context.run, context.step)
-            if self._crew_steps
-            else None,
+            functions=self._crew_steps.access(context.run, context.step),
         )
 
     def _over_budget(self, context: _Context) -> str | None:
@@ -360,7 +357,9 @@ class WorkflowEngine:
         record, version = found
         record.status, record.task_token = "waiting", task_token
         self._runs.save_step(record, version)
-        self._notify(run_id, "escalation", {"step": record.label, "question": record.question})
+        run = self._runs.get(run_id)
+        if run is not None:
+            self._notify(run[0], "escalation", {"step": record.label, "question": record.question})
 
     def interrupted(self, run_id: str, at: Position, error: Any) -> None:
         """The step's task failed or its wait timed out: the step fails, its siblings go on.
@@ -399,14 +398,13 @@ class WorkflowEngine:
         )
 
     def finish(self, run_id: str, error: Any = None) -> None:
-        found = self._runs.get(run_id)
-        if found is None:
+        state = self._runs.read_all(run_id)
+        if state is None:
             raise RunGone(run_id)
-        run, version, _ = found
+        run = state.run
         if run.status in TERMINAL_RUN:
             return
-        state = self._runs.read_all(run_id)
-        failed = [s for s in (state.steps if state else []) if s.status not in DONE]
+        failed = [s for s in state.steps if s.status not in DONE]
         run.status = "failed" if failed or error else "succeeded"
         if failed:
             first = min(failed, key=lambda s: (s.item, s.stage, s.index))
@@ -415,14 +413,10 @@ class WorkflowEngine:
         elif error:
             run.error = f"the run's execution failed: {json.dumps(error)[:500]}"
         run.ended_at = self._now()
-        self._runs.save(run, version)
-        self._notify(run_id, "completed", {"status": run.status, "error": run.error})
+        self._runs.save(run, state.run_version)
+        self._notify(run, "completed", {"status": run.status, "error": run.error})
 
-    def _notify(self, run_id: str, event: str, payload: dict[str, Any]) -> None:
-        found = self._runs.get(run_id)
-        if found is None:
-            return
-        run, _, _ = found
+    def _notify(self, run: RunRecord, event: str, payload: dict[str, Any]) -> None:
         url = run.definition.get("notifyUrl")
         if not url or self._signer is None:
             return
@@ -430,7 +424,7 @@ class WorkflowEngine:
         body = {"runId": run.run_id, "workflowId": run.workflow_id, **payload}
         note = self._webhooks.send(url, key, event, body)
         for _ in range(3):  # the run item is shared with cancel and finish: re-read on a race
-            found = self._runs.get(run_id)
+            found = self._runs.get(run.run_id)
             if found is None:
                 return
             current, version, _ = found

@@ -45,9 +45,9 @@ def _json(data: Any) -> str:
 
 @dataclass(frozen=True)
 class CachedStep:
-    """A journaled step of the resume cache: what a replay copies."""
+    """A journaled step of the resume cache (found by its resolved-input hash): what a replay
+    copies."""
 
-    input_hash: str
     output: str | None
     turns: list[dict[str, str]]
 
@@ -57,6 +57,7 @@ class RunState:
     """A run as one Query reads it: the run, its summed cost, the steps written so far."""
 
     run: RunRecord
+    run_version: int  # what a save of the run is conditioned on
     cost_usd: float
     steps: list[StepRecord]
     versions: dict[Position, int]  # the step items' versions
@@ -159,7 +160,7 @@ class RunStore:
             "ConsistentRead": True,
         }
         run: RunRecord | None = None
-        cost = 0.0
+        run_version, cost = 0, 0.0
         steps: list[StepRecord] = []
         versions: dict[Position, int] = {}
         while True:
@@ -168,6 +169,7 @@ class RunStore:
                 data = from_item(raw) or {}
                 if data["sk"] == "RUN":
                     run, cost = _run(data), float(data.get("cost_usd", 0))
+                    run_version = int(data["version"])
                 else:
                     step = self._step(data)
                     steps.append(step)
@@ -175,7 +177,7 @@ class RunStore:
             if "LastEvaluatedKey" not in page:
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return RunState(run, cost, steps, versions) if run is not None else None
+        return RunState(run, run_version, cost, steps, versions) if run is not None else None
 
     def save(self, run: RunRecord, version: int) -> int:
         """The run under the version that was read (and its list entry's status)."""
@@ -313,10 +315,10 @@ class RunStore:
         if not data or int(data.get("expires_ttl", 0)) <= now_s:
             return None
         entry = json.loads(data["entry"])
-        return CachedStep(entry["input_hash"], entry["output"], entry["turns"])
+        return CachedStep(entry["output"], entry["turns"])
 
     def journal(self, account_id: str, cache_key: str, step: StepRecord, expires_at_s: int) -> None:
-        entry = _json({"input_hash": step.input_hash, "output": step.output, "turns": step.turns})
+        entry = _json({"output": step.output, "turns": step.turns})
         if len(entry.encode()) > limits.WORKFLOW_STEP_ITEM_MAX_BYTES:
             return  # too large to journal: the next run runs the step again
         self._db.put_item(

@@ -117,10 +117,13 @@ class WorkflowRuns:
     def check_steps(self, principal: Principal, start: WorkflowStart) -> None:
         """Every adapter profile a step names exists (and fits a scripted step)."""
         problems = []
+        profiles: dict[str, Any] = {}  # each profile read once, however many steps name it
         for _, step in start.steps():
             if not step.adapter:
                 continue
-            profile = self._profiles.get(principal.account_id, step.adapter)
+            if step.adapter not in profiles:
+                profiles[step.adapter] = self._profiles.get(principal.account_id, step.adapter)
+            profile = profiles[step.adapter]
             if profile is None:
                 problems.append(
                     f"step {step.label!r} names adapter profile {step.adapter!r}, which this "
@@ -194,12 +197,9 @@ class WorkflowRuns:
         run = state.run
         if run.status in TERMINAL_RUN:
             raise Conflict(f"The run has ended ({run.status}); there is nothing to cancel.")
-        found = self._runs.get(run_id)
-        assert found is not None
-        run, version, _ = found
         run.status, run.ended_at, run.error = "cancelled", self._now(), "cancelled by a caller"
         try:
-            self._runs.save(run, version)
+            self._runs.save(run, state.run_version)
         except StaleRecord:
             raise TryAgain("The run changed meanwhile; cancel it again.") from None
         self._executions.stop(run_id, "cancelled by a caller")
