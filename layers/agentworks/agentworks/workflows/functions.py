@@ -29,7 +29,7 @@ from agentworks.identity.models import FUNCTIONS_CALL, FUNCTIONS_READ, Principal
 from agentworks.ids import new_id
 from agentworks.messaging.models import iso
 from agentworks.workflows.function_call_store import WorkflowCall, WorkflowCallStore
-from agentworks.workflows.registry_store import RegistryStore, TriggerRecord
+from agentworks.workflows.registry_store import RegisteredWorkflow, RegistryStore, TriggerRecord
 from agentworks.workflows.views import RunView
 
 if TYPE_CHECKING:
@@ -66,21 +66,23 @@ class WorkflowFunctions:
         self._calls = calls
         self._clock = clock
 
-    def _functions(self, principal: Principal, name: str) -> list[TriggerRecord]:
+    def _functions(
+        self, principal: Principal, name: str
+    ) -> tuple[RegisteredWorkflow, list[TriggerRecord]]:
+        """The registered workflow (read once) and its function triggers."""
         registered = self._registry.get(principal.account_id, name)
         if registered is None or not principal.may_target(f"workflow:{name}"):
             raise Unavailable()
         found = [self._registry.trigger(t) for t in registered.trigger_ids]
-        return [t for t in found if t is not None and t.kind == "function"]
+        return registered, [t for t in found if t is not None and t.kind == "function"]
 
     def list_functions(self, principal: Principal, target: str) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)
         name = workflow_name(target) or ""
-        registered = self._registry.get(principal.account_id, name)
-        functions = self._functions(principal, name)
+        registered, functions = self._functions(principal, name)
         return {
             "target": f"workflow:{name}",
-            "version": registered.version if registered else 0,
+            "version": registered.version,
             "functions": [
                 {
                     "name": t.name,
@@ -99,9 +101,8 @@ class WorkflowFunctions:
         connection calls as itself)."""
         principal.require(FUNCTIONS_CALL)
         name = workflow_name(request.target) or ""
-        function = next(
-            (f for f in self._functions(principal, name) if f.name == request.function), None
-        )
+        registered, functions = self._functions(principal, name)
+        function = next((f for f in functions if f.name == request.function), None)
         if function is None:
             raise InvalidInput(
                 f"workflow:{name} has no function '{request.function}'. See its functions "
@@ -133,8 +134,6 @@ class WorkflowFunctions:
                 return {**self._view(principal, earlier), "replayed": True}
         variables = {k: v if isinstance(v, str | int | float | bool) else json.dumps(v)
                      for k, v in request.args.items()}  # fmt: skip
-        registered = self._registry.get(principal.account_id, name)
-        assert registered is not None
         started = self._runs.start(principal, {**registered.definition, "input": variables})
         record = WorkflowCall(
             call_id=new_id("wcall", self._clock),
