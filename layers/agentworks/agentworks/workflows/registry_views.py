@@ -1,5 +1,5 @@
 """Response models of /v1/workflow-definitions (W11): a registered workflow and its
-triggers, in the seed's camelCase."""
+triggers, in the seed's camelCase (views.SeedModel)."""
 
 from __future__ import annotations
 
@@ -8,20 +8,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentworks import limits
+from agentworks.workflows.views import SeedModel
 
 
-class _Seed(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-
-class TriggerRun(_Seed):
-    runId: str  # the seed's names on the wire
+class TriggerRun(SeedModel):
+    run_id: str
     at: int = Field(description="ms since the epoch")
     error: str | None = Field(default=None, description="why this firing started nothing")
 
 
-class TriggerView(_Seed):
-    triggerId: str
+class TriggerView(SeedModel):
+    trigger_id: str
     kind: str = Field(description="webhook or schedule")
     name: str
     config: dict[str, Any]
@@ -29,34 +26,34 @@ class TriggerView(_Seed):
     secret: str | None = Field(
         default=None, description="webhook: the signing key, shown once when it is made"
     )
-    nextRunAt: str | None = Field(default=None, description="schedule: ISO 8601, UTC")
+    next_run_at: str | None = Field(default=None, description="schedule: ISO 8601, UTC")
     runs: list[TriggerRun] = Field(
         default_factory=list,
         description=f"the latest {limits.WORKFLOW_TRIGGER_HISTORY} firings, newest first",
     )
 
 
-class RegisteredWorkflowView(_Seed):
-    workflowId: str
+class RegisteredWorkflowView(SeedModel):
+    workflow_id: str
     version: int
     definition: dict[str, Any]
-    updatedAt: str | None = None
+    updated_at: str | None = None
     triggers: list[TriggerView]
 
 
-class RegisteredWorkflowSummary(_Seed):
-    workflowId: str
+class RegisteredWorkflowSummary(SeedModel):
+    workflow_id: str
     version: int
     triggers: int
-    updatedAt: str | None = None
+    updated_at: str | None = None
 
 
-class RegisteredWorkflowList(_Seed):
+class RegisteredWorkflowList(SeedModel):
     workflows: list[RegisteredWorkflowSummary]
 
 
-class RegisteredWorkflowDeleted(_Seed):
-    workflowId: str
+class RegisteredWorkflowDeleted(SeedModel):
+    workflow_id: str
     deleted: bool
 
 

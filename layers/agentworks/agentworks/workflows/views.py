@@ -4,10 +4,10 @@ declare as output and the CLI parses. The seed's names: `runId`, `retryOf`,
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from agentworks import limits
 from agentworks.messaging.models import iso
@@ -18,32 +18,29 @@ if TYPE_CHECKING:
     from agentworks.workflows.records import Notification, RunRecord, StepRecord
 
 
-class _Seed(BaseModel):
-    model_config = ConfigDict(serialize_by_alias=True)
+class SeedModel(BaseModel):
+    """The seed's camelCase on the wire (`runId`, `sessionId`, …), snake_case in Python;
+    either is read."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
 
 
-def _read(camel: str) -> AliasChoices:
-    """A seed name is read in camelCase (the wire) or snake_case (Python)."""
-    return AliasChoices(camel, re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), camel))
-
-
-class StepView(_Seed):
+class StepView(SeedModel):
     label: str
     status: str = Field(
         description="pending, running, waiting, succeeded, failed, cancelled or skipped (on "
         "a route not taken)"
     )
     route: str | None = Field(default=None, description="routing/branch: the route taken")
-    session_id: str | None = Field(
-        default=None, validation_alias=_read("sessionId"), serialization_alias="sessionId"
-    )
+    session_id: str | None = None
     output: str | None = None
-    started_at: str | None = Field(
-        default=None, validation_alias=_read("startedAt"), serialization_alias="startedAt"
-    )
-    ended_at: str | None = Field(
-        default=None, validation_alias=_read("endedAt"), serialization_alias="endedAt"
-    )
+    started_at: str | None = None
+    ended_at: str | None = None
     cost: float = Field(default=0.0, description="USD spent by this step's session turns")
     replayed: bool = Field(default=False, description="Copied from a journal: no session, no cost")
     question: str | None = Field(
@@ -52,13 +49,13 @@ class StepView(_Seed):
     error: str | None = None
 
 
-class StageView(_Seed):
+class StageView(SeedModel):
     label: str
     status: str = Field(description="pending, running, succeeded or failed")
     steps: list[StepView]
 
 
-class ItemView(_Seed):
+class ItemView(SeedModel):
     """W12: one item of a pipeline and its own stages."""
 
     item: int
@@ -67,28 +64,22 @@ class ItemView(_Seed):
     stages: list[StageView]
 
 
-class NotificationView(_Seed):
+class NotificationView(SeedModel):
     event: str = Field(description="escalation or completed")
     step: str | None = None
     delivered: bool
     attempts: int
-    status_code: int | None = Field(
-        default=None, validation_alias=_read("statusCode"), serialization_alias="statusCode"
-    )
+    status_code: int | None = None
     error: str | None = None
 
 
-class RunView(_Seed):
-    run_id: str = Field(validation_alias=_read("runId"), serialization_alias="runId")
-    workflow_id: str = Field(validation_alias=_read("workflowId"), serialization_alias="workflowId")
+class RunView(SeedModel):
+    run_id: str
+    workflow_id: str
     status: str = Field(description="running, succeeded, failed or cancelled")
-    retry_of: str | None = Field(
-        default=None, validation_alias=_read("retryOf"), serialization_alias="retryOf"
-    )
-    created_at: str = Field(validation_alias=_read("createdAt"), serialization_alias="createdAt")
-    ended_at: str | None = Field(
-        default=None, validation_alias=_read("endedAt"), serialization_alias="endedAt"
-    )
+    retry_of: str | None = None
+    created_at: str
+    ended_at: str | None = None
     cost: float = Field(default=0.0, description="USD, summed over the run's steps")
     error: str | None = None
     stages: list[StageView] = Field(description="A run's stages; empty for a pipeline")
@@ -98,41 +89,37 @@ class RunView(_Seed):
     notifications: list[NotificationView] = Field(default_factory=list)
 
 
-class RunStarted(_Seed):
-    run_id: str = Field(validation_alias=_read("runId"), serialization_alias="runId")
+class RunStarted(SeedModel):
+    run_id: str
     status: str
-    retry_of: str | None = Field(
-        default=None, validation_alias=_read("retryOf"), serialization_alias="retryOf"
-    )
+    retry_of: str | None = None
 
 
-class RunSummaryView(_Seed):
-    run_id: str = Field(validation_alias=_read("runId"), serialization_alias="runId")
-    workflow_id: str = Field(validation_alias=_read("workflowId"), serialization_alias="workflowId")
+class RunSummaryView(SeedModel):
+    run_id: str
+    workflow_id: str
     status: str
-    retry_of: str | None = Field(
-        default=None, validation_alias=_read("retryOf"), serialization_alias="retryOf"
-    )
-    created_at: str = Field(validation_alias=_read("createdAt"), serialization_alias="createdAt")
+    retry_of: str | None = None
+    created_at: str
 
 
-class RunList(_Seed):
+class RunList(SeedModel):
     runs: list[RunSummaryView]
 
 
-class TurnView(_Seed):
+class TurnView(SeedModel):
     step: str
     role: str = Field(description="user (a prompt or an answer) or assistant")
     content: str
 
 
-class SessionView(_Seed):
-    session_id: str = Field(validation_alias=_read("sessionId"), serialization_alias="sessionId")
-    run_id: str = Field(validation_alias=_read("runId"), serialization_alias="runId")
+class SessionView(SeedModel):
+    session_id: str
+    run_id: str
     turns: list[TurnView]
 
 
-class WebhookKey(_Seed):
+class WebhookKey(SeedModel):
     key: str = Field(description="HMAC-SHA256 key of X-AgentWorks-Signature")
     header: str
 

@@ -27,14 +27,19 @@ def signature(key: str, timestamp: int, body: bytes) -> str:
     return f"t={timestamp},v1={mac.hexdigest()}"
 
 
-def verify(key: str, header: str, body: bytes) -> bool:
-    """What a receiver does (tests and docs use it): the header matches the body."""
+def verify(
+    key: str, header: str, body: bytes, now: float | None = None, max_age: float = 0
+) -> bool:
+    """What a receiver does (tests, docs and webhook triggers use it): the header matches
+    the body — and, given `now`, was signed at most `max_age` seconds from it (replays)."""
     parts = dict(p.split("=", 1) for p in header.split(",") if "=" in p)
     try:
-        expected = signature(key, int(parts.get("t", "")), body)
+        signed_at = int(parts.get("t", ""))
     except ValueError:
         return False
-    return hmac.compare_digest(expected, header)
+    if now is not None and abs(now - signed_at) > max_age:
+        return False
+    return hmac.compare_digest(signature(key, signed_at, body), header)
 
 
 class Webhooks:
