@@ -433,7 +433,7 @@ class WorkflowEngine:
                 -limits.WORKFLOW_NOTIFICATIONS_KEPT :
             ]
             try:
-                self._runs.save(current, version)
+                self._runs.save(current, version, status_changed=False)
                 return
             except StaleRecord:
                 continue

@@ -179,8 +179,9 @@ class RunStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return RunState(run, run_version, cost, steps, versions) if run is not None else None
 
-    def save(self, run: RunRecord, version: int) -> int:
-        """The run under the version that was read (and its list entry's status)."""
+    def save(self, run: RunRecord, version: int, status_changed: bool = True) -> int:
+        """The run under the version that was read, and its list entry's status when that
+        changed (a recorded webhook delivery changes only the run)."""
         try:
             self._db.update_item(
                 TableName=self._table,
@@ -201,12 +202,13 @@ class RunStore:
             if condition_failed(error):
                 raise StaleRecord(run.run_id) from None
             raise
-        self._db.put_item(
-            TableName=self._table,
-            Item=to_item(
-                {"pk": f"WFRUNS#{run.account_id}", "sk": run.run_id, **self._summary(run)}
-            ),
-        )
+        if status_changed:
+            self._db.put_item(
+                TableName=self._table,
+                Item=to_item(
+                    {"pk": f"WFRUNS#{run.account_id}", "sk": run.run_id, **self._summary(run)}
+                ),
+            )
         return version + 1
 
     def add_cost(self, run_id: str, cost_usd: float) -> None:
