@@ -5,7 +5,8 @@ Lambda hands an execution environment one request at a time, but the local stack
 test that races requests) serves concurrent requests from one loaded module on many
 threads. Powertools keeps the current event on its base class and the request context
 (our principal among it) on the instance, so one request could read another's principal,
-or find its context cleared by another's end. Here both live in a `threading.local`.
+or find its context cleared by another's end. Here both live in a `threading.local`, and
+every route's middleware stack is built once, before the first request.
 """
 
 from __future__ import annotations
@@ -27,8 +28,12 @@ class _RequestState(threading.local):
         self.context: dict[str, Any] = {}
 
 
+_BUILDING = threading.Lock()
+
+
 class Resolver(APIGatewayHttpResolver):
     _state = _RequestState()
+    _stacks_built = False
 
     # Data descriptors on the class win over powertools' class and instance attributes, so
     # every read (routers delegate theirs here) and write goes to this thread's state.
@@ -61,6 +66,8 @@ class Resolver(APIGatewayHttpResolver):
     def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:  # type: ignore[override]
         # powertools' resolve assigns the event to its base class (shared by all threads);
         # the same steps, with the event set on this thread's state instead.
+        if not self._stacks_built:
+            self._build_route_stacks()
         self.current_event = self._to_proxy_event(event)
         self.lambda_context = context
         try:
@@ -78,3 +85,18 @@ class Resolver(APIGatewayHttpResolver):
         """The methods some route serves at `path` (empty when no route has the path)."""
         routes = self._static_routes + self._dynamic_routes
         return sorted({route.method for route in routes if route.rule.match(path)})
+
+    def _build_route_stacks(self) -> None:
+        """Powertools builds a route's middleware stack on its first request, assigning it
+        frame by frame: two threads' first requests of one route wove their frames into
+        one broken stack (`MiddlewareFrame.__call__() missing … 'app'`, a 500). Built once
+        for every route, under a lock, before the first request is routed."""
+        with _BUILDING:
+            if self._stacks_built:
+                return
+            for route in [*self._static_routes, *self._dynamic_routes]:
+                if not route._middleware_stack_built:
+                    route._build_middleware_stack(
+                        router_middlewares=self._router_middlewares, app=self
+                    )
+            self._stacks_built = True
