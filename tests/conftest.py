@@ -53,7 +53,7 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
     from moto import mock_aws
 
     from agentworks import runtime
-    from agentworks.aws_clients import dynamodb_config
+    from agentworks.aws_clients import dynamodb_config, relay_lambda_config
     from agentworks.settings import Settings
     from agentworks.signing import Signer
     from agentworks_cli.localstack import lambda_seam, moto_patches
@@ -79,6 +79,8 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
             workflow_state_machine_arn=env["WORKFLOW_STATE_MACHINE_ARN"],
             scheduler_role_arn=env["SCHEDULER_ROLE_ARN"],
             tick_function_arn=env["TICK_FUNCTION_ARN"],
+            relay_state_machine_arn=env["RELAY_STATE_MACHINE_ARN"],
+            relay_code_function=env["RELAY_CODE_FUNCTION"],
         )
         client = session.client("dynamodb", config=dynamodb_config())
         services = runtime.build_services(
@@ -90,6 +92,7 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
             s3=session.client("s3"),
             stepfunctions=session.client("stepfunctions"),
             scheduler=session.client("scheduler"),
+            lambda_client=session.client("lambda", config=relay_lambda_config()),
         )
         runtime.install(services)
         admin = services.identity.bootstrap("test")

@@ -230,6 +230,7 @@ class DevStack:
         session = boto3.Session()
         resources = create_resources(session, prefix=RESOURCE_PREFIX)
         os.environ.update(resources.environment())
+        os.environ["PLATFORM_API_URL"] = self.url  # where relay code calls back (issue 9)
         # Step Functions tasks invoke the real handlers in this process.
         lambda_seam.install(
             lambda name, event: self.functions.invoke(resources.logical_id_of(name), event)

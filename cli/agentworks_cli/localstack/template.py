@@ -79,6 +79,8 @@ class LocalResources:
             "WORKFLOW_STATE_MACHINE_ARN": self.state_machines["WorkflowRunStateMachine"],
             "SCHEDULER_ROLE_ARN": self.roles["WorkflowSchedulerRole"],
             "TICK_FUNCTION_ARN": self.function_arns["TickFunction"],
+            "RELAY_STATE_MACHINE_ARN": self.state_machines["RelayRunStateMachine"],
+            "RELAY_CODE_FUNCTION": self.functions["RelayCodeFunction"],
         }
 
     def logical_id_of(self, function_name: str) -> str:

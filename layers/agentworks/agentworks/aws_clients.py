@@ -43,3 +43,18 @@ def scheduler() -> Any:
     import boto3
 
     return boto3.client("scheduler")
+
+
+def relay_lambda_config() -> Any:
+    """Invoking relay code waits for it: up to the code function's 15 minutes, and no retry
+    of its own (a resent invocation would run the attempt twice; the ASL Retry decides)."""
+    from botocore.config import Config
+
+    return Config(read_timeout=905, retries={"mode": "standard", "max_attempts": 1})
+
+
+@lru_cache(maxsize=1)
+def relay_lambda() -> Any:
+    import boto3
+
+    return boto3.client("lambda", config=relay_lambda_config())

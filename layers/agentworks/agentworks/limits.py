@@ -182,4 +182,16 @@ ADAPTER_PROFILE_MAX_BYTES = 64 * 1024  # the profile as stored JSON
 
 RELAY_FUNCTIONS_MAX = 50  # functions (entrypoints) of one Relay
 RELAY_FILES_MAX = 200  # source files of one release
-RELAY_SOURCE_MAX_BYTES = 5 * 1024 * 1024  # a release's source, all files together
+# A release's source, all files together: it travels inline in one publish request
+# (REQUEST_BODY_MAX_BYTES, with JSON's escapes) and to the code function in one invocation.
+RELAY_SOURCE_MAX_BYTES = 192 * 1024
+RELAY_INPUT_MAX_BYTES = 64 * 1024  # a run's input, as compact JSON
+RELAY_RESULT_MAX_BYTES = 256 * 1024  # a run's final JSON
+RELAY_STEP_RESULT_MAX_BYTES = 64 * 1024  # a durable step's checkpointed result
+RELAY_STEPS_MAX = 200  # durable steps of one run
+RELAY_STEP_NAME_MAX_CHARS = 100
+RELAY_IDEMPOTENCY_KEY_MAX_CHARS = 128
+# Attempts of one execution (ASL Retry re-runs a failed attempt; checkpoints carry over).
+RELAY_ATTEMPTS_MAX = 3
+RELAY_RELEASES_LISTED = 100  # `relays releases`: the latest releases
+RELAY_RUN_TIMEOUT_SECONDS = 840  # under the code function's 900 s Lambda limit

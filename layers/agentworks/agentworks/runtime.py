@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from agentworks.messaging.directory import AgentDirectory
     from agentworks.messaging.lifecycle import InboxLifecycle
     from agentworks.messaging.service import MessagingService
+    from agentworks.relays.credentials import RunCredentials
+    from agentworks.relays.functions import RelayFunctions
+    from agentworks.relays.host import RelayHost
+    from agentworks.relays.releases import RelayReleases
+    from agentworks.relays.runs import RelayRuns
+    from agentworks.relays.steps import DurableSteps
     from agentworks.signing import Signer
     from agentworks.workflows.engine import WorkflowEngine
     from agentworks.workflows.functions import WorkflowFunctions
@@ -57,6 +63,19 @@ class Workflows:
     engine: WorkflowEngine
     registry: WorkflowRegistry  # registered workflows and their triggers (W11)
     functions: WorkflowFunctions  # their function triggers, on the functions surface (W10)
+    calls: FunctionCalls  # the functions surface their steps call through
+
+
+@dataclass(frozen=True)
+class Relays:
+    """Relays (SPEC §5): releases, runs, their durable steps, credentials and host."""
+
+    releases: RelayReleases
+    runs: RelayRuns
+    steps: DurableSteps
+    credentials: RunCredentials
+    host: RelayHost
+    functions: RelayFunctions  # target=relay:NAME on the functions surface
 
 
 @dataclass(frozen=True)
@@ -77,6 +96,7 @@ class Services:
     lifecycle: InboxLifecycle
     crews: Crews
     workflows: Workflows
+    relays: Relays
 
 
 def build_services(
@@ -89,6 +109,7 @@ def build_services(
     stepfunctions: Any = None,
     adapter_clients: AdapterClients | None = None,
     scheduler: Any = None,
+    lambda_client: Any = None,
 ) -> Services:
     # Imported here, not at module load: each function pays only for what it builds.
     from agentworks.identity.connection_store import ConnectionStore
@@ -128,7 +149,10 @@ def build_services(
     workflows = build_workflows(
         settings, client, signer, clock, s3, stepfunctions, adapter_clients, scheduler
     )
+    relays = build_relays(settings, client, clock, s3, stepfunctions, lambda_client)
     crews.calls.route_workflows(workflows.functions)  # target=workflow:NAME (W10)
+    crews.calls.route_relays(relays.functions)  # target=relay:NAME (issue 9)
+    workflows.calls.route_relays(relays.functions)  # …from a workflow's steps too
     return Services(
         identity=identity,
         directory=AgentDirectory(agents, identity.is_live_connection, clock),
@@ -136,6 +160,54 @@ def build_services(
         lifecycle=lifecycle,
         crews=crews,
         workflows=workflows,
+        relays=relays,
+    )
+
+
+def build_relays(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock = SYSTEM_CLOCK,
+    s3: Any = None,
+    stepfunctions: Any = None,
+    lambda_client: Any = None,
+) -> Relays:
+    from agentworks.aws_clients import relay_lambda
+    from agentworks.aws_clients import s3 as default_s3
+    from agentworks.crews.execution import Executions
+    from agentworks.identity.connection_store import ConnectionStore
+    from agentworks.relays.credentials import RunCredentials
+    from agentworks.relays.functions import RelayFunctions
+    from agentworks.relays.host import RelayHost, lambda_launcher
+    from agentworks.relays.release_store import ReleaseStore
+    from agentworks.relays.releases import RelayReleases
+    from agentworks.relays.run_store import RelayRunStore
+    from agentworks.relays.runs import RelayRuns
+    from agentworks.relays.steps import DurableSteps
+
+    store = ReleaseStore(
+        client,
+        settings.work_table,
+        (lambda: s3) if s3 is not None else default_s3,
+        settings.outputs_bucket,
+    )
+    releases = RelayReleases(store, clock)
+    runs = RelayRunStore(client, settings.work_table)
+    connections = ConnectionStore(client, settings.identity_table)
+    launch = lambda_launcher(
+        settings.relay_code_function,
+        (lambda: lambda_client) if lambda_client is not None else relay_lambda,
+    )
+    relay_runs = RelayRuns(
+        releases, runs, Executions(settings.relay_state_machine_arn, stepfunctions), clock
+    )
+    return Relays(
+        releases=releases,
+        runs=relay_runs,
+        functions=RelayFunctions(releases, relay_runs),
+        steps=DurableSteps(runs, clock),
+        credentials=RunCredentials(runs, connections, clock),
+        host=RelayHost(runs, releases, connections, launch, settings.platform_api_url, clock),
     )
 
 
@@ -216,6 +288,7 @@ def build_workflows(
             ),
         ),
         functions=functions,
+        calls=calls,
         engine=WorkflowEngine(
             runs,
             profiles,
@@ -385,7 +458,34 @@ def _default_engine() -> WorkflowEngine:
 
     settings = get_settings()
     signer = signer_from_secret(settings.signing_secret_arn)
-    return build_workflows(settings, dynamodb(), signer).engine
+    workflows = build_workflows(settings, dynamodb(), signer)
+    # A step may call a Relay's function (target=relay:NAME): that starts a run.
+    workflows.calls.route_relays(build_relays(settings, dynamodb()).functions)
+    return workflows.engine
+
+
+def relay_host() -> RelayHost:
+    """What the relay runner's task states call."""
+    return _installed.relays.host if _installed is not None else _default_relay_host()
+
+
+@lru_cache(maxsize=1)
+def _default_relay_host() -> RelayHost:
+    from agentworks.aws_clients import dynamodb
+
+    return build_relays(get_settings(), dynamodb()).host
+
+
+def run_credentials() -> RunCredentials:
+    """What authentication needs for a relay run's credential (relays.credentials)."""
+    return _installed.relays.credentials if _installed is not None else _default_credentials()
+
+
+@lru_cache(maxsize=1)
+def _default_credentials() -> RunCredentials:
+    from agentworks.aws_clients import dynamodb
+
+    return build_relays(get_settings(), dynamodb()).credentials
 
 
 def tick_services() -> TickServices:

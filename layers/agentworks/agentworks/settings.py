@@ -20,6 +20,10 @@ class Settings(BaseModel):
     # W11: EventBridge Scheduler invokes the tick with this role (empty: the tick alone).
     scheduler_role_arn: str = ""
     tick_function_arn: str = ""
+    # Relays (R5): their runs' machine; the runner's code function and the API it calls.
+    relay_state_machine_arn: str = ""
+    relay_code_function: str = ""
+    platform_api_url: str = ""
     stage: str = "dev"
 
 
@@ -35,5 +39,8 @@ def get_settings() -> Settings:
         workflow_state_machine_arn=os.environ.get("WORKFLOW_STATE_MACHINE_ARN", ""),
         scheduler_role_arn=os.environ.get("SCHEDULER_ROLE_ARN", ""),
         tick_function_arn=os.environ.get("TICK_FUNCTION_ARN", ""),
+        relay_state_machine_arn=os.environ.get("RELAY_STATE_MACHINE_ARN", ""),
+        relay_code_function=os.environ.get("RELAY_CODE_FUNCTION", ""),
+        platform_api_url=os.environ.get("PLATFORM_API_URL", ""),
         stage=os.environ.get("STAGE", "dev"),
     )

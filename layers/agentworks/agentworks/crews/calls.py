@@ -40,6 +40,7 @@ from agentworks.messaging.names import normalize_agent_name
 from agentworks.observability import count
 
 if TYPE_CHECKING:
+    from agentworks.relays.functions import RelayFunctions
     from agentworks.workflows.functions import WorkflowFunctions
 
 
@@ -94,10 +95,20 @@ class FunctionCalls:
         self._clock = clock
         # W10: functions of registered workflows answer on the same surface (route_workflows).
         self._workflows: WorkflowFunctions | None = None
+        self._relays: RelayFunctions | None = None
 
     def route_workflows(self, functions: WorkflowFunctions) -> None:
         """Calls with target=workflow:NAME (and their wcall_ ids) go to `functions`."""
         self._workflows = functions
+
+    def route_relays(self, functions: RelayFunctions) -> None:
+        """Calls with target=relay:NAME (and their rrun_ ids) go to `functions` (issue 9)."""
+        self._relays = functions
+
+    def _relay(self) -> RelayFunctions:
+        if self._relays is None:
+            raise InvalidInput("relay functions are not served here", field="target")
+        return self._relays
 
     def _workflow(self) -> WorkflowFunctions:
         if self._workflows is None:
@@ -111,6 +122,8 @@ class FunctionCalls:
         principal.require(FUNCTIONS_READ)
         if target.strip().startswith("workflow:"):
             return self._workflow().list_functions(principal, target)
+        if target.strip().startswith("relay:"):
+            return self._relay().list_functions(principal, target)
         crew = visible(principal, self._crews.get(principal.account_id, parse_crew_target(target)))
         return {
             "target": f"crew:{crew.name}",
@@ -133,6 +146,8 @@ class FunctionCalls:
         principal.require(FUNCTIONS_CALL)
         if request.target.strip().startswith("workflow:"):
             return self._workflow().call(principal, request, caller)
+        if request.target.strip().startswith("relay:"):
+            return self._relay().call(principal, request, caller)
         name = parse_crew_target(request.target)
         crew = visible(principal, self._crews.get(principal.account_id, name))
         spec = crew.definition.function(request.function)
@@ -215,6 +230,8 @@ class FunctionCalls:
         principal.require(FUNCTIONS_READ)
         if call_id.startswith("wcall_"):
             return self._workflow().status(principal, call_id)
+        if call_id.startswith("rrun_"):
+            return self._relay().status(principal, call_id)
         found = self._calls.get(call_id)
         return call_status(may_see_call(principal, found[0] if found else None))
 

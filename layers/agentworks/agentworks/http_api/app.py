@@ -17,6 +17,7 @@ from agentworks.http_api import (
     connections,
     crews,
     messages,
+    relays,
     wakeups,
     workflow_definitions,
     workflows,
@@ -34,6 +35,7 @@ app.include_router(wakeups.router, prefix="/v1")
 app.include_router(adapters.router, prefix="/v1")
 app.include_router(workflows.router, prefix="/v1")
 app.include_router(workflow_definitions.router, prefix="/v1")
+app.include_router(relays.router, prefix="/api")  # SPEC §7: /api/relays as in R2
 
 _JSON = "application/json"
 

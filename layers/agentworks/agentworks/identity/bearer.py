@@ -35,10 +35,15 @@ def bearer_token(headers: Mapping[str, Any] | None) -> str:
 def authenticate_event(event: Mapping[str, Any]) -> Principal:
     """The principal of an API Gateway v2 event, or `Unauthenticated` (one message for a
     missing, malformed, unknown, expired or revoked token: which one is not told)."""
-    from agentworks.runtime import identity_only
+    from agentworks.relays.credentials import is_run_credential
+    from agentworks.runtime import identity_only, run_credentials
 
+    token = bearer_token(event.get("headers"))
     try:
-        principal = identity_only().authenticate(bearer_token(event.get("headers")))
+        if is_run_credential(token):  # relay code calling back, as its run's caller
+            principal = run_credentials().authenticate(token)
+        else:
+            principal = identity_only().authenticate(token)
     except Unauthenticated:
         count("AuthenticationRefused")
         raise

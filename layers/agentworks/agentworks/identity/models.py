@@ -60,6 +60,9 @@ class Principal:
     target_bounds: tuple[str, ...] | None = None
     # The names (canonical) whose allow-list holds this connection, as of this request.
     consents: dict[str, Consent] = field(default_factory=dict, hash=False)
+    # Set when relay code calls with its run's credential (relays.credentials): the run whose
+    # checkpoints it may write. None for a connection's own token.
+    relay_run: str | None = None
 
     @property
     def acting_as(self) -> dict[str, str]:

@@ -96,8 +96,9 @@ def parse_manifest(text: str, modules: set[str]) -> RelayManifest:
     line = int(data.get("__line__", 1))
     unknown = sorted(set(data) - _KEYS - {"__line__"})
     if unknown:
-        raise RelayFolderError(MANIFEST, line, f"unknown key {unknown[0]}; known: name, "
-                               "description, functions")  # fmt: skip
+        raise RelayFolderError(
+            MANIFEST, line, f"unknown key {unknown[0]}; known: name, description, functions"
+        )
     name = data.get("name")
     if not isinstance(name, str) or not NAME.match(name):
         raise RelayFolderError(
@@ -122,12 +123,17 @@ def _function(item: Any, modules: set[str], parent_line: int) -> RelayFunction:
     line = int(item.get("__line__", parent_line))
     unknown = sorted(set(item) - _FUNCTION_KEYS - {"__line__"})
     if unknown:
-        raise RelayFolderError(MANIFEST, line, f"unknown function key {unknown[0]}; known: "
-                               "name, entrypoint, description, input_schema")  # fmt: skip
+        raise RelayFolderError(
+            MANIFEST,
+            line,
+            f"unknown function key {unknown[0]}; known: "
+            "name, entrypoint, description, input_schema",
+        )
     name = item.get("name")
     if not isinstance(name, str) or not FUNCTION.match(name):
-        raise RelayFolderError(MANIFEST, line, "a function's name is 1–64 letters, digits, "
-                               "'_' or '-', from a letter")  # fmt: skip
+        raise RelayFolderError(
+            MANIFEST, line, "a function's name is 1–64 letters, digits, '_' or '-', from a letter"
+        )
     found = ENTRYPOINT.match(str(item.get("entrypoint", "")))
     if found is None:
         raise RelayFolderError(MANIFEST, line, f"function {name}: entrypoint is module:function")

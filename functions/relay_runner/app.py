@@ -1,0 +1,16 @@
+"""Relay runner: the Lambda behind statemachines/relay_run.asl.json's task states."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentworks.observability import logger, metrics, tracer
+from agentworks.runtime import relay_host
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    logger.append_keys(run_id=event.get("run_id"), action=event.get("action"))
+    return relay_host().handle(event)

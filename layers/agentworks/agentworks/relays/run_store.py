@@ -1,0 +1,253 @@
+"""Data access for Relay runs and their durable steps (R2–R4) in the work table.
+
+    RRUN#<run_id>                          RUN           the run (record, version `v`)
+    RRUN#<run_id>                          STEP#<name>   a durable step's checkpoint
+    RRKEY#<account>#<relay>#<caller>       K#<key>       idempotency key → run
+
+A run and its key are written together, the key first-come: the same key finds the run it
+made. A run changes by compare-and-set on `v` (the host and `relays retry` never interleave
+half a change). A step is started by a conditional put that returns the checkpoint it
+found, so the usual step costs one write to start and one to finish.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from agentworks.dynamo import (
+    TransactionCancelled,
+    condition_failed,
+    from_item,
+    to_item,
+    transact_write,
+)
+from agentworks.relays.records import Checkpoint, RelayRun
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+class RunChanged(Exception):
+    """The run changed since it was read (another writer's compare-and-set won)."""
+
+
+def _run_key(run_id: str) -> dict[str, Any]:
+    return to_item({"pk": f"RRUN#{run_id}", "sk": "RUN"})
+
+
+def _key_key(run: RelayRun) -> dict[str, Any]:
+    return to_item(
+        {
+            "pk": f"RRKEY#{run.account_id}#{run.relay}#{run.caller}",
+            "sk": f"K#{run.idempotency_key}",
+        }
+    )
+
+
+class RelayRunStore:
+    def __init__(self, client: DynamoDBClient, table: str) -> None:
+        self._db = client
+        self._table = table
+
+    def get(self, run_id: str) -> tuple[RelayRun, int] | None:
+        """The run and its version."""
+        response = self._db.get_item(
+            TableName=self._table, Key=_run_key(run_id), ConsistentRead=True
+        )
+        data = from_item(response.get("Item"))
+        if not data:
+            return None
+        return RelayRun(**json.loads(str(data["record"]))), int(data["v"])
+
+    def by_key(self, account_id: str, relay: str, caller: str, key: str) -> RelayRun | None:
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": f"RRKEY#{account_id}#{relay}#{caller}", "sk": f"K#{key}"}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        found = self.get(str(data["run_id"])) if data else None
+        return found[0] if found else None
+
+    def create(self, run: RelayRun) -> bool:
+        """False when the idempotency key already names a run."""
+        items = {
+            "run": {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": {**_run_key(run.run_id), **_record(run, 1)},
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            "key": {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": {**_key_key(run), **to_item({"run_id": run.run_id})},
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+        }
+        try:
+            transact_write(self._db, items)
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("key"):
+                return False
+            raise
+        return True
+
+    def replace(self, run: RelayRun, seen_version: int) -> int:
+        """Writes `run` over version `seen_version`; RunChanged if it moved on. New version."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item={**_run_key(run.run_id), **_record(run, seen_version + 1)},
+                ConditionExpression="v = :seen",
+                ExpressionAttributeValues=to_item({":seen": seen_version}),
+            )
+        except ClientError as error:
+            if condition_failed(error):
+                raise RunChanged() from None
+            raise
+        return seen_version + 1
+
+    # -- durable steps ------------------------------------------------------------------
+
+    def start_step(self, run_id: str, checkpoint: Checkpoint) -> Checkpoint | None:
+        """Puts `checkpoint` (started) if the step has none; else the one it has."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=_checkpoint_item(run_id, checkpoint),
+                ConditionExpression="attribute_not_exists(pk)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if condition_failed(error):
+                old = from_item(error.response.get("Item"))  # type: ignore[arg-type]
+                return _checkpoint(old) if old else self.step(run_id, checkpoint.name)
+            raise
+        return None
+
+    def restart_step(self, run_id: str, checkpoint: Checkpoint, seen_attempt: int) -> bool:
+        """An uncertain step runs again in this attempt (it was declared safe, or the run's
+        owner said so); False if another attempt took it meanwhile."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=_checkpoint_item(run_id, checkpoint),
+                ConditionExpression="#s = :started AND attempt = :seen",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues=to_item({":started": "started", ":seen": seen_attempt}),
+            )
+        except ClientError as error:
+            if condition_failed(error):
+                return False
+            raise
+        return True
+
+    def finish_step(
+        self, run_id: str, name: str, attempt: int, completed_at: int, result_json: str
+    ) -> bool:
+        """Records the step completed by the attempt that started it; False otherwise."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=to_item({"pk": f"RRUN#{run_id}", "sk": f"STEP#{name}"}),
+                UpdateExpression="SET #s = :completed, completed_at = :at, result_json = :r",
+                ConditionExpression="#s = :started AND attempt = :attempt",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues=to_item(
+                    {
+                        ":started": "started",
+                        ":completed": "completed",
+                        ":attempt": attempt,
+                        ":at": completed_at,
+                        ":r": result_json,
+                    }
+                ),
+            )
+        except ClientError as error:
+            if condition_failed(error):
+                return False
+            raise
+        return True
+
+    def abandon_step(self, run_id: str, name: str, attempt: int) -> None:
+        """Forgets a step this attempt started and saw fail (it did not take effect)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self._db.delete_item(
+                TableName=self._table,
+                Key=to_item({"pk": f"RRUN#{run_id}", "sk": f"STEP#{name}"}),
+                ConditionExpression="#s = :started AND attempt = :attempt",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues=to_item({":started": "started", ":attempt": attempt}),
+            )
+        except ClientError as error:
+            if not condition_failed(error):
+                raise
+
+    def step(self, run_id: str, name: str) -> Checkpoint | None:
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": f"RRUN#{run_id}", "sk": f"STEP#{name}"}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        return _checkpoint(data) if data else None
+
+    def steps(self, run_id: str) -> list[Checkpoint]:
+        found: list[Checkpoint] = []
+        start: dict[str, Any] | None = None
+        while True:
+            request: dict[str, Any] = {
+                "TableName": self._table,
+                "KeyConditionExpression": "pk = :pk AND begins_with(sk, :step)",
+                "ExpressionAttributeValues": to_item({":pk": f"RRUN#{run_id}", ":step": "STEP#"}),
+                "ConsistentRead": True,
+            }
+            if start:
+                request["ExclusiveStartKey"] = start
+            response = self._db.query(**request)
+            found += [_checkpoint(from_item(item) or {}) for item in response.get("Items", [])]
+            start = response.get("LastEvaluatedKey")
+            if not start:
+                return sorted(found, key=lambda c: (c.started_at, c.name))
+
+    def drop_step(self, run_id: str, name: str) -> None:
+        self._db.delete_item(
+            TableName=self._table, Key=to_item({"pk": f"RRUN#{run_id}", "sk": f"STEP#{name}"})
+        )
+
+
+def _record(run: RelayRun, version: int) -> dict[str, Any]:
+    return to_item({"record": json.dumps(asdict(run), separators=(",", ":")), "v": version})
+
+
+def _checkpoint_item(run_id: str, checkpoint: Checkpoint) -> dict[str, Any]:
+    data = asdict(checkpoint)
+    return to_item({"pk": f"RRUN#{run_id}", "sk": f"STEP#{checkpoint.name}", **data})
+
+
+def _checkpoint(data: dict[str, Any]) -> Checkpoint:
+    return Checkpoint(
+        name=str(data["name"]),
+        status=data["status"],
+        attempt=int(data["attempt"]),
+        safe=bool(data.get("safe", False)),
+        started_at=int(data["started_at"]),
+        completed_at=int(data["completed_at"]) if data.get("completed_at") is not None else None,
+        result_json=data.get("result_json"),
+        replays=int(data.get("replays", 0)),
+    )

@@ -1,0 +1,176 @@
+"""The Relay API's request and response models (R1–R4): HTTP, MCP and the CLI share them."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentworks import limits
+from agentworks.messaging.models import iso
+from agentworks.relays.records import Checkpoint, RelayHead, RelayRun, Release
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PublishRelay(_Strict):
+    """The Relay's files (POSIX relative path → UTF-8 text), as `relays publish` reads them."""
+
+    files: dict[str, str] = Field(
+        description="relay.yaml and the Python modules; path → text.",
+        max_length=limits.RELAY_FILES_MAX,
+    )
+    name: str | None = Field(None, description="Publish under this name, not relay.yaml's.")
+
+
+class StartRelayRun(_Strict):
+    function: str = Field(min_length=1, max_length=64)
+    input: dict[str, Any] = Field(description="The entrypoint's INPUT (its input_schema).")
+    idempotency_key: str = Field(
+        min_length=1,
+        max_length=limits.RELAY_IDEMPOTENCY_KEY_MAX_CHARS,
+        description="The same key returns the original run; with other input, 409.",
+    )
+    version: int | None = Field(None, ge=1, description="A release; left out: the active one.")
+
+
+class RetryRelayRun(_Strict):
+    replay_uncertain: bool = Field(
+        False,
+        description="For a run that needs reconciliation: you checked the uncertain steps' "
+        "side effects, so they run again.",
+    )
+
+
+class StepStart(_Strict):
+    safe: bool = Field(False, description="The step may run again if an attempt was lost in it.")
+
+
+class StepFinish(_Strict):
+    result: Any = None
+
+
+class StepDecision(BaseModel):
+    decision: Literal["run", "done", "uncertain"]
+    result: Any = None
+    evidence: dict[str, Any] | None = None
+
+
+class FunctionView(BaseModel):
+    name: str
+    entrypoint: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ReleaseView(BaseModel):
+    relay: str
+    version: int
+    content_hash: str
+    active: bool
+    functions: list[FunctionView]
+    description: str
+    published_at: str
+    created: bool = Field(True, description="False when identical source was published before.")
+
+    @classmethod
+    def of(cls, release: Release, active_version: int, created: bool = True) -> ReleaseView:
+        return cls(
+            relay=release.relay,
+            version=release.version,
+            content_hash=release.content_hash,
+            active=release.version == active_version,
+            functions=[FunctionView(**vars(f)) for f in release.functions],
+            description=release.description,
+            published_at=iso(release.published_at) or "",
+            created=created,
+        )
+
+
+class ReleaseList(BaseModel):
+    relay: str
+    active_version: int
+    releases: list[ReleaseView]
+
+
+class RelaySummary(BaseModel):
+    relay: str
+    active_version: int
+    latest_version: int
+    description: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, head: RelayHead) -> RelaySummary:
+        return cls(
+            relay=head.relay,
+            active_version=head.active_version,
+            latest_version=head.latest_version,
+            description=head.description,
+            updated_at=iso(head.updated_at) or "",
+        )
+
+
+class RelayList(BaseModel):
+    relays: list[RelaySummary]
+
+
+class StepView(BaseModel):
+    name: str
+    status: Literal["started", "completed", "uncertain"]
+    attempt: int
+    safe: bool
+    replays: int
+
+
+class RelayRunView(BaseModel):
+    run_id: str
+    relay: str
+    function: str
+    version: int
+    caller: str = Field(description="The calling connection, or workflow:<id> for a workflow.")
+    status: Literal["queued", "running", "retrying", "succeeded", "failed", "needs_reconciliation"]
+    terminal: bool
+    attempts: int
+    result: Any = None
+    error: str | None = None
+    evidence: dict[str, Any] | None = None
+    steps: list[StepView] = Field(default_factory=list)
+    created_at: str
+    updated_at: str
+    replayed: bool = Field(False, description="True when the key returned the original run.")
+
+    @classmethod
+    def of(cls, run: RelayRun, steps: list[Checkpoint], replayed: bool = False) -> RelayRunView:
+        import json
+
+        return cls(
+            run_id=run.run_id,
+            relay=run.relay,
+            function=run.function,
+            version=run.version,
+            caller=run.caller,
+            status=run.status,
+            terminal=run.terminal,
+            attempts=run.attempt,
+            result=json.loads(run.result_json) if run.result_json is not None else None,
+            error=run.error,
+            evidence=run.evidence,
+            steps=[_step(run, s) for s in steps],
+            created_at=iso(run.created_at) or "",
+            updated_at=iso(run.updated_at or run.created_at) or "",
+            replayed=replayed,
+        )
+
+
+def _step(run: RelayRun, checkpoint: Checkpoint) -> StepView:
+    lost = checkpoint.status == "started" and (run.terminal or checkpoint.attempt < run.attempt)
+    return StepView(
+        name=checkpoint.name,
+        status="uncertain" if lost else checkpoint.status,
+        attempt=checkpoint.attempt,
+        safe=checkpoint.safe,
+        replays=checkpoint.replays,
+    )
