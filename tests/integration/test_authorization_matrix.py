@@ -54,6 +54,11 @@ adapter: claude-code
 ```
 Plan
 """
+# A Relay (issue 9) whose run answers with its input; its name holds "contracts" too.
+RELAY_FILES = {
+    "relay.yaml": "name: contracts-relay\nfunctions:\n  - {name: run, entrypoint: main:run}\n",
+    "main.py": "async def run(INPUT):\n    return INPUT\n",
+}
 # A registered workflow (W11); its name holds "contracts", which unknown_name swaps.
 REGISTERED_FILE = WORKFLOW_FILE.replace("workflowId: review", "workflowId: contracts-flow")
 
@@ -175,6 +180,10 @@ def world(api: Any, stack: Any) -> World:
         "call": call["call_id"],
     }
     _ok(api("PUT", "/v1/workflow-definitions", admin, {"content": REGISTERED_FILE}))
+    _ok(api("POST", "/api/relays", admin, {"files": RELAY_FILES}), 200)
+    started = {"function": "run", "input": {"plan": SECRET}, "idempotency_key": "k"}
+    relay_run = _ok(api("POST", "/api/relays/contracts-relay/runs", caller["token"], started), 202)
+    w.ids["relay_run"] = relay_run["run_id"]
     run = _ok(api("POST", "/v1/workflows", admin, WORKFLOW), 202)
     from tests.integration.workflow_support import wait_run
 
@@ -191,6 +200,7 @@ def world(api: Any, stack: Any) -> World:
         "outside_bounds": outside["token"],
         "not_on_allow_list": stranger["token"],
         "bounded_admin": bounded_admin["token"],
+        "relay_caller": caller["token"],  # not a case: the relay run's own caller
     }
     return w
 
@@ -630,6 +640,80 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             expect={"bounded_admin": "forbidden"},
         )
     ],
+    # Relays (issue 9): no allow-lists — any unbounded connection with relays:run may run
+    # one; a run is its caller's (or an unbounded admin's) to see and retry.
+    _http("POST", "/api/relays"): [
+        Row(
+            "publish",
+            ADMIN,
+            lambda w: ("/api/relays", {"files": RELAY_FILES}, None),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("GET", "/api/relays"): [
+        Row("list", "relays:run", lambda w: ("/api/relays", None, None), kind="account")
+    ],
+    _http("GET", "/api/relays/<relay>/releases"): [
+        Row(
+            "releases",
+            "relays:run",
+            lambda w: ("/api/relays/contracts-relay/releases", None, None),
+            expect={"not_on_allow_list": OWN},
+        )
+    ],
+    _http("POST", "/api/relays/<relay>/runs"): [
+        Row(
+            "run",
+            "relays:run",
+            lambda w: (
+                "/api/relays/contracts-relay/runs",
+                {"function": "run", "input": {}, "idempotency_key": "m"},
+                None,
+            ),
+            expect={"not_on_allow_list": OWN},
+        )
+    ],
+    _http("GET", "/api/relays/<relay>/runs/<run_id>"): [
+        Row(
+            "status",
+            "relays:run",
+            lambda w: (f"/api/relays/contracts-relay/runs/{w.ids['relay_run']}", None, None),
+        )
+    ],
+    _http("POST", "/api/relays/<relay>/runs/<run_id>/retry"): [
+        Row(
+            "retry",
+            "relays:run",
+            lambda w: (f"/api/relays/contracts-relay/runs/{w.ids['relay_run']}/retry", {}, None),
+        )
+    ],
+    _http("GET", "/api/relay-runs/<run_id>"): [
+        Row("status", "relays:run", lambda w: (f"/api/relay-runs/{w.ids['relay_run']}", None, None))
+    ],
+    _http("POST", "/api/relay-runs/<run_id>/retry"): [
+        Row(
+            "retry",
+            "relays:run",
+            lambda w: (f"/api/relay-runs/{w.ids['relay_run']}/retry", {}, None),
+        )
+    ],
+    # Durable steps answer only the run's own credential: every connection token, the
+    # run's caller's included, finds nothing there.
+    **{
+        _http("POST", f"/api/relays/<relay>/runs/<run_id>/steps/<step>/{verb}"): [
+            Row(
+                f"step-{verb}",
+                None,
+                lambda w, verb=verb: (
+                    f"/api/relays/contracts-relay/runs/{w.ids['relay_run']}/steps/s/{verb}",
+                    {"safe": False} if verb == "start" else {},
+                    None,
+                ),
+            )
+        ]
+        for verb in ("start", "finish", "abandon")
+    },
 }
 # The webhook route checks the trigger's signature instead (test_workflow_triggers.py).
 PUBLIC_ROUTES = {("GET", "/v1/openapi.json"), ("POST", "/v1/hooks/<trigger_id>")}
@@ -1081,6 +1165,8 @@ def test_the_owner_can_do_what_the_matrix_refuses(api: Any, stack: Any, world: W
         ("/v1/connections", None, None),
         (f"/v1/workflows/{world.ids['run']}", None, None),
         ("/v1/workflow-definitions/contracts-flow", None, None),
+        (f"/api/relay-runs/{world.ids['relay_run']}", None, None),
+        ("/api/relays/contracts-relay/releases", None, None),
         (f"/v1/workflows/{world.ids['run']}/sessions/{world.ids['session']}", None, None),
     ]:
         got = http_answer(api, "GET", stack.admin_token, request)
@@ -1091,6 +1177,10 @@ def test_the_owner_can_do_what_the_matrix_refuses(api: Any, stack: Any, world: W
     ]:
         got = mcp_answer(tool, action, reviewer, arguments)
         assert got.status == 200, got.raw
+    # The relay run's caller reads it too (it is theirs, not only the admin's).
+    relay_run = (f"/api/relay-runs/{world.ids['relay_run']}", None, None)
+    got = http_answer(api, "GET", world.tokens["relay_caller"], relay_run)
+    assert got.status == 200, got.raw
     for tool, action, arguments in [
         ("crews", "get", {"name": "contracts"}),
         ("functions", "status", {"call_id": world.ids["call"]}),
