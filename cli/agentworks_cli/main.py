@@ -22,6 +22,7 @@ from agentworks_cli.commands import (
     crews,
     functions,
     messages,
+    relays,
     workflows,
 )
 from agentworks_cli.commands.session import Session, common_options
@@ -31,8 +32,9 @@ EXIT_INTERRUPTED = 130
 EPILOG = """\
 exit codes: 0 ok, 1 refused or other error, 2 usage, 3 server unreachable,
             4 not found or unavailable, 5 rate-limited or a busy Crew;
-            functions call/status --wait, workflow … --watch: 6 the call or run
-            failed, 7 it was cancelled or interrupted, 8 still running at --timeout
+            functions call/status --wait, workflow … --watch, relays … --wait:
+            6 the call or run failed, 7 it was cancelled or interrupted (a relay
+            run: needs reconciliation), 8 still running at --timeout
 
 start here:
   agentworks dev                                  # local stack; writes an admin config
@@ -64,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     functions.add_parsers(commands, common)
     adapters.add_parsers(commands, common)
     workflows.add_parsers(commands, common)
+    relays.add_parsers(commands, common)
     return parser
 
 

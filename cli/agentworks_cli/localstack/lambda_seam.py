@@ -33,7 +33,11 @@ def install(dispatch: Dispatch) -> None:
         try:
             result = _dispatch(self.function_name, payload or {})
         except Exception as error:  # a failed invocation is data for the caller
-            body = {"errorMessage": str(error), "errorType": type(error).__name__}
+            # The function host wraps what the handler raised; Lambda reports the handler's
+            # own error type (an ASL Retry/Catch matches on it, e.g. RelayAttemptFailed).
+            raised = getattr(error, "error", None)
+            cause = raised if isinstance(raised, BaseException) else error
+            body = {"errorMessage": str(cause), "errorType": type(cause).__name__}
             return json.dumps(body), True, traceback.format_exc()
         return json.dumps(result), False, ""
 

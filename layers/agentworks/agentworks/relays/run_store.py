@@ -1,6 +1,6 @@
 """Data access for Relay runs and their durable steps (R2–R4) in the work table.
 
-    RRUN#<run_id>                          RUN           the run (record, version `v`)
+    RRUN#<run_id>                          RUN           the run (record, input, result, `v`)
     RRUN#<run_id>                          STEP#<name>   a durable step's checkpoint
     RRKEY#<account>#<relay>#<caller>       K#<key>       idempotency key → run
 
@@ -59,7 +59,10 @@ class RelayRunStore:
         data = from_item(response.get("Item"))
         if not data:
             return None
-        return RelayRun(**json.loads(str(data["record"]))), int(data["v"])
+        record = json.loads(str(data["record"]))
+        return RelayRun(
+            **record, input_json=str(data["input"]), result_json=data.get("result")
+        ), int(data["v"])
 
     def by_key(self, account_id: str, relay: str, caller: str, key: str) -> RelayRun | None:
         response = self._db.get_item(
@@ -232,7 +235,18 @@ class RelayRunStore:
 
 
 def _record(run: RelayRun, version: int) -> dict[str, Any]:
-    return to_item({"record": json.dumps(asdict(run), separators=(",", ":")), "v": version})
+    # The input and the final JSON are attributes of their own, not strings inside the
+    # record's JSON: escaped again there, they could double and pass the 400 KB item limit.
+    record = asdict(run)
+    input_json, result_json = record.pop("input_json"), record.pop("result_json")
+    return to_item(
+        {
+            "record": json.dumps(record, separators=(",", ":")),
+            "input": input_json,
+            "result": result_json,
+            "v": version,
+        }
+    )
 
 
 def _checkpoint_item(run_id: str, checkpoint: Checkpoint) -> dict[str, Any]:
