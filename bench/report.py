@@ -37,6 +37,11 @@ TARGETS: dict[str, Target] = {
     "function_call_state_transitions": Target(8),
     # Issue 8: the engine's own transitions per step (a step's task aside).
     "workflow_overhead_transitions_per_step": Target(5),
+    # Issue 9: a relay run's transitions do not grow with its durable steps; a step is its
+    # two API calls (start, finish), each two GetItems of authentication and one write.
+    "relay_run_state_transitions": Target(3),
+    "relay_transitions_per_step": Target(0),
+    "relay_step_ddb_requests": Target(6),
     # The local stack as it fills (issue 7): speed that does not fall with size.
     # Sends through the handlers: in process (handlers on moto), and over HTTP through a
     # running `agentworks dev` (gateway, handlers, the journaled endpoint), as agents see it.
@@ -97,6 +102,16 @@ SHOWN = (
     "workflow_transitions_per_stage",
     "workflow_ddb_requests_per_step",
     "workflow_ddb_requests_per_stage",
+    "relay_run_state_transitions",
+    "relay_transitions_per_step",
+    "relay_1_steps_ddb_requests",
+    "relay_5_steps_ddb_requests",
+    "relay_10_steps_ddb_requests",
+    "relay_run_ddb_requests_no_steps",
+    "relay_step_ddb_requests",
+    "relay_step_overhead_ms",
+    "relay_10_steps_wall_s",
+    "relay_10_plain_wall_s",
     "import_ms_boto3",
     "import_ratio_api",
     "import_ratio_tick",

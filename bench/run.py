@@ -27,6 +27,7 @@ from bench import (
     cold_start,
     functions,
     prices,
+    relays,
     report,
     request_costs,
     scale,
@@ -144,6 +145,10 @@ def main() -> int:
     results.update(functions.measure())
     _progress("workflow runs on Step Functions (2 stages × 3 scripted steps)")
     results.update(workflows.measure())
+    _progress("relay runs on Step Functions (N durable steps vs N plain calls, own process)")
+    relay_figures, relay_details = relays.measure()
+    results.update(relay_figures)
+    details.update(relay_details)
     _progress("cold-start imports (fresh interpreters)")
     results.update(import_figures(cold_start.measure(IMPORT_ROUNDS)))
     details.update(

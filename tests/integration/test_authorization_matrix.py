@@ -724,6 +724,39 @@ def _m(tool: str, action: str) -> tuple[str, str]:
 
 
 MCP_ROWS: dict[tuple[str, str], list[Row]] = {
+    _m("relays", "publish"): [
+        Row(
+            "publish",
+            ADMIN,
+            lambda w: {"files": RELAY_FILES},
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _m("relays", "releases"): [
+        Row("list", "relays:run", lambda w: {}, kind="account"),
+        Row(
+            "releases",
+            "relays:run",
+            lambda w: {"relay": "contracts-relay"},
+            expect={"not_on_allow_list": OWN},
+        ),
+    ],
+    _m("relays", "run"): [
+        Row(
+            "run",
+            "relays:run",
+            lambda w: {
+                "relay": "contracts-relay",
+                "function": "run",
+                "input": {},
+                "idempotency_key": "m",
+            },
+            expect={"not_on_allow_list": OWN},
+        )
+    ],
+    _m("relays", "status"): [Row("status", "relays:run", lambda w: {"run_id": w.ids["relay_run"]})],
+    _m("relays", "retry"): [Row("retry", "relays:run", lambda w: {"run_id": w.ids["relay_run"]})],
     _m("messages", "send"): [
         Row(
             "first-contact",
@@ -1086,6 +1119,7 @@ def _mcp_actions() -> set[tuple[str, str]]:
         crews_tool,
         functions_tool,
         messages_tool,
+        relays_tool,
         workflows_tool,
     )
 
@@ -1097,6 +1131,7 @@ def _mcp_actions() -> set[tuple[str, str]]:
             ("crews", crews_tool),
             ("functions", functions_tool),
             ("adapters", adapters_tool),
+            ("relays", relays_tool),
         )
         for action in module.ACTIONS
     }

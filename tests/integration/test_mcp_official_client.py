@@ -102,6 +102,7 @@ def test_official_client_registers_sends_and_reads(stack: Any, mode: str) -> Non
                 "crews",
                 "functions",
                 "adapters",
+                "relays",
                 *WORKFLOW_TOOLS,
             ]
             await worker.call_tool("messages", {"action": "register", "agent_name": "worker"})

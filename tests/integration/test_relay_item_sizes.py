@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from agentworks import limits
-from agentworks.relays.records import Checkpoint, Release, ReleaseFunction, RelayRun
+from agentworks.relays.records import Checkpoint, RelayRun, Release, ReleaseFunction
 from tests.support.item_size import item_size
 
 ESCAPED = '"'  # 1 byte, 2 inside a JSON string, 4 if that string were escaped again
@@ -45,11 +45,15 @@ def test_a_run_at_every_limit_fits_one_item(stack: Any) -> None:
         credential_hash="c" * 64,
         result_json=_json_of(limits.RELAY_RESULT_MAX_BYTES),
         error=ESCAPED * 2000,
-        evidence={"step": "s" * limits.RELAY_STEP_NAME_MAX_CHARS, "reason": ESCAPED * 300,
-                  "started_at": "2027-05-30T12:00:00.000+00:00", "attempt": 99},
+        evidence={
+            "step": "s" * limits.RELAY_STEP_NAME_MAX_CHARS,
+            "reason": ESCAPED * 300,
+            "started_at": "2027-05-30T12:00:00.000+00:00",
+            "attempt": 99,
+        },
         updated_at=1_812_345_678_901,
         retries=98,
-    )  # fmt: skip
+    )
     from agentworks.relays.run_store import _record, _run_key
 
     assert item_size({**_run_key(run.run_id), **_record(run, 10**6)}) < MAX
@@ -61,8 +65,9 @@ def test_a_run_at_every_limit_fits_one_item(stack: Any) -> None:
 def test_a_step_at_every_limit_fits_one_item(stack: Any) -> None:
     store = stack.services.relays.host._runs
     name = "s" * limits.RELAY_STEP_NAME_MAX_CHARS
-    started = Checkpoint(name=name, status="started", attempt=99, safe=True,
-                         started_at=1_812_345_678_901, replays=98)  # fmt: skip
+    started = Checkpoint(
+        name=name, status="started", attempt=99, safe=True, started_at=1_812_345_678_901, replays=98
+    )
     assert store.start_step(f"rrun_{ULID}", started) is None
     result = _json_of(limits.RELAY_STEP_RESULT_MAX_BYTES)
     assert store.finish_step(f"rrun_{ULID}", name, 99, 1_812_345_678_902, result)

@@ -11,6 +11,7 @@ from agentworks.mcp_server import (
     crews_tool,
     functions_tool,
     messages_tool,
+    relays_tool,
     workflows_tool,
 )
 
@@ -20,6 +21,7 @@ TOOLS = {
     crews_tool.TOOL_NAME: crews_tool.ACTIONS,
     functions_tool.TOOL_NAME: functions_tool.ACTIONS,
     adapters_tool.TOOL_NAME: adapters_tool.ACTIONS,
+    relays_tool.TOOL_NAME: relays_tool.ACTIONS,
 }
 
 

@@ -61,8 +61,10 @@ class Principal:
     # The names (canonical) whose allow-list holds this connection, as of this request.
     consents: dict[str, Consent] = field(default_factory=dict, hash=False)
     # Set when relay code calls with its run's credential (relays.credentials): the run whose
-    # checkpoints it may write. None for a connection's own token.
+    # checkpoints it may write, and the attempt its credential belongs to (the run was
+    # running that attempt when this request was authenticated). None for a connection.
     relay_run: str | None = None
+    relay_attempt: int = 0
 
     @property
     def acting_as(self) -> dict[str, str]:

@@ -15,6 +15,7 @@ from agentworks.mcp_server import (
     crews_tool,
     functions_tool,
     messages_tool,
+    relays_tool,
     request_state,
     workflows_tool,
 )
@@ -31,7 +32,9 @@ INSTRUCTIONS = (
     "questions with action=reply. Message a Crew with messages action=send "
     "target=crew:NAME; it answers in the same inbox. Staged multi-agent workflows: "
     "workflow_start (keep the runId), workflow_status until it ends, workflow_resolve to "
-    "answer a waiting step."
+    "answer a waiting step. Relays (relays action=releases) are published Python "
+    "functions: relays action=run with an idempotency_key (keep the run_id), then "
+    "action=status until terminal."
 )
 
 # Behind API Gateway the Host header is the API's domain (or a custom one), which the
@@ -57,6 +60,7 @@ def build() -> MCPServer:
                 crews_tool.build_tool(),
                 functions_tool.build_tool(),
                 adapters_tool.build_tool(),
+                relays_tool.build_tool(),
                 *workflows_tool.build_tools(),
             ],
             # Questions (F7) ride requestState: sealed with the deployment's key, so any

@@ -77,4 +77,9 @@ class RunCredentials:
         principal = connection.principal()
         if RELAYS_RUN not in principal.scopes or not principal.may_target(f"relay:{run.relay}"):
             raise failure  # the caller may no longer run this Relay at all
-        return replace(principal, scopes=principal.scopes & RELAY_CODE_SCOPES, relay_run=run.run_id)
+        return replace(
+            principal,
+            scopes=principal.scopes & RELAY_CODE_SCOPES,
+            relay_run=run.run_id,
+            relay_attempt=run.attempt,
+        )

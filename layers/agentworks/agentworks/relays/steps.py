@@ -25,7 +25,7 @@ from agentworks.errors import Conflict, InvalidInput, Unavailable
 from agentworks.identity.models import Principal
 from agentworks.messaging.models import iso
 from agentworks.observability import count
-from agentworks.relays.records import Checkpoint, RelayRun
+from agentworks.relays.records import Checkpoint
 from agentworks.relays.run_store import RelayRunStore
 from agentworks.relays.views import StepDecision
 
@@ -39,12 +39,10 @@ class DurableSteps:
         self._clock = clock
 
     def start(self, principal: Principal, run_id: str, name: str, safe: bool) -> StepDecision:
-        run = self._own_run(principal, run_id)
+        attempt = self._own_attempt(principal, run_id)
         _check_name(name)
         now = int(self._clock.now() * 1000)
-        fresh = Checkpoint(
-            name=name, status="started", attempt=run.attempt, safe=safe, started_at=now
-        )
+        fresh = Checkpoint(name=name, status="started", attempt=attempt, safe=safe, started_at=now)
         existing = self._store.start_step(run_id, fresh)
         if existing is None:
             count("RelayStepsStarted")
@@ -53,7 +51,7 @@ class DurableSteps:
             count("RelayStepsReused")
             result = json.loads(existing.result_json) if existing.result_json else None
             return StepDecision(decision="done", result=result)
-        if existing.attempt >= run.attempt:
+        if existing.attempt >= attempt:
             raise Conflict(
                 f"Step '{name}' was already started by this attempt: each durable step of a "
                 "run needs a name of its own (add the loop index, e.g. 'fetch-3').",
@@ -62,7 +60,7 @@ class DurableSteps:
         if existing.safe or safe:
             again = replace(
                 existing,
-                attempt=run.attempt,
+                attempt=attempt,
                 started_at=now,
                 safe=existing.safe or safe,
                 replays=existing.replays + 1,
@@ -77,14 +75,14 @@ class DurableSteps:
                 "step": name,
                 "started_at": iso(existing.started_at),
                 "started_by_attempt": existing.attempt,
-                "attempt": run.attempt,
+                "attempt": attempt,
                 "reason": "an earlier attempt started this step and never recorded that it "
                 "finished; it is not declared safe to replay",
             },
         )
 
     def finish(self, principal: Principal, run_id: str, name: str, result: Any) -> None:
-        run = self._own_run(principal, run_id)
+        attempt = self._own_attempt(principal, run_id)
         _check_name(name)
         text = json.dumps(result, separators=(",", ":"))
         if len(text.encode()) > limits.RELAY_STEP_RESULT_MAX_BYTES:
@@ -93,25 +91,22 @@ class DurableSteps:
                 "as JSON; keep large data elsewhere and return a reference.",
                 field="result",
             )
-        done = self._store.finish_step(
-            run_id, name, run.attempt, int(self._clock.now() * 1000), text
-        )
+        done = self._store.finish_step(run_id, name, attempt, int(self._clock.now() * 1000), text)
         if not done:
             raise Conflict(f"Step '{name}' was not started by this attempt.", field="name")
 
     def abandon(self, principal: Principal, run_id: str, name: str) -> None:
         """The step raised: it did not happen, so the next attempt runs it (not uncertain)."""
-        run = self._own_run(principal, run_id)
+        attempt = self._own_attempt(principal, run_id)
         _check_name(name)
-        self._store.abandon_step(run_id, name, run.attempt)
+        self._store.abandon_step(run_id, name, attempt)
 
-    def _own_run(self, principal: Principal, run_id: str) -> RelayRun:
-        if principal.relay_run != run_id:
+    def _own_attempt(self, principal: Principal, run_id: str) -> int:
+        """The attempt of the run's credential: authentication read the run just now and
+        found it running that attempt (no second read; the writes are conditioned on it)."""
+        if principal.relay_run != run_id or principal.relay_attempt < 1:
             raise Unavailable()
-        found = self._store.get(run_id)
-        if found is None or found[0].status != "running":
-            raise Unavailable()
-        return found[0]
+        return principal.relay_attempt
 
 
 def _check_name(name: str) -> None:
