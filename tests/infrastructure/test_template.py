@@ -59,13 +59,14 @@ def test_template_transforms_with_sam(transformed):
 
 def test_every_function_is_arm64_python312_with_tracing_and_a_thin_handler(transformed):
     functions = resources_of_type(transformed, "AWS::Lambda::Function")
-    assert len(functions) == 5  # api, mcp, tick, step runner, workflow runner
+    # api, mcp, tick, step runner, workflow runner, relay runner, relay code
+    assert len(functions) == 7
     for name, fn in functions.items():
         props = fn["Properties"]
         assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"], name
         assert props["TracingConfig"] == {"Mode": "Active"}, name
         assert props["Handler"] == "app.handler"
-    for folder in ("api", "mcp", "tick", "step_runner", "workflow_runner"):
+    for folder in ("api", "mcp", "tick", "step_runner", "workflow_runner", "relay_runner"):
         handler = ROOT / "functions" / folder / "app.py"
         assert handler.exists()
         assert len(handler.read_text().splitlines()) < 80, f"{folder} handler should stay thin"

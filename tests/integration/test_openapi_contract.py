@@ -127,6 +127,20 @@ def _ok(reply: Any, status: int = 200) -> dict[str, Any]:
     return dict(reply.body)
 
 
+RELAY_FILES = {
+    "relay.yaml": "name: seeded\nfunctions:\n  - {name: run, entrypoint: main:run}\n",
+    "main.py": "async def run(INPUT):\n"
+    "    return {'x': 'y' * 300_000} if INPUT.get('big') else INPUT\n",
+}
+
+
+def _until(api: Any, token: str, path: str, status: str) -> None:
+    deadline = time.monotonic() + 30
+    while _ok(api("GET", path, token))["status"] != status:
+        assert time.monotonic() < deadline, path
+        time.sleep(0.05)
+
+
 class Seed:
     """Walks every operation's success path once (each answer checked), and leaves a Crew
     under review, two registered agents with conversations, calls and connections: the
@@ -263,6 +277,33 @@ class Seed:
         )
         _ok(api("DELETE", "/v1/workflow-definitions/scratch-w", admin))
 
+        # R1–R4: a Relay published, run, and a failed run retried (a final JSON over its
+        # bound fails the run at once, with no attempt left to retry in).
+        _ok(api("POST", "/api/relays", admin, {"files": RELAY_FILES}))
+        _ok(api("GET", "/api/relays", admin))
+        _ok(api("GET", "/api/relays/seeded/releases", admin))
+        runs = "/api/relays/seeded/runs"
+        relay_run = _ok(
+            api("POST", runs, admin, {"function": "run", "input": {}, "idempotency_key": "r-1"}),
+            202,
+        )
+        failing = _ok(
+            api(
+                "POST",
+                runs,
+                admin,
+                {"function": "run", "input": {"big": True}, "idempotency_key": "r-2"},
+            ),
+            202,
+        )
+        failed = f"{runs}/{failing['run_id']}"
+        _until(api, admin, failed, "failed")
+        _ok(api("GET", f"{runs}/{relay_run['run_id']}", admin))
+        _ok(api("POST", f"{failed}/retry", admin, {}), 202)
+        _until(api, admin, failed, "failed")
+        _ok(api("POST", f"/api/relay-runs/{failing['run_id']}/retry", admin, {}), 202)
+        _ok(api("GET", f"/api/relay-runs/{relay_run['run_id']}", admin))
+
         # The limited token first: the admin's deletions would remove what it reads.
         self.tokens = {"limited": limited["token"], "admin": admin, "invalid": "aw1.x.y.z"}
         # Parameter name → values a request may carry instead of the generated one.
@@ -277,7 +318,9 @@ class Seed:
             "target": ["crew:contracts", "agent:alpha"],
             "path": ["result.json"],
             "function": ["summarize"],
-            "run_id": [run["runId"], parked["runId"]],
+            "run_id": [run["runId"], parked["runId"], relay_run["run_id"], failing["run_id"]],
+            "relay": ["seeded"],
+            "step": ["s"],
             "workflow_id": ["hooked"],
             "trigger_id": [hook["triggerId"]],
             "session_id": [session],
@@ -405,7 +448,16 @@ class Fuzz:
 
 # Success paths without a scenario here: a file page needs a Crew that writes files, a
 # posted result needs the mailbox adapter (tests/integration/test_mailbox_adapter.py).
-NO_SCENARIO = {"GET /v1/calls/{call_id}/files", "POST /v1/calls/{call_id}/result"}
+# A durable step's routes answer only a running relay's credential, which relay code holds
+# in its own process (tests/integration/test_relay_steps.py drives them).
+NO_SCENARIO = {
+    "GET /v1/calls/{call_id}/files",
+    "POST /v1/calls/{call_id}/result",
+    *(
+        f"POST /api/relays/{{relay}}/runs/{{run_id}}/steps/{{step}}/{verb}"
+        for verb in ("start", "finish", "abandon")
+    ),
+}
 
 
 @pytest.mark.timeout(max(240, 40 * EXAMPLES))  # a deeper search gets its time

@@ -98,15 +98,11 @@ def test_a_workflow_step_calls_a_relay_function_as_the_workflow(
 
 
 def _relay_runs(stack: Any) -> list[Any]:
-    from agentworks.dynamo import from_item
-    from agentworks.relays.records import RelayRun
-
+    store = stack.services.relays.host._runs
     items = stack.client.scan(TableName=stack.settings.work_table)["Items"]
-    found = []
-    for item in items:
-        data = from_item(item) or {}
-        if str(data.get("pk", "")).startswith("RRUN#") and data.get("sk") == "RUN":
-            import json
-
-            found.append(RelayRun(**json.loads(data["record"])))
-    return found
+    ids = [
+        item["pk"]["S"].removeprefix("RRUN#")
+        for item in items
+        if item["pk"]["S"].startswith("RRUN#") and item["sk"]["S"] == "RUN"
+    ]
+    return [found[0] for run_id in ids if (found := store.get(run_id))]

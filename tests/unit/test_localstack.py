@@ -37,7 +37,11 @@ from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, TtlTable
 def test_routes_are_the_templates_http_api_events() -> None:
     routes = {(r.method, r.path): r.function for r in routes_from_template()}
     # Authentication happens in the functions (A3): no authorizer, so one route per function.
-    assert routes == {("ANY", "/v1/{proxy+}"): "ApiFunction", ("ANY", "/mcp"): "McpFunction"}
+    assert routes == {
+        ("ANY", "/v1/{proxy+}"): "ApiFunction",
+        ("ANY", "/api/{proxy+}"): "ApiFunction",  # SPEC §7: the Relay API (R2)
+        ("ANY", "/mcp"): "McpFunction",
+    }
 
 
 @pytest.mark.parametrize(
