@@ -1,5 +1,6 @@
 """Scheduler tick (EventBridge rate(1 minute)): retention sweeps, due wakeups, due workflow
-schedules, and calls whose execution ended without recording an outcome (M9, M11, W11, F5)."""
+schedules, and calls and relay runs whose execution ended without recording an outcome
+(M9, M11, W11, F5, R5)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     count("CallsReconciled", calls["calls_reconciled"])
     schedules = tick.schedules.fire_due()
     count("SchedulesFired", schedules["schedules_fired"])
-    done = {**report.as_dict(), **wakeups, **calls, **schedules}
+    relay_runs = tick.relay_runs.reconcile()
+    done = {**report.as_dict(), **wakeups, **calls, **schedules, **relay_runs}
     logger.info("tick", extra=done)
     return done

@@ -284,3 +284,68 @@ def test_a_call_waiting_for_input_is_answered_after_a_restart(tmp_path: Path, st
         assert _wakeups(second)[wakeup["wakeup_id"]] == wakeup
     finally:
         assert second.stop() == 0
+
+
+# A Relay whose second step is in flight when the stack is killed (issue 9 with issue 7's
+# restarts): the first step's checkpoint survives, the second is uncertain.
+HELD_RELAY = {
+    "relay.yaml": "name: held\nfunctions:\n  - {name: run, entrypoint: main:run}\n",
+    "main.py": (
+        "import time\n"
+        "from agentworks_relay import attempt, step\n\n"
+        "def hold():\n"
+        "    if attempt() == 1:\n"
+        "        time.sleep(60)  # the stack is killed meanwhile\n"
+        "    return 'held'\n\n"
+        "async def run(INPUT):\n"
+        "    first = await step('first', lambda: 'once')\n"
+        "    return {'first': first, 'held': await step('held', hold)}\n"
+    ),
+}
+
+
+def _relay_run(stack: LocalStack, run_id: str, until: Any, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        status, body, _ = api(stack, "GET", f"/api/relay-runs/{run_id}", stack.admin_token)
+        assert status == 200, body
+        if until(body):
+            return dict(body)
+        assert time.monotonic() < deadline, body
+        time.sleep(0.1)
+
+
+def test_a_relay_run_killed_mid_step_resumes_from_its_checkpoints(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = _durable(tmp_path / "first", data)
+    try:
+        status, body, _ = api(
+            first, "POST", "/api/relays", first.admin_token, {"files": HELD_RELAY}
+        )
+        assert status == 200, body
+        start = {"function": "run", "input": {}, "idempotency_key": "k"}
+        status, run, _ = api(first, "POST", "/api/relays/held/runs", first.admin_token, start)
+        assert status == 202, run
+        _relay_run(
+            first, run["run_id"], lambda r: [s["name"] for s in r["steps"]] == ["first", "held"]
+        )
+        first.process.kill()  # kill -9 while the second step runs
+        first.process.wait(10)
+    finally:
+        if first.running:
+            first.process.kill()
+
+    second = _durable(tmp_path / "second", data)
+    try:
+        assert "Relay runs resumed from their checkpoints: 1." in second.stdout()
+        done = _relay_run(second, run["run_id"], lambda r: r["terminal"])
+        # The completed step was not run again; the one in flight may or may not have taken
+        # effect, and is not declared safe: a person decides (relays retry --replay-uncertain).
+        assert done["status"] == "needs_reconciliation", done
+        assert done["evidence"]["step"] == "held"
+        assert [(s["name"], s["status"], s["attempt"]) for s in done["steps"]] == [
+            ("first", "completed", 1),
+            ("held", "uncertain", 1),
+        ]
+    finally:
+        assert second.stop() == 0

@@ -159,6 +159,7 @@ class DevStack:
         self.data = DataDir(data_dir) if data_dir is not None else None
         self.restored = RestoreReport()
         self.resumed = Resumed()
+        self.resumed_relays: list[str] = []
         self.config_path = (config_path or default_config_path()).expanduser().absolute()
         self.host = host
         self.requested_port = port
@@ -245,6 +246,10 @@ class DevStack:
         self.admin = self._saved_admin() or self._bootstrap_admin()
         if not self.restored.empty:
             self.resumed = self._resume_calls(session, resources)
+            # Relay runs whose executions the stop lost continue from their checkpoints.
+            from agentworks.runtime import services
+
+            self.resumed_relays = services().relays.reconciler.resume_all()
         self.kept_config = _keep_remote_config(self.config_path)
         write_config(
             self.config_path,
@@ -392,6 +397,10 @@ class DevStack:
         where = home_relative(self.data.path)
         resumed = self.resumed.waiting or self.resumed.interrupted
         calls = [f"  Calls: {self.resumed.describe()}."] if resumed else []
+        if self.resumed_relays:
+            calls.append(
+                f"  Relay runs resumed from their checkpoints: {len(self.resumed_relays)}."
+            )
         return [
             f"State: kept in {where} across restarts and crashes",
             f"  ({self.restored.describe()}).",

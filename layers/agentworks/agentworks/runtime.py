@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from agentworks.relays.credentials import RunCredentials
     from agentworks.relays.functions import RelayFunctions
     from agentworks.relays.host import RelayHost
+    from agentworks.relays.reconcile import RelayReconciler
     from agentworks.relays.releases import RelayReleases
     from agentworks.relays.runs import RelayRuns
     from agentworks.relays.steps import DurableSteps
@@ -76,6 +77,7 @@ class Relays:
     credentials: RunCredentials
     host: RelayHost
     functions: RelayFunctions  # target=relay:NAME on the functions surface
+    reconciler: RelayReconciler
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ class TickServices:
     wakeups: Wakeups
     reconciler: CallReconciler
     schedules: WorkflowRegistry
+    relay_runs: RelayReconciler  # runs whose execution ended unrecorded (R5)
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,7 @@ def build_relays(
     from agentworks.relays.credentials import RunCredentials
     from agentworks.relays.functions import RelayFunctions
     from agentworks.relays.host import RelayHost, lambda_launcher
+    from agentworks.relays.reconcile import RelayReconciler
     from agentworks.relays.release_store import ReleaseStore
     from agentworks.relays.releases import RelayReleases
     from agentworks.relays.run_store import RelayRunStore
@@ -198,9 +202,8 @@ def build_relays(
         settings.relay_code_function,
         (lambda: lambda_client) if lambda_client is not None else relay_lambda,
     )
-    relay_runs = RelayRuns(
-        releases, runs, Executions(settings.relay_state_machine_arn, stepfunctions), clock
-    )
+    executions = Executions(settings.relay_state_machine_arn, stepfunctions)
+    relay_runs = RelayRuns(releases, runs, executions, clock)
     return Relays(
         releases=releases,
         runs=relay_runs,
@@ -208,6 +211,7 @@ def build_relays(
         steps=DurableSteps(runs, clock),
         credentials=RunCredentials(runs, connections, clock),
         host=RelayHost(runs, releases, connections, launch, settings.platform_api_url, clock),
+        reconciler=RelayReconciler(runs, executions, clock),
     )
 
 
@@ -498,6 +502,7 @@ def tick_services() -> TickServices:
             _installed.crews.wakeups,
             _installed.crews.reconciler,
             _installed.workflows.registry,
+            _installed.relays.reconciler,
         )
     return _default_tick()
 
@@ -517,4 +522,16 @@ def _default_tick() -> TickServices:
         _reconciler(settings, dynamodb(), SYSTEM_CLOCK, None, inbox),
         # Schedules start runs; the tick holds no signing key (no webhook-key answers).
         build_workflows(settings, dynamodb(), None).registry,
+        _relay_reconciler(settings, dynamodb()),
+    )
+
+
+def _relay_reconciler(settings: Settings, client: DynamoDBClient) -> RelayReconciler:
+    from agentworks.crews.execution import Executions
+    from agentworks.relays.reconcile import RelayReconciler
+    from agentworks.relays.run_store import RelayRunStore
+
+    return RelayReconciler(
+        RelayRunStore(client, settings.work_table),
+        Executions(settings.relay_state_machine_arn),
     )

@@ -4,6 +4,10 @@
     RRUN#<run_id>                          STEP#<name>   a durable step's checkpoint
     RRKEY#<account>#<relay>#<caller>       K#<key>       idempotency key → run
 
+While a run is not terminal it sits in the work table's sparse OpenCalls index under its
+own partition (`open_store = RELAYOPEN`, `open_check = <ms>#<run_id>`), so the tick can
+ask Step Functions whether its execution still runs (relays.reconcile).
+
 A run and its key are written together, the key first-come: the same key finds the run it
 made. A run changes by compare-and-set on `v` (the host and `relays retry` never interleave
 half a change). A step is started by a conditional put that returns the checkpoint it
@@ -16,6 +20,7 @@ import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from agentworks import limits
 from agentworks.dynamo import (
     TransactionCancelled,
     condition_failed,
@@ -116,6 +121,46 @@ class RelayRunStore:
                 raise RunChanged() from None
             raise
         return seen_version + 1
+
+    # -- runs whose execution may have ended unrecorded ---------------------------------
+
+    def open_runs(self, due_by: int | None, limit: int) -> list[str]:
+        """Ids of runs not yet terminal, due for a check by `due_by` (None: all of them),
+        longest unchecked first."""
+        from agentworks.crews.open_call_store import OPEN_CALLS
+
+        condition = "open_store = :open"
+        values: dict[str, Any] = {":open": RELAY_OPEN}
+        if due_by is not None:
+            condition += " AND open_check <= :due"
+            values[":due"] = _open_check(due_by, "~")
+        response = self._db.query(
+            TableName=self._table,
+            IndexName=OPEN_CALLS,
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=to_item(values),
+            Limit=limit,
+        )
+        return [
+            str((from_item(raw) or {})["pk"]).removeprefix("RRUN#")
+            for raw in response.get("Items", [])
+        ]
+
+    def recheck(self, run_id: str, at_ms: int) -> None:
+        """Asks again at `at_ms` (the execution was found running)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=_run_key(run_id),
+                UpdateExpression="SET open_check = :check",
+                ConditionExpression="attribute_exists(open_check)",
+                ExpressionAttributeValues=to_item({":check": _open_check(at_ms, run_id)}),
+            )
+        except ClientError as error:
+            if not condition_failed(error):
+                raise
 
     # -- durable steps ------------------------------------------------------------------
 
@@ -234,19 +279,28 @@ class RelayRunStore:
         )
 
 
+RELAY_OPEN = "RELAYOPEN"
+
+
+def _open_check(at_ms: int, run_id: str) -> str:
+    return f"{at_ms:013d}#{run_id}"
+
+
 def _record(run: RelayRun, version: int) -> dict[str, Any]:
     # The input and the final JSON are attributes of their own, not strings inside the
     # record's JSON: escaped again there, they could double and pass the 400 KB item limit.
     record = asdict(run)
     input_json, result_json = record.pop("input_json"), record.pop("result_json")
-    return to_item(
-        {
-            "record": json.dumps(record, separators=(",", ":")),
-            "input": input_json,
-            "result": result_json,
-            "v": version,
-        }
-    )
+    item: dict[str, Any] = {
+        "record": json.dumps(record, separators=(",", ":")),
+        "input": input_json,
+        "result": result_json,
+        "v": version,
+    }
+    if not run.terminal:  # a terminal run leaves the index
+        due = (run.updated_at or run.created_at) + limits.RECONCILE_GRACE_SECONDS * 1000
+        item.update(open_store=RELAY_OPEN, open_check=_open_check(due, run.run_id))
+    return to_item(item)
 
 
 def _checkpoint_item(run_id: str, checkpoint: Checkpoint) -> dict[str, Any]:
