@@ -4,9 +4,10 @@ step calls one with the workflow as caller."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from agentworks.crews.models import TERMINAL_STATES
+from tests.integration.crew_support import wait_for
 from tests.integration.relay_support import publish, relay_api, relay_files
 from tests.integration.workflow_support import define, start, step_of, wait_run
 
@@ -45,17 +46,6 @@ ASKS_THE_RELAY = {
 }
 
 
-def _until_terminal(api: Any, token: str, call_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 30
-    while True:
-        status = api("GET", f"/v1/calls/{call_id}", token)
-        assert status.status == 200, status.body
-        if status.body["terminal"]:
-            return dict(status.body)
-        assert time.monotonic() < deadline, status.body
-        time.sleep(0.05)
-
-
 def test_a_relays_functions_are_listed_and_called_like_a_crews(
     stack: Any, api: Any, agents: Any, relay_api: str
 ) -> None:
@@ -73,7 +63,7 @@ def test_a_relays_functions_are_listed_and_called_like_a_crews(
     called = api("POST", "/v1/calls", caller, body)
     assert called.status in (200, 202), called.body
     assert called.body["call_id"].startswith("rrun_")
-    done = _until_terminal(api, caller, called.body["call_id"])
+    done = wait_for(api, caller, called.body["call_id"], TERMINAL_STATES)
     assert (done["state"], done["result"]) == ("succeeded", {"text": "HI"}), done
     again = api("POST", "/v1/calls", caller, body)
     assert (again.body["call_id"], again.body["replayed"]) == (called.body["call_id"], True)
