@@ -6,6 +6,7 @@ calls the API back over HTTP, through a loopback gateway, as it does on AWS."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import statistics
 import textwrap
@@ -243,7 +244,11 @@ def _execution(sfn: Any, run_id: str) -> str:
 
 def measure() -> tuple[dict[str, float], dict[str, str]]:
     """The figures, and what they are made of (DynamoDB requests by operation)."""
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+    # The handlers' metric lines (EMF on stdout, as on Lambda) stay off the report.
+    with (
+        contextlib.redirect_stdout(io.StringIO()),
+        mock_aws(config={"stepfunctions": {"execute_state_machine": True}}),
+    ):
         api, admin, sfn, services, requests = _stack()
         reply = api("POST", "/api/relays", admin, {"files": relay_files()})
         assert reply.status == 200, reply.body
