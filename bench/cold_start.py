@@ -17,7 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER = ROOT / "layers" / "agentworks"
-HANDLERS = ("api", "tick", "mcp")
+# Every function's handler module (functions/<name>/app.py), so one added later is measured.
+HANDLERS = tuple(sorted(app.parent.name for app in (ROOT / "functions").glob("*/app.py")))
 
 _TIMER = """
 import sys, time
@@ -28,7 +29,8 @@ print(time.perf_counter() - started)
 """
 
 
-def _environment() -> dict[str, str]:
+def lambda_environment() -> dict[str, str]:
+    """The environment of a deployed function at init (also tests/unit/test_import_denylist.py)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
     env.update(
         AWS_DEFAULT_REGION="us-east-1",
@@ -38,8 +40,8 @@ def _environment() -> dict[str, str]:
         POWERTOOLS_SERVICE_NAME="agentworks",
         POWERTOOLS_METRICS_NAMESPACE="AgentWorks",
         POWERTOOLS_LOG_LEVEL="INFO",
-        # What the Lambda runtime sets: the X-Ray SDK then uses Lambda's sampling decision
-        # instead of building a centralized-sampling client at import (as it does off Lambda).
+        # What the Lambda runtime sets. With LAMBDA_TASK_ROOT tracing is on (as deployed,
+        # Tracing: Active): the tracer must still load nothing at import.
         LAMBDA_TASK_ROOT=str(Path(__file__).resolve().parents[1]),
         AWS_LAMBDA_FUNCTION_NAME="agentworks-bench",
         AWS_EXECUTION_ENV="AWS_Lambda_python3.12",
@@ -47,10 +49,15 @@ def _environment() -> dict[str, str]:
     return env
 
 
+def handler_path(target: str) -> list[str]:
+    """What Lambda puts first on sys.path: the function's folder, then the layer."""
+    return [str(ROOT / "functions" / target), str(LAYER)]
+
+
 def _script(target: str) -> str:
     if target == "boto3":
         return _TIMER.format(paths=[], module="boto3")
-    return _TIMER.format(paths=[str(ROOT / "functions" / target), str(LAYER)], module="app")
+    return _TIMER.format(paths=handler_path(target), module="app")
 
 
 def import_seconds(target: str) -> float:
@@ -59,7 +66,7 @@ def import_seconds(target: str) -> float:
         [sys.executable, "-c", _script(target)],
         capture_output=True,
         text=True,
-        env=_environment(),
+        env=lambda_environment(),
         cwd=ROOT,
         timeout=120,
         check=True,
@@ -88,7 +95,7 @@ def heaviest_imports(target: str, top: int = 6) -> list[tuple[str, float]]:
         [sys.executable, "-X", "importtime", "-c", _script(target)],
         capture_output=True,
         text=True,
-        env=_environment(),
+        env=lambda_environment(),
         cwd=ROOT,
         timeout=120,
         check=True,

@@ -43,8 +43,11 @@ def main(repo: str) -> None:
     import agentworks.crews.schema_check
     import agentworks.http_api.app  # noqa: F401
 
-    # The tracer loads aws_xray_sdk lazily and patches the runtime's botocore.
-    Tracer(service="check", disabled=False, auto_patch=True)
+    # What agentworks.observability.tracer does on the first sampled invocation: load
+    # aws_xray_sdk and patch the runtime's botocore (and http.client).
+    from agentworks.observability import TRACED_MODULES
+
+    Tracer(service="check", disabled=False, auto_patch=True, patch_modules=TRACED_MODULES)
     loaded = {name.split(".")[0] for name in sys.modules}
     names = packages_distributions()
     print("loaded:", ", ".join(sorted({d for top in loaded for d in names.get(top, [])})))
