@@ -27,7 +27,7 @@ ENVIRONMENT = {
 
 def main(repo: str) -> None:
     os.environ.update(ENVIRONMENT)
-    for folder in ("api", "mcp", "tick", "step_runner"):
+    for folder in ("api", "mcp", "tick", "step_runner", "workflow_runner", "relay_runner"):
         path = os.path.join(repo, "functions", folder, "app.py")
         spec = importlib.util.spec_from_file_location(f"check_{folder}", path)
         assert spec and spec.loader
@@ -41,7 +41,9 @@ def main(repo: str) -> None:
 
     import agentworks.crews.adapters.registry
     import agentworks.crews.schema_check
-    import agentworks.http_api.app  # noqa: F401
+    import agentworks.http_api.app
+    import agentworks.relays.host
+    import agentworks.relays.reconcile  # noqa: F401
 
     # What agentworks.observability.tracer does on the first sampled invocation: load
     # aws_xray_sdk and patch the runtime's botocore (and http.client).
