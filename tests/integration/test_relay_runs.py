@@ -200,3 +200,16 @@ def test_publishing_needs_admin_and_running_needs_the_scope(
     no_scope = agents.connection("reader", scopes=["messages:read"])["token"]
     body = {"function": "summarize", "input": {"texts": []}, "idempotency_key": "k"}
     assert api("POST", "/api/relays/summarize/runs", no_scope, body).status == 403
+
+
+def test_a_release_at_the_source_limit_publishes_and_one_byte_more_is_refused(
+    stack: Any, api: Any
+) -> None:
+    files = relay_files("big", "async def run(INPUT):\n    return {}\n")
+    room = limits.RELAY_SOURCE_MAX_BYTES - sum(len(t.encode()) for t in files.values())
+    at = {**files, "notes.txt": "n" * room}
+    assert publish(api, stack.admin_token, at)["created"] is True
+    past = {**at, "notes.txt": "n" * (room + 1)}
+    refused = api("POST", "/api/relays", stack.admin_token, {"files": past})
+    assert refused.status == 400, refused.body
+    assert f"{limits.RELAY_SOURCE_MAX_BYTES:,}" in refused.body["error"]["message"]

@@ -42,9 +42,7 @@ class RelayReleases:
         found = self._existing(principal, relay, package.content_hash, head)
         if found is not None:
             return found
-        archive = package.archive()
-        if len(archive) > limits.RELAY_SOURCE_MAX_BYTES:
-            raise InvalidInput(f"The archive is over {limits.RELAY_SOURCE_MAX_BYTES:,} bytes.")
+        archive = package.archive()  # compressed source: within the bound package_files kept
         release = Release(
             account_id=principal.account_id,
             relay=relay,
