@@ -33,9 +33,7 @@ if TYPE_CHECKING:
     from agentworks.relays.functions import RelayFunctions
     from agentworks.relays.host import RelayHost
     from agentworks.relays.reconcile import RelayReconciler
-    from agentworks.relays.releases import RelayReleases
-    from agentworks.relays.runs import RelayRuns
-    from agentworks.relays.steps import DurableSteps
+    from agentworks.relays.wiring import Relays
     from agentworks.signing import Signer
     from agentworks.workflows.engine import WorkflowEngine
     from agentworks.workflows.functions import WorkflowFunctions
@@ -65,19 +63,6 @@ class Workflows:
     registry: WorkflowRegistry  # registered workflows and their triggers (W11)
     functions: WorkflowFunctions  # their function triggers, on the functions surface (W10)
     calls: FunctionCalls  # the functions surface their steps call through
-
-
-@dataclass(frozen=True)
-class Relays:
-    """Relays (SPEC §5): releases, runs, their durable steps, credentials and host."""
-
-    releases: RelayReleases
-    runs: RelayRuns
-    steps: DurableSteps
-    credentials: RunCredentials
-    host: RelayHost
-    functions: RelayFunctions  # target=relay:NAME on the functions surface
-    reconciler: RelayReconciler
 
 
 @dataclass(frozen=True)
@@ -152,10 +137,12 @@ def build_services(
     workflows = build_workflows(
         settings, client, signer, clock, s3, stepfunctions, adapter_clients, scheduler
     )
+    from agentworks.relays.wiring import build_relays
+
     relays = build_relays(settings, client, clock, s3, stepfunctions, lambda_client)
-    crews.calls.route_workflows(workflows.functions)  # target=workflow:NAME (W10)
-    crews.calls.route_relays(relays.functions)  # target=relay:NAME (issue 9)
-    workflows.calls.route_relays(relays.functions)  # …from a workflow's steps too
+    route_workflows(crews.calls, workflows.functions)  # target=workflow:NAME (W10)
+    route_relays(crews.calls, relays.functions)  # target=relay:NAME (issue 9)
+    route_relays(workflows.calls, relays.functions)  # …from a workflow's steps too
     return Services(
         identity=identity,
         directory=AgentDirectory(agents, identity.is_live_connection, clock),
@@ -167,52 +154,16 @@ def build_services(
     )
 
 
-def build_relays(
-    settings: Settings,
-    client: DynamoDBClient,
-    clock: Clock = SYSTEM_CLOCK,
-    s3: Any = None,
-    stepfunctions: Any = None,
-    lambda_client: Any = None,
-) -> Relays:
-    from agentworks.aws_clients import relay_lambda
-    from agentworks.aws_clients import s3 as default_s3
-    from agentworks.crews.execution import Executions
-    from agentworks.identity.connection_store import ConnectionStore
-    from agentworks.relays.credentials import RunCredentials
-    from agentworks.relays.functions import RelayFunctions
-    from agentworks.relays.host import RelayHost, lambda_launcher
-    from agentworks.relays.reconcile import RelayReconciler
-    from agentworks.relays.release_store import ReleaseStore
-    from agentworks.relays.releases import RelayReleases
-    from agentworks.relays.run_store import RelayRunStore
-    from agentworks.relays.runs import RelayRuns
-    from agentworks.relays.steps import DurableSteps
+def route_workflows(calls: FunctionCalls, functions: WorkflowFunctions) -> None:
+    from agentworks.workflows.functions import CALL_PREFIX
 
-    store = ReleaseStore(
-        client,
-        settings.work_table,
-        (lambda: s3) if s3 is not None else default_s3,
-        settings.outputs_bucket,
-    )
-    releases = RelayReleases(store, clock)
-    runs = RelayRunStore(client, settings.work_table)
-    connections = ConnectionStore(client, settings.identity_table)
-    launch = lambda_launcher(
-        settings.relay_code_function,
-        (lambda: lambda_client) if lambda_client is not None else relay_lambda,
-    )
-    executions = Executions(settings.relay_state_machine_arn, stepfunctions)
-    relay_runs = RelayRuns(releases, runs, executions, clock)
-    return Relays(
-        releases=releases,
-        runs=relay_runs,
-        functions=RelayFunctions(releases, relay_runs),
-        steps=DurableSteps(runs, clock),
-        credentials=RunCredentials(runs, connections, clock),
-        host=RelayHost(runs, releases, connections, launch, settings.platform_api_url, clock),
-        reconciler=RelayReconciler(runs, executions, clock),
-    )
+    calls.route("workflow", CALL_PREFIX, functions)
+
+
+def route_relays(calls: FunctionCalls, functions: RelayFunctions) -> None:
+    from agentworks.relays.runs import RUN_PREFIX
+
+    calls.route("relay", RUN_PREFIX, functions)
 
 
 def build_workflows(
@@ -276,7 +227,7 @@ def build_workflows(
     )
     registry = RegistryStore(client, settings.work_table)
     functions = WorkflowFunctions(registry, starts, workflow_calls, clock)
-    calls.route_workflows(functions)
+    route_workflows(calls, functions)
     crew_steps = CrewSteps(calls, connections, clock)
     return Workflows(
         runs=starts,
@@ -458,13 +409,14 @@ def workflow_engine() -> WorkflowEngine:
 @lru_cache(maxsize=1)
 def _default_engine() -> WorkflowEngine:
     from agentworks.aws_clients import dynamodb
+    from agentworks.relays.wiring import build_relays
     from agentworks.signing import signer_from_secret
 
     settings = get_settings()
     signer = signer_from_secret(settings.signing_secret_arn)
     workflows = build_workflows(settings, dynamodb(), signer)
     # A step may call a Relay's function (target=relay:NAME): that starts a run.
-    workflows.calls.route_relays(build_relays(settings, dynamodb()).functions)
+    route_relays(workflows.calls, build_relays(settings, dynamodb()).functions)
     return workflows.engine
 
 
@@ -476,6 +428,7 @@ def relay_host() -> RelayHost:
 @lru_cache(maxsize=1)
 def _default_relay_host() -> RelayHost:
     from agentworks.aws_clients import dynamodb
+    from agentworks.relays.wiring import build_relays
 
     return build_relays(get_settings(), dynamodb()).host
 
@@ -488,8 +441,9 @@ def run_credentials() -> RunCredentials:
 @lru_cache(maxsize=1)
 def _default_credentials() -> RunCredentials:
     from agentworks.aws_clients import dynamodb
+    from agentworks.relays.wiring import build_credentials
 
-    return build_relays(get_settings(), dynamodb()).credentials
+    return build_credentials(get_settings(), dynamodb())
 
 
 def tick_services() -> TickServices:
@@ -513,6 +467,7 @@ def _default_tick() -> TickServices:
     from agentworks.crews.wakeups import Wakeups
     from agentworks.messaging.lifecycle import InboxLifecycle
     from agentworks.messaging.lifecycle_store import LifecycleStore
+    from agentworks.relays.wiring import build_reconciler
 
     settings = get_settings()
     inbox, runs = _message_runs(settings, dynamodb(), SYSTEM_CLOCK, None)
@@ -522,16 +477,5 @@ def _default_tick() -> TickServices:
         _reconciler(settings, dynamodb(), SYSTEM_CLOCK, None, inbox),
         # Schedules start runs; the tick holds no signing key (no webhook-key answers).
         build_workflows(settings, dynamodb(), None).registry,
-        _relay_reconciler(settings, dynamodb()),
-    )
-
-
-def _relay_reconciler(settings: Settings, client: DynamoDBClient) -> RelayReconciler:
-    from agentworks.crews.execution import Executions
-    from agentworks.relays.reconcile import RelayReconciler
-    from agentworks.relays.run_store import RelayRunStore
-
-    return RelayReconciler(
-        RelayRunStore(client, settings.work_table),
-        Executions(settings.relay_state_machine_arn),
+        build_reconciler(settings, dynamodb()),
     )

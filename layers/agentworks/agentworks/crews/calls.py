@@ -6,7 +6,7 @@ import base64
 import hashlib
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -39,9 +39,17 @@ from agentworks.messaging.models import iso
 from agentworks.messaging.names import normalize_agent_name
 from agentworks.observability import count
 
-if TYPE_CHECKING:
-    from agentworks.relays.functions import RelayFunctions
-    from agentworks.workflows.functions import WorkflowFunctions
+
+class RoutedFunctions(Protocol):
+    """Functions of another kind of target on this surface (workflow:, relay:)."""
+
+    def list_functions(self, principal: Principal, target: str) -> dict[str, Any]: ...
+
+    def call(
+        self, principal: Principal, request: CallFunction, caller: str | None = None
+    ) -> dict[str, Any]: ...
+
+    def status(self, principal: Principal, call_id: str) -> dict[str, Any]: ...
 
 
 class InvalidResult(SchemaViolation):
@@ -93,37 +101,29 @@ class FunctionCalls:
         self._executions = executions
         self._outputs = outputs
         self._clock = clock
-        # W10: functions of registered workflows answer on the same surface (route_workflows).
-        self._workflows: WorkflowFunctions | None = None
-        self._relays: RelayFunctions | None = None
+        # Other kinds of targets answer on the same surface: workflow:NAME (W10), relay:NAME.
+        self._routes: dict[str, tuple[str, RoutedFunctions]] = {}
 
-    def route_workflows(self, functions: WorkflowFunctions) -> None:
-        """Calls with target=workflow:NAME (and their wcall_ ids) go to `functions`."""
-        self._workflows = functions
+    def route(self, kind: str, call_prefix: str, functions: RoutedFunctions) -> None:
+        """Calls with target=<kind>:NAME, and call ids starting `call_prefix`, go to
+        `functions` (registered workflows' function triggers, Relays)."""
+        self._routes[kind] = (call_prefix, functions)
 
-    def route_relays(self, functions: RelayFunctions) -> None:
-        """Calls with target=relay:NAME (and their rrun_ ids) go to `functions` (issue 9)."""
-        self._relays = functions
+    def _routed_target(self, target: str) -> RoutedFunctions | None:
+        found = self._routes.get(target.strip().partition(":")[0])
+        return found[1] if found else None
 
-    def _relay(self) -> RelayFunctions:
-        if self._relays is None:
-            raise InvalidInput("relay functions are not served here", field="target")
-        return self._relays
-
-    def _workflow(self) -> WorkflowFunctions:
-        if self._workflows is None:
-            raise InvalidInput("workflow functions are not served here", field="target")
-        return self._workflows
+    def _routed_call(self, call_id: str) -> RoutedFunctions | None:
+        return next((f for prefix, f in self._routes.values() if call_id.startswith(prefix)), None)
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
 
     def list_functions(self, principal: Principal, target: str) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)
-        if target.strip().startswith("workflow:"):
-            return self._workflow().list_functions(principal, target)
-        if target.strip().startswith("relay:"):
-            return self._relay().list_functions(principal, target)
+        routed = self._routed_target(target)
+        if routed is not None:
+            return routed.list_functions(principal, target)
         crew = visible(principal, self._crews.get(principal.account_id, parse_crew_target(target)))
         return {
             "target": f"crew:{crew.name}",
@@ -144,10 +144,9 @@ class FunctionCalls:
         self, principal: Principal, request: CallFunction, caller: str | None
     ) -> dict[str, Any]:
         principal.require(FUNCTIONS_CALL)
-        if request.target.strip().startswith("workflow:"):
-            return self._workflow().call(principal, request, caller)
-        if request.target.strip().startswith("relay:"):
-            return self._relay().call(principal, request, caller)
+        routed = self._routed_target(request.target)
+        if routed is not None:
+            return routed.call(principal, request, caller)
         name = parse_crew_target(request.target)
         crew = visible(principal, self._crews.get(principal.account_id, name))
         spec = crew.definition.function(request.function)
@@ -228,10 +227,9 @@ class FunctionCalls:
 
     def status(self, principal: Principal, call_id: str) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)
-        if call_id.startswith("wcall_"):
-            return self._workflow().status(principal, call_id)
-        if call_id.startswith("rrun_"):
-            return self._relay().status(principal, call_id)
+        routed = self._routed_call(call_id)
+        if routed is not None:
+            return routed.status(principal, call_id)
         found = self._calls.get(call_id)
         return call_status(may_see_call(principal, found[0] if found else None))
 

@@ -22,7 +22,7 @@ from agentworks.mcp_server.tooling import domain_tool
 from agentworks.relays.views import RelayList, RelayRunView, ReleaseList, ReleaseView
 
 if TYPE_CHECKING:
-    from agentworks.runtime import Relays
+    from agentworks.relays.wiring import Relays
 
 Action = Literal["publish", "releases", "run", "status", "retry"]
 

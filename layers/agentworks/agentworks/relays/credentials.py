@@ -49,7 +49,7 @@ class RunCredentials:
         self, runs: RelayRunStore, connections: ConnectionStore, clock: Clock = SYSTEM_CLOCK
     ) -> None:
         self._runs = runs
-        self._connections = connections
+        self.connections = connections  # the host re-checks the same callers before attempts
         self._clock = clock
 
     def authenticate(self, token: str) -> Principal:
@@ -71,7 +71,7 @@ class RunCredentials:
             or not tokens.secret_matches(secret, run.credential_hash)
         ):
             raise failure
-        connection = self._connections.get_connection(account_id, run.caller_connection_id)
+        connection = self.connections.get_connection(account_id, run.caller_connection_id)
         if connection is None or not connection.is_live(self._clock.now()):
             raise failure
         principal = connection.principal()
