@@ -17,8 +17,11 @@ found, so the usual step costs one write to start and one to finish.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.dynamo import (
@@ -107,19 +110,14 @@ class RelayRunStore:
 
     def replace(self, run: RelayRun, seen_version: int) -> int:
         """Writes `run` over version `seen_version`; RunChanged if it moved on. New version."""
-        from botocore.exceptions import ClientError
-
-        try:
-            self._db.put_item(
-                TableName=self._table,
-                Item={**_run_key(run.run_id), **_record(run, seen_version + 1)},
-                ConditionExpression="v = :seen",
-                ExpressionAttributeValues=to_item({":seen": seen_version}),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                raise RunChanged() from None
-            raise
+        if not _applied(
+            self._db.put_item,
+            TableName=self._table,
+            Item={**_run_key(run.run_id), **_record(run, seen_version + 1)},
+            ConditionExpression="v = :seen",
+            ExpressionAttributeValues=to_item({":seen": seen_version}),
+        ):
+            raise RunChanged()
         return seen_version + 1
 
     # -- runs whose execution may have ended unrecorded ---------------------------------
@@ -147,27 +145,21 @@ class RelayRunStore:
         ]
 
     def recheck(self, run_id: str, at_ms: int) -> None:
-        """Asks again at `at_ms` (the execution was found running)."""
-        from botocore.exceptions import ClientError
-
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=_run_key(run_id),
-                UpdateExpression="SET open_check = :check",
-                ConditionExpression="attribute_exists(open_check)",
-                ExpressionAttributeValues=to_item({":check": _open_check(at_ms, run_id)}),
-            )
-        except ClientError as error:
-            if not condition_failed(error):
-                raise
+        """Asks again at `at_ms` (the execution was found running); a run that left the
+        index meanwhile stays out of it."""
+        _applied(
+            self._db.update_item,
+            TableName=self._table,
+            Key=_run_key(run_id),
+            UpdateExpression="SET open_check = :check",
+            ConditionExpression="attribute_exists(open_check)",
+            ExpressionAttributeValues=to_item({":check": _open_check(at_ms, run_id)}),
+        )
 
     # -- durable steps ------------------------------------------------------------------
 
     def start_step(self, run_id: str, checkpoint: Checkpoint) -> Checkpoint | None:
         """Puts `checkpoint` (started) if the step has none; else the one it has."""
-        from botocore.exceptions import ClientError
-
         try:
             self._db.put_item(
                 TableName=self._table,
@@ -185,71 +177,42 @@ class RelayRunStore:
     def restart_step(self, run_id: str, checkpoint: Checkpoint, seen_attempt: int) -> bool:
         """An uncertain step runs again in this attempt (it was declared safe, or the run's
         owner said so); False if another attempt took it meanwhile."""
-        from botocore.exceptions import ClientError
-
-        try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=_checkpoint_item(run_id, checkpoint),
-                ConditionExpression="#s = :started AND attempt = :seen",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues=to_item({":started": "started", ":seen": seen_attempt}),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return _applied(
+            self._db.put_item,
+            TableName=self._table,
+            Item=_checkpoint_item(run_id, checkpoint),
+            **_started_by(seen_attempt),
+        )
 
     def finish_step(
         self, run_id: str, name: str, attempt: int, completed_at: int, result_json: str
     ) -> bool:
         """Records the step completed by the attempt that started it; False otherwise."""
-        from botocore.exceptions import ClientError
-
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=to_item({"pk": f"RRUN#{run_id}", "sk": f"STEP#{name}"}),
-                UpdateExpression="SET #s = :completed, completed_at = :at, result_json = :r",
-                ConditionExpression="#s = :started AND attempt = :attempt",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues=to_item(
-                    {
-                        ":started": "started",
-                        ":completed": "completed",
-                        ":attempt": attempt,
-                        ":at": completed_at,
-                        ":r": result_json,
-                    }
-                ),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        condition = _started_by(attempt)
+        condition["ExpressionAttributeValues"].update(
+            to_item({":completed": "completed", ":at": completed_at, ":r": result_json})
+        )
+        return _applied(
+            self._db.update_item,
+            TableName=self._table,
+            Key=_step_key(run_id, name),
+            UpdateExpression="SET #s = :completed, completed_at = :at, result_json = :r",
+            **condition,
+        )
 
     def abandon_step(self, run_id: str, name: str, attempt: int) -> None:
         """Forgets a step this attempt started and saw fail (it did not take effect)."""
-        from botocore.exceptions import ClientError
-
-        try:
-            self._db.delete_item(
-                TableName=self._table,
-                Key=to_item({"pk": f"RRUN#{run_id}", "sk": f"STEP#{name}"}),
-                ConditionExpression="#s = :started AND attempt = :attempt",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues=to_item({":started": "started", ":attempt": attempt}),
-            )
-        except ClientError as error:
-            if not condition_failed(error):
-                raise
+        _applied(
+            self._db.delete_item,
+            TableName=self._table,
+            Key=_step_key(run_id, name),
+            **_started_by(attempt),
+        )
 
     def step(self, run_id: str, name: str) -> Checkpoint | None:
         response = self._db.get_item(
             TableName=self._table,
-            Key=to_item({"pk": f"RRUN#{run_id}", "sk": f"STEP#{name}"}),
+            Key=_step_key(run_id, name),
             ConsistentRead=True,
         )
         data = from_item(response.get("Item"))
@@ -274,9 +237,31 @@ class RelayRunStore:
                 return sorted(found, key=lambda c: (c.started_at, c.name))
 
     def drop_step(self, run_id: str, name: str) -> None:
-        self._db.delete_item(
-            TableName=self._table, Key=to_item({"pk": f"RRUN#{run_id}", "sk": f"STEP#{name}"})
-        )
+        self._db.delete_item(TableName=self._table, Key=_step_key(run_id, name))
+
+
+def _step_key(run_id: str, name: str) -> dict[str, Any]:
+    return to_item({"pk": f"RRUN#{run_id}", "sk": f"STEP#{name}"})
+
+
+def _started_by(attempt: int) -> dict[str, Any]:
+    """The condition of a write to a step: still started, by `attempt`."""
+    return {
+        "ConditionExpression": "#s = :started AND attempt = :attempt",
+        "ExpressionAttributeNames": {"#s": "status"},
+        "ExpressionAttributeValues": to_item({":started": "started", ":attempt": attempt}),
+    }
+
+
+def _applied(write: Callable[..., Any], **request: Any) -> bool:
+    """Runs a conditional write; False when its condition was false."""
+    try:
+        write(**request)
+    except ClientError as error:
+        if condition_failed(error):
+            return False
+        raise
+    return True
 
 
 RELAY_OPEN = "RELAYOPEN"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -144,7 +145,6 @@ class RelayRunView(BaseModel):
 
     @classmethod
     def of(cls, run: RelayRun, steps: list[Checkpoint], replayed: bool = False) -> RelayRunView:
-        import json
 
         return cls(
             run_id=run.run_id,
