@@ -5,13 +5,12 @@ handlers on moto with its Step Functions executor."""
 from __future__ import annotations
 
 import statistics
-import threading
 import time
-from collections import Counter
 from typing import Any
 
-import boto3
 from moto import mock_aws
+
+from bench.stack import Requests, executing_stack
 
 CALLS = 5
 CREW = {
@@ -35,64 +34,11 @@ CREW = {
 }
 
 
-class _Requests:
-    """Counts AWS requests by service and operation, from the clients the handlers use.
-    Requests made off the main thread are the execution's (moto's Step Functions runner)."""
-
-    def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-        self.execution: Counter[str] = Counter()
-
-    def hook(self, client: Any) -> None:
-        client.meta.events.register("before-call.*.*", self._count)
-
-    def _count(self, model: Any, **_: Any) -> None:
-        key = f"{model.service_model.service_name}:{model.name}"
-        self.counts[key] += 1
-        if threading.current_thread() is not threading.main_thread():
-            self.execution[key] += 1
-
-    def total(self, service: str) -> int:
-        return sum(n for k, n in self.counts.items() if k.startswith(service + ":"))
-
-
-def _stack() -> tuple[Any, Any, Any, _Requests]:
-    from agentworks import runtime
-    from agentworks.settings import Settings
-    from agentworks.signing import Signer
-    from agentworks_cli.localstack import lambda_seam, moto_patches
-    from agentworks_cli.localstack.template import create_resources
-    from tests.support.handlers import Api, invoke_function
-
-    moto_patches.apply()
-    session = boto3.Session(region_name="us-east-1")
-    resources = create_resources(session, prefix="bench-fn")
-    lambda_seam.install(lambda name, event: invoke_function(resources.logical_id_of(name), event))
-    env = resources.environment()
-    settings = Settings(
-        identity_table=env["IDENTITY_TABLE"],
-        messages_table=env["MESSAGES_TABLE"],
-        signing_secret_arn=env["SIGNING_SECRET_ARN"],
-        work_table=env["WORK_TABLE"],
-        outputs_bucket=env["OUTPUTS_BUCKET"],
-        function_call_state_machine_arn=env["FUNCTION_CALL_STATE_MACHINE_ARN"],
-        workflow_state_machine_arn=env["WORKFLOW_STATE_MACHINE_ARN"],
-    )
-    requests = _Requests()
-    dynamodb, s3, sfn = (session.client(s) for s in ("dynamodb", "s3", "stepfunctions"))
-    for client in (dynamodb, s3, sfn):
-        requests.hook(client)
-    services = runtime.build_services(
-        settings, dynamodb, Signer(b"bench-signing-key-0123456789"), s3=s3, stepfunctions=sfn
-    )
-    runtime.install(services)
-    admin = services.identity.bootstrap("bench").token
-    return Api(), admin, session.client("stepfunctions"), requests
-
-
 def measure() -> dict[str, float]:
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-        api, admin, sfn, requests = _stack()
+        requests = Requests()
+        stack = executing_stack("bench-fn", requests)
+        api, admin, sfn = stack.api, stack.admin_token, stack.stepfunctions
         assert api("POST", "/v1/crews", admin, CREW).status == 201
         latencies, transitions, ddb, sfn_calls = [], [], [], []
         for i in range(CALLS):

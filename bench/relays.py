@@ -15,12 +15,13 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import SimpleNamespace
 from typing import Any
 
-import boto3
 import yaml
 from moto import mock_aws
+
+from bench.stack import Requests, executing_stack
+from tests.support.relay_gateway import serving
 
 STEPS = (1, 5, 10)  # report.SHOWN names the figures of each (relay_10_steps_wall_s, ...)
 RUNS = 3  # of the widest relay, with steps and with plain calls, for the wall times
@@ -68,20 +69,16 @@ def relay_files() -> dict[str, str]:
     return {"relay.yaml": yaml.safe_dump(manifest), "main.py": textwrap.dedent(SOURCE)}
 
 
-class _Requests:
+class _Requests(Requests):
     """Counts AWS requests by service and operation, from the clients the handlers use:
     those the relay code's API calls make (through the gateway), and those of the rest of
     the execution (moto's Step Functions runner, off the main thread)."""
 
     def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-        self.execution: Counter[str] = Counter()
+        super().__init__()
         self.code: Counter[str] = Counter()  # inside the relay code's API calls
         self.api_calls = 0  # the relay code's requests to the API
         self._local = threading.local()
-
-    def hook(self, client: Any) -> None:
-        client.meta.events.register("before-call.*.*", self._count)
 
     @contextmanager
     def serving_code(self) -> Iterator[None]:
@@ -93,101 +90,9 @@ class _Requests:
             self._local.code = False
 
     def _count(self, model: Any, **_: Any) -> None:
-        key = f"{model.service_model.service_name}:{model.name}"
-        self.counts[key] += 1
-        if threading.current_thread() is not threading.main_thread():
-            self.execution[key] += 1
-            if getattr(self._local, "code", False):
-                self.code[key] += 1
-
-
-class _Host:
-    """What the gateway asks of the local function host: the real handlers, and each
-    request counted as the relay code's (tests/support/relay_gateway.py, metered)."""
-
-    output = SimpleNamespace(path=None)
-
-    def __init__(self, requests: _Requests) -> None:
-        self._requests = requests
-
-    def invoke(self, function: str, event: dict[str, Any]) -> Any:
-        from tests.support.handlers import invoke_function
-
-        with self._requests.serving_code():
-            return invoke_function(function, event)
-
-    def spec(self, function: str) -> Any:
-        return SimpleNamespace(timeout_seconds=29)
-
-
-@contextmanager
-def _serving(services: Any, requests: _Requests) -> Iterator[str]:
-    """The API on a free loopback port; the relay host points relay code at it."""
-    from agentworks_cli.localstack.gateway import Gateway, GatewayServer
-
-    gateway = Gateway(_Host(requests), warn=lambda line: None)  # type: ignore[arg-type]
-    server = GatewayServer("127.0.0.1", 0, gateway, log=io.StringIO())  # no request log
-    server.server_activate()
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    url = f"http://127.0.0.1:{server.port}"
-    host = services.relays.host
-    before, host.api_url = host.api_url, url
-    try:
-        yield url
-    finally:
-        host.api_url = before
-        server.shutdown()
-        server.server_close()
-
-
-def _stack() -> tuple[Any, Any, Any, Any, _Requests]:
-    from agentworks import runtime
-    from agentworks.aws_clients import relay_lambda_config
-    from agentworks.settings import Settings
-    from agentworks.signing import Signer
-    from agentworks_cli.localstack import lambda_seam, moto_patches
-    from agentworks_cli.localstack.template import create_resources
-    from tests.support.handlers import Api, invoke_function
-
-    moto_patches.apply()
-    session = boto3.Session(region_name="us-east-1")
-    resources = create_resources(session, prefix="bench-relay")
-    lambda_seam.install(lambda name, event: invoke_function(resources.logical_id_of(name), event))
-    env = resources.environment()
-    settings = Settings(
-        identity_table=env["IDENTITY_TABLE"],
-        messages_table=env["MESSAGES_TABLE"],
-        signing_secret_arn=env["SIGNING_SECRET_ARN"],
-        work_table=env["WORK_TABLE"],
-        outputs_bucket=env["OUTPUTS_BUCKET"],
-        function_call_state_machine_arn=env["FUNCTION_CALL_STATE_MACHINE_ARN"],
-        workflow_state_machine_arn=env["WORKFLOW_STATE_MACHINE_ARN"],
-        relay_state_machine_arn=env["RELAY_STATE_MACHINE_ARN"],
-        relay_code_function=env["RELAY_CODE_FUNCTION"],
-    )
-    requests = _Requests()
-    dynamodb, s3, sfn = (
-        session.client("dynamodb"),
-        session.client("s3"),
-        session.client("stepfunctions"),
-    )
-    lambda_client = session.client("lambda", config=relay_lambda_config())
-    for client in (dynamodb, s3, sfn, lambda_client):
-        requests.hook(client)
-    services = runtime.build_services(
-        settings,
-        dynamodb,
-        Signer(b"bench-signing-key-0123456789"),
-        s3=s3,
-        stepfunctions=sfn,
-        lambda_client=lambda_client,
-    )
-    runtime.install(services)
-    admin = services.identity.bootstrap("bench").token
-    return Api(), admin, session.client("stepfunctions"), services, requests
+        super()._count(model)
+        if getattr(self._local, "code", False):  # the gateway's threads, off the main one
+            self.code[f"{model.service_model.service_name}:{model.name}"] += 1
 
 
 def _ddb(spent: Counter[str]) -> Counter[str]:
@@ -249,10 +154,17 @@ def measure() -> tuple[dict[str, float], dict[str, str]]:
         contextlib.redirect_stdout(io.StringIO()),
         mock_aws(config={"stepfunctions": {"execute_state_machine": True}}),
     ):
-        api, admin, sfn, services, requests = _stack()
+        requests = _Requests()
+        stack = executing_stack("bench-relay", requests)
+        api, admin, sfn, services = (
+            stack.api,
+            stack.admin_token,
+            stack.stepfunctions,
+            stack.services,
+        )
         reply = api("POST", "/api/relays", admin, {"files": relay_files()})
         assert reply.status == 200, reply.body
-        with _serving(services, requests):
+        with serving(services, around=requests.serving_code):
             _run(api, admin, sfn, requests, "plain", 1, "warm-up")  # first imports aside
             by_n = {n: _run(api, admin, sfn, requests, "steps", n, f"steps-{n}") for n in STEPS}
             widest = max(STEPS)

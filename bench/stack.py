@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +23,7 @@ from agentworks import runtime
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.http_api import principal
 from agentworks.identity import bearer
-from agentworks.settings import Settings
+from agentworks.settings import Settings, settings_from
 from agentworks.signing import Signer
 from agentworks_cli.localstack import moto_patches
 from agentworks_cli.localstack.template import create_resources
@@ -175,11 +177,7 @@ def open_stack(prefix: str, clock: Clock | None = None, poll_interval: float = 1
     moto_patches.apply()
     session = boto3.Session(region_name=REGION)
     env = create_resources(session, prefix=prefix).environment()
-    settings = Settings(
-        identity_table=env["IDENTITY_TABLE"],
-        messages_table=env["MESSAGES_TABLE"],
-        signing_secret_arn=env["SIGNING_SECRET_ARN"],
-    )
+    settings = settings_from(env)
     client = session.client("dynamodb")
     oracle = session.client("dynamodb")
     meter = Meter(client, oracle)
@@ -190,3 +188,62 @@ def open_stack(prefix: str, clock: Clock | None = None, poll_interval: float = 1
     return Stack(
         session, client, oracle, meter, chosen, settings, services, admin.token, BenchApi(meter)
     )
+
+
+class Requests:
+    """Counts AWS requests by service and operation, from the clients the handlers use.
+    Requests made off the main thread are the execution's (moto's Step Functions runner)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.execution: Counter[str] = Counter()
+
+    def hook(self, client: Any) -> None:
+        client.meta.events.register("before-call.*.*", self._count)
+
+    def _count(self, model: Any, **_: Any) -> None:
+        key = f"{model.service_model.service_name}:{model.name}"
+        self.counts[key] += 1
+        if threading.current_thread() is not threading.main_thread():
+            self.execution[key] += 1
+
+    def total(self, service: str) -> int:
+        return sum(n for k, n in self.counts.items() if k.startswith(service + ":"))
+
+
+@dataclass
+class ExecutingStack:
+    """Every resource of template.yaml on moto, executions running the real handlers."""
+
+    api: Api
+    admin_token: str
+    stepfunctions: Any  # an unhooked client, for looking at executions
+    services: Any
+
+
+def executing_stack(prefix: str, requests: Requests) -> ExecutingStack:
+    """Inside mock_aws with the Step Functions executor on: the stack's services, their
+    DynamoDB, S3, Step Functions and Lambda clients counted by `requests`."""
+    from agentworks.aws_clients import relay_lambda_config
+    from agentworks_cli.localstack import lambda_seam
+    from tests.support.handlers import invoke_function
+
+    moto_patches.apply()
+    session = boto3.Session(region_name="us-east-1")
+    resources = create_resources(session, prefix=prefix)
+    lambda_seam.install(lambda name, event: invoke_function(resources.logical_id_of(name), event))
+    dynamodb, s3, sfn = (session.client(s) for s in ("dynamodb", "s3", "stepfunctions"))
+    lambda_client = session.client("lambda", config=relay_lambda_config())
+    for client in (dynamodb, s3, sfn, lambda_client):
+        requests.hook(client)
+    services = runtime.build_services(
+        settings_from(resources.environment()),
+        dynamodb,
+        Signer(b"bench-signing-key-0123456789"),
+        s3=s3,
+        stepfunctions=sfn,
+        lambda_client=lambda_client,
+    )
+    runtime.install(services)
+    admin = services.identity.bootstrap("bench").token
+    return ExecutingStack(Api(), admin, session.client("stepfunctions"), services)

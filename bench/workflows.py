@@ -10,7 +10,7 @@ from typing import Any
 
 from moto import mock_aws
 
-from bench.functions import _stack
+from bench.stack import Requests, executing_stack
 
 RUNS = 3
 STAGES, STEPS = 2, 3
@@ -65,7 +65,9 @@ def _run(api: Any, admin: str, sfn: Any, requests: Any, shape: dict[str, Any]) -
 
 def measure() -> dict[str, float]:
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-        api, admin, sfn, requests = _stack()
+        requests = Requests()
+        stack = executing_stack("bench-wf", requests)
+        api, admin, sfn = stack.api, stack.admin_token, stack.stepfunctions
         assert api("POST", "/v1/adapters", admin, PROFILE).status == 201
         runs = [_run(api, admin, sfn, requests, definition()) for _ in range(RUNS)]
         # One stage more, one step more per stage: what a stage and a step add.

@@ -54,7 +54,7 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
 
     from agentworks import runtime
     from agentworks.aws_clients import dynamodb_config, relay_lambda_config
-    from agentworks.settings import Settings
+    from agentworks.settings import settings_from
     from agentworks.signing import Signer
     from agentworks_cli.localstack import lambda_seam, moto_patches
     from agentworks_cli.localstack.template import create_resources
@@ -69,19 +69,7 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
             lambda name, event: invoke_function(resources.logical_id_of(name), event)
         )
         env = resources.environment()
-        settings = Settings(
-            identity_table=env["IDENTITY_TABLE"],
-            messages_table=env["MESSAGES_TABLE"],
-            signing_secret_arn=env["SIGNING_SECRET_ARN"],
-            work_table=env["WORK_TABLE"],
-            outputs_bucket=env["OUTPUTS_BUCKET"],
-            function_call_state_machine_arn=env["FUNCTION_CALL_STATE_MACHINE_ARN"],
-            workflow_state_machine_arn=env["WORKFLOW_STATE_MACHINE_ARN"],
-            scheduler_role_arn=env["SCHEDULER_ROLE_ARN"],
-            tick_function_arn=env["TICK_FUNCTION_ARN"],
-            relay_state_machine_arn=env["RELAY_STATE_MACHINE_ARN"],
-            relay_code_function=env["RELAY_CODE_FUNCTION"],
-        )
+        settings = settings_from(env)
         client = session.client("dynamodb", config=dynamodb_config())
         services = runtime.build_services(
             settings,

@@ -67,5 +67,5 @@ def wait_run(
 @pytest.fixture
 def relay_api(stack: Any) -> Iterator[str]:
     """The API on a real port, for relay code running in its own process."""
-    with serving(stack) as url:
+    with serving(stack.services) as url:
         yield url

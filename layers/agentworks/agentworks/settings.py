@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from functools import lru_cache
 
 from pydantic import BaseModel, Field
@@ -27,20 +28,26 @@ class Settings(BaseModel):
     stage: str = "dev"
 
 
+def settings_from(environment: Mapping[str, str]) -> Settings:
+    """Settings from a function's environment variables (template.yaml names them; the
+    local stack's `LocalResources.environment()` gives the same names)."""
+    return Settings(
+        identity_table=environment.get("IDENTITY_TABLE", ""),
+        messages_table=environment.get("MESSAGES_TABLE", ""),
+        signing_secret_arn=environment.get("SIGNING_SECRET_ARN", ""),
+        work_table=environment.get("WORK_TABLE", ""),
+        outputs_bucket=environment.get("OUTPUTS_BUCKET", ""),
+        function_call_state_machine_arn=environment.get("FUNCTION_CALL_STATE_MACHINE_ARN", ""),
+        workflow_state_machine_arn=environment.get("WORKFLOW_STATE_MACHINE_ARN", ""),
+        scheduler_role_arn=environment.get("SCHEDULER_ROLE_ARN", ""),
+        tick_function_arn=environment.get("TICK_FUNCTION_ARN", ""),
+        relay_state_machine_arn=environment.get("RELAY_STATE_MACHINE_ARN", ""),
+        relay_code_function=environment.get("RELAY_CODE_FUNCTION", ""),
+        platform_api_url=environment.get("PLATFORM_API_URL", ""),
+        stage=environment.get("STAGE", "dev"),
+    )
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    return Settings(
-        identity_table=os.environ.get("IDENTITY_TABLE", ""),
-        messages_table=os.environ.get("MESSAGES_TABLE", ""),
-        signing_secret_arn=os.environ.get("SIGNING_SECRET_ARN", ""),
-        work_table=os.environ.get("WORK_TABLE", ""),
-        outputs_bucket=os.environ.get("OUTPUTS_BUCKET", ""),
-        function_call_state_machine_arn=os.environ.get("FUNCTION_CALL_STATE_MACHINE_ARN", ""),
-        workflow_state_machine_arn=os.environ.get("WORKFLOW_STATE_MACHINE_ARN", ""),
-        scheduler_role_arn=os.environ.get("SCHEDULER_ROLE_ARN", ""),
-        tick_function_arn=os.environ.get("TICK_FUNCTION_ARN", ""),
-        relay_state_machine_arn=os.environ.get("RELAY_STATE_MACHINE_ARN", ""),
-        relay_code_function=os.environ.get("RELAY_CODE_FUNCTION", ""),
-        platform_api_url=os.environ.get("PLATFORM_API_URL", ""),
-        stage=os.environ.get("STAGE", "dev"),
-    )
+    return settings_from(os.environ)
