@@ -26,6 +26,8 @@ def install(dispatch: Dispatch) -> None:
         return
     from moto.awslambda.models import LambdaFunction
 
+    from agentworks_cli.localstack.handlers import FunctionError
+
     def _invoke_lambda(self: Any, event: Any = None) -> tuple[str, bool, str]:
         if _dispatch is None:
             raise RuntimeError("no local Lambda dispatch installed")
@@ -35,8 +37,7 @@ def install(dispatch: Dispatch) -> None:
         except Exception as error:  # a failed invocation is data for the caller
             # The function host wraps what the handler raised; Lambda reports the handler's
             # own error type (an ASL Retry/Catch matches on it, e.g. RelayAttemptFailed).
-            raised = getattr(error, "error", None)
-            cause = raised if isinstance(raised, BaseException) else error
+            cause = error.error if isinstance(error, FunctionError) else error
             body = {"errorMessage": str(cause), "errorType": type(cause).__name__}
             return json.dumps(body), True, traceback.format_exc()
         return json.dumps(result), False, ""
