@@ -39,11 +39,24 @@ class InboxAuthority:
         return int(self._clock.now() * 1000)
 
     def open(
-        self, principal: Principal, inbox: InboxRef, agent_name: str | None
+        self,
+        principal: Principal,
+        inbox: InboxRef,
+        agent_name: str | None,
+        optimistic: bool = False,
     ) -> tuple[Head, Party, Consent | None]:
         """Reads the conversation's head and checks the caller holds `inbox`'s side (as
-        `agent_name`, when given): one Query, no registration read."""
-        head = self._conversations.head(inbox.conversation, self._now_ms())
+        `agent_name`, when given): one Query, no registration read.
+
+        `optimistic` (a send's first read) reads eventually consistent, for half the read
+        units. A stale head can only cost a retry: the chained put refuses a seq already
+        taken, and a conversation's parties never change. A head that would refuse (not
+        found, expired) is read again strongly first. A stale rate window or history count
+        holds no more than the stored one, so a refusal they cause stands."""
+        now_ms = self._now_ms()
+        head = self._conversations.head(inbox.conversation, now_ms, consistent=not optimistic)
+        if not head.consistent and (head.conversation is None or is_expired(head, now_ms)):
+            head = self._conversations.head(inbox.conversation, now_ms)
         party = party_of(principal, head.conversation, inbox.side)
         consent = check_party_identity(principal, party, agent_name, self.fresh_consents)
         return head, party, consent

@@ -100,16 +100,17 @@ class ConversationStore(MessagePages, SubmissionBindings):
 
     # ---- reads ----
 
-    def head(self, conversation: str, now_ms: int) -> Head:
-        """META and the newest message in one strongly consistent Query: `M#…` sorts
-        before `META`, so reading backwards from the top returns META, then message N."""
+    def head(self, conversation: str, now_ms: int, consistent: bool = True) -> Head:
+        """META and the newest message in one Query (strongly consistent unless told):
+        `M#…` sorts before `META`, so reading backwards from the top returns META, then
+        message N."""
         response = self._db.query(
             TableName=self._table,
             KeyConditionExpression="pk = :pk",
             ExpressionAttributeValues=to_item({":pk": keys.conversation(conversation)["pk"]}),
             ScanIndexForward=False,
             Limit=2,
-            ConsistentRead=True,
+            ConsistentRead=consistent,
         )
         conv: Conversation | None = None
         latest: StoredMessage | None = None
@@ -121,7 +122,7 @@ class ConversationStore(MessagePages, SubmissionBindings):
             elif keys.is_message(data["sk"]) and latest is None:
                 # Kept even past its TTL: the chain continues from its seq and window.
                 latest = message_from_item(data)
-        return Head(conv, latest)
+        return Head(conv, latest, consistent)
 
     def get_conversation(self, conversation: str, now_ms: int) -> Conversation | None:
         response = self._db.get_item(

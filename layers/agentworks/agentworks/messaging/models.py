@@ -223,10 +223,12 @@ class StoredMessage:
 
 @dataclass
 class Head:
-    """One strongly consistent read of a conversation: META and its newest message."""
+    """One read of a conversation: META and its newest message. Strongly consistent
+    unless `consistent` is False (a send's optimistic first read, see InboxAuthority)."""
 
     conversation: Conversation | None
     latest: StoredMessage | None
+    consistent: bool = True
 
     @property
     def last_seq(self) -> int:

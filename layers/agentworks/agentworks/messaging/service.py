@@ -158,7 +158,7 @@ class MessagingService(CrewInboxViews):
         body: str,
         submission_id: str | None,
     ) -> SendReceipt:
-        head, party, _ = self._authority.open(principal, inbox, sender_name)
+        head, party, _ = self._authority.open(principal, inbox, sender_name, optimistic=True)
         self._authority.refuse_expired(head, "This inbox expired after 7 idle days.")
         crew = self._admit_crew_peer(principal, head, inbox)
         submission = None
