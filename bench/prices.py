@@ -82,3 +82,9 @@ def cost_per_million(w: Workload) -> dict[str, Any]:
         "cost_ratio_vs_sqs": total / sqs,
         "lambda_gb_seconds_per_message": gb_seconds,
     }
+
+
+# API Gateway WebSocket APIs (push delivery, issue 10). Messages are metered in 32 KB units.
+WEBSOCKET_PER_MILLION_MESSAGES = 1.00
+WEBSOCKET_PER_MILLION_CONNECTION_MINUTES = 0.25
+MINUTES_PER_MONTH = 30 * 24 * 60

@@ -26,6 +26,7 @@ from bench import (
     cold_start,
     functions,
     prices,
+    push,
     relays,
     report,
     request_costs,
@@ -148,10 +149,17 @@ def main() -> int:
         results.update(cost_figures(costs))
         _progress("wake latency (real clock, real poll interval)")
         results.update(wake.measure())
+        _progress("push delivery: listener paths and the notifier, metered (fake clock)")
+        push_figures = push.measure_costs(open_stack("bench-push", FakeClock()))
+        results.update(push_figures)
+        results.update(push.per_message(push_figures))
+        results.update(push.idle_month(push_figures))
         _progress("throughput: handlers vs raw boto3 on same-sized tables")
         results.update(throughput.measure())
         _progress("the local stack as it fills: sends and reads at 0, 10,000, 100,000 messages")
         results.update(scale.measure_rates())
+    _progress("push wake latency over a local stack's WebSocket")
+    results.update(push.measure_wake())
     _progress("local restart with 100,000 stored messages (snapshot, start, crash replay)")
     results.update(scale.measure_restart())
     _progress("function calls on Step Functions (one-turn scripted call)")
@@ -180,6 +188,10 @@ def main() -> int:
             "import_ms_boto3": f"median of {IMPORT_ROUNDS} fresh interpreters",
             "wake_latency_s": f"median of 5, send {wake.SEND_AFTER_S} s into the wait",
             "wake_latency_max_s": "worst, sends swept across one poll interval",
+            "push_wake_latency_s": f"median of {push.ROUNDS}, send start to notice on the socket",
+            "push_idle_agent_usd_per_month": "connection-minutes, 9 min pings, 2 h reconnects",
+            "long_poll_idle_agent_usd_per_month": "a 25 s long-poll held all month (512 MB)",
+            "push_cost_per_million_messages_usd": "notifier, one invocation per message",
             "throughput_ratio_vs_boto3": "send+read via handlers / put_item+query",
             "throughput_ratio_vs_boto3_same_requests": "/ the handlers' own requests via boto3",
             "local_sends_per_s_at_100000": f"{scale.ITERATIONS} sends via the handlers",

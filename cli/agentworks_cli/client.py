@@ -62,6 +62,7 @@ class Config:
     token: str
     path: Path
     account_id: str | None = None
+    push_url: str | None = None  # the push channel's WebSocket (`agentworks listen`)
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -83,12 +84,13 @@ def load_config(path: Path) -> Config:
             f"config {path} needs both url and token; run `agentworks login --url URL "
             "--token TOKEN`"
         )
-    account_id = data.get("account_id")
+    account_id, push_url = data.get("account_id"), data.get("push_url")
     return Config(
         url=normalize_url(url),
         token=token,
         path=path,
         account_id=account_id if isinstance(account_id, str) else None,
+        push_url=normalize_url(push_url) if isinstance(push_url, str) and push_url else None,
     )
 
 

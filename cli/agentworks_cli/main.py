@@ -21,6 +21,7 @@ from agentworks_cli.commands import (
     connections,
     crews,
     functions,
+    listen,
     messages,
     relays,
     workflows,
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     adapters.add_parsers(commands, common)
     workflows.add_parsers(commands, common)
     relays.add_parsers(commands, common)
+    listen.add_parsers(commands, common)
     return parser
 
 

@@ -72,8 +72,17 @@ def test_every_route_and_the_schedule_can_invoke_their_function(translated):
     """An integration (or authorizer) without an AWS::Lambda::Permission fails every request
     with 500 on AWS, while cfn-lint and the local stack pass."""
     assert invoke_gaps(translated) == []
-    api = next(iter(resources_of_type(translated, "AWS::ApiGatewayV2::Api").values()))
-    assert {"/v1/{proxy+}", "/mcp"} <= set(api["Properties"]["Body"]["paths"])
+    apis = resources_of_type(translated, "AWS::ApiGatewayV2::Api")
+    assert {"/v1/{proxy+}", "/mcp"} <= set(apis["HttpApi"]["Properties"]["Body"]["paths"])
+    assert apis["PushApi"]["Properties"]["ProtocolType"] == "WEBSOCKET"
+
+
+def test_a_websocket_route_without_its_invoke_permission_is_reported(translated):
+    broken = copy.deepcopy(translated)
+    del broken["Resources"]["PushInvokePermission"]
+    gaps = invoke_gaps(broken)
+    assert len(gaps) == 3 and all("PushApi route $" in gap for gap in gaps), gaps
+    assert {gap.split()[2].rstrip(":") for gap in gaps} == {"$connect", "$disconnect", "$default"}
 
 
 def test_a_missing_invoke_permission_is_reported_with_its_route(translated):

@@ -48,9 +48,7 @@ def test_template_transforms_with_sam(transformed):
         "AWS::Events::Rule",
         "AWS::Lambda::LayerVersion",
     } <= types
-    api = next(
-        r for r in transformed["Resources"].values() if r["Type"] == "AWS::ApiGatewayV2::Api"
-    )
+    api = transformed["Resources"]["HttpApi"]
     body = json.dumps(api["Properties"])
     assert "/v1/{proxy+}" in body and "/mcp" in body
     # A3: the functions authenticate; an HTTP API authorizer would answer its own bodies.
@@ -59,14 +57,23 @@ def test_template_transforms_with_sam(transformed):
 
 def test_every_function_is_arm64_python312_with_tracing_and_a_thin_handler(transformed):
     functions = resources_of_type(transformed, "AWS::Lambda::Function")
-    # api, mcp, tick, step runner, workflow runner, relay runner, relay code
-    assert len(functions) == 7
+    # api, mcp, tick, step runner, workflow runner, relay runner, relay code, push, notifier
+    assert len(functions) == 9
     for name, fn in functions.items():
         props = fn["Properties"]
         assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"], name
         assert props["TracingConfig"] == {"Mode": "Active"}, name
         assert props["Handler"] == "app.handler"
-    for folder in ("api", "mcp", "tick", "step_runner", "workflow_runner", "relay_runner"):
+    for folder in (
+        "api",
+        "mcp",
+        "tick",
+        "step_runner",
+        "workflow_runner",
+        "relay_runner",
+        "push",
+        "notifier",
+    ):
         handler = ROOT / "functions" / folder / "app.py"
         assert handler.exists()
         assert len(handler.read_text().splitlines()) < 80, f"{folder} handler should stay thin"

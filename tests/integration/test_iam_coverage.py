@@ -220,6 +220,7 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
         assert deleted.status < 300, (path, deleted.body)
 
     _drive_workflows(api, stack, admin)
+    _drive_push(api, stack, agents)
 
     # The deployed wiring reads the signing secret once per process (tests inject a signer).
     from agentworks.signing import signer_from_secret
@@ -302,6 +303,34 @@ Go
     assert ran["status"] == "succeeded", ran
 
 
+def _drive_push(api: Any, stack: Any, agents: Any) -> None:
+    """Push delivery (issue 10): listeners open (PushFunction), a message notifies one and
+    drops a revoked one (NotifierFunction: PostToConnection, DeleteConnection)."""
+    from tests.integration.test_push_listeners import Stream, _connect, _push, _ws_event
+
+    stream = Stream(stack)
+    listener_name, caller = agents.named("listener"), agents.connection("pusher")["token"]
+    sent = api("POST", "/v1/messages", caller, {"target": "agent:listener", "message": "hi"})
+    listener, status, _ = _connect(listener_name, agent_name="listener")
+    assert status == 200
+    watcher = agents.connection("watcher")
+    assert _connect(watcher["token"], inbox_id=sent.body["inbox_id"])[1] == 200
+    assert (
+        api("DELETE", f"/v1/connections/{watcher['connection_id']}", stack.admin_token).status
+        == 200
+    )
+    stream.records()
+    [first] = api("GET", "/v1/messages", listener_name, query={"agent_name": "listener"}).body[
+        "messages"
+    ]
+    back = {"inbox_id": first["reply_address"], "message": "back"}
+    assert api("POST", "/v1/messages", listener_name, back).status == 201
+    more = {"inbox_id": sent.body["inbox_id"], "message": "more"}
+    assert api("POST", "/v1/messages", caller, more).status == 201
+    assert stream.deliver() == {"inboxes": 2, "posted": 1, "dropped": 1}
+    assert _push(_ws_event("$disconnect", listener))[0] == 200
+
+
 @pytest.fixture
 def recorded(api: Any, stack: Any, agents: Any) -> CallRecorder:
     recorder = CallRecorder()
@@ -333,6 +362,7 @@ def test_every_aws_call_of_every_function_is_allowed_by_its_role(recorded, stack
         "lambda:InvokeFunction",
         "bedrock:InvokeModel",
         "secretsmanager:GetSecretValue",
+        "execute-api:ManageConnections",
     } <= actions
     authorizations = {(c.function, p) for c in calls for p in permissions_for(c)}
     print(

@@ -43,6 +43,7 @@ class AwsCall:
     operation: str  # API operation: TransactWriteItems, HeadObject …
     params: dict[str, Any] = field(hash=False, compare=False)
     error_code: str | None = None
+    endpoint: str = field(default="", compare=False)  # the client's (execute-api names its API)
 
     def __str__(self) -> str:
         outcome = f" -> {self.error_code}" if self.error_code else ""
@@ -76,15 +77,18 @@ class CallRecorder:
                 recorder.unattributed += 1
                 return original(client, operation_name, api_params)
             service = client.meta.service_model.service_name
+            endpoint = str(client.meta.endpoint_url or "")
             try:
                 result = original(client, operation_name, api_params)
             except ClientError as error:
                 code = str(error.response.get("Error", {}).get("Code", "Error"))
                 recorder.calls.append(
-                    AwsCall(function, service, operation_name, dict(api_params), code)
+                    AwsCall(function, service, operation_name, dict(api_params), code, endpoint)
                 )
                 raise
-            recorder.calls.append(AwsCall(function, service, operation_name, dict(api_params)))
+            recorder.calls.append(
+                AwsCall(function, service, operation_name, dict(api_params), None, endpoint)
+            )
             return result
 
         BaseClient._make_api_call = _make_api_call  # type: ignore[method-assign]
@@ -232,7 +236,31 @@ def _scheduler(call: AwsCall) -> list[Permission]:
     return needed
 
 
+_CONNECTION_VERBS = {
+    "PostToConnection": "POST",
+    "DeleteConnection": "DELETE",
+    "GetConnection": "GET",
+}
+
+
+def _manage_connections(call: AwsCall) -> list[Permission]:
+    """`https://<api>.execute-api.<region>…/<stage>` + the verb and connection of the call."""
+    from urllib.parse import urlsplit
+
+    verb = _CONNECTION_VERBS.get(call.operation)
+    if verb is None:
+        raise UnmappedCall(str(call))
+    url = urlsplit(call.endpoint)
+    api, stage = (url.hostname or "").split(".")[0], url.path.strip("/")
+    arn = (
+        f"arn:aws:execute-api:{REGION}:{ACCOUNT}:{api}/{stage}/{verb}/@connections/"
+        f"{call.params['ConnectionId']}"
+    )
+    return [Permission("execute-api:ManageConnections", arn)]
+
+
 _BY_SERVICE = {
+    "apigatewaymanagementapi": _manage_connections,
     "dynamodb": _dynamodb,
     "s3": _s3,
     "stepfunctions": _states,

@@ -167,6 +167,9 @@ def stack_resolver(translated: dict[str, Any], local: Any = None, prefix: str = 
         if kind == "AWS::DynamoDB::Table":
             refs[logical_id] = name
             attributes[(logical_id, "Arn")] = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}"
+            attributes[(logical_id, "StreamArn")] = (
+                f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}/stream/2026-01-01T00:00:00.000"
+            )
         elif kind == "AWS::S3::Bucket":
             refs[logical_id] = name.lower()
             attributes[(logical_id, "Arn")] = f"arn:aws:s3:::{name.lower()}"
@@ -186,6 +189,10 @@ def stack_resolver(translated: dict[str, Any], local: Any = None, prefix: str = 
             attributes[(logical_id, "Arn")] = f"arn:aws:events:{REGION}:{ACCOUNT}:rule/{name}"
         elif kind == "AWS::ApiGatewayV2::Api":
             refs[logical_id] = "localapi"
+        elif kind == "AWS::ApiGatewayV2::Stage":
+            refs[logical_id] = resource["Properties"]["StageName"]
+        elif kind == "AWS::ApiGatewayV2::Integration":
+            refs[logical_id] = f"integ-{logical_id}"
         elif kind == "AWS::IAM::Role":
             attributes[(logical_id, "Arn")] = f"arn:aws:iam::{ACCOUNT}:role/{name}"
     for logical_id, resource in resources.items():
@@ -231,8 +238,10 @@ def invoke_gaps(translated: dict[str, Any]) -> list[str]:
     for api_id, api in translated["Resources"].items():
         if api["Type"] != "AWS::ApiGatewayV2::Api":
             continue
-        body = api["Properties"]["Body"]
         sources: list[tuple[str, str, list[str]]] = []  # (what, target, request ARNs)
+        if api["Properties"].get("ProtocolType") == "WEBSOCKET":
+            sources += _websocket_routes(translated, api_id, resolve)
+        body = api["Properties"].get("Body", {})
         for path, methods in body.get("paths", {}).items():
             for method, operation in methods.items():
                 integration = operation.get("x-amazon-apigateway-integration")
@@ -276,6 +285,37 @@ def invoke_gaps(translated: dict[str, Any]) -> list[str]:
             ):
                 gaps.append(f"{rule_id}: no permission for the rule to invoke {wanted}")
     return gaps
+
+
+def _websocket_routes(
+    translated: dict[str, Any], api_id: str, resolve: Resolver
+) -> list[tuple[str, str, list[str]]]:
+    """A WebSocket API's routes (their own resources, no OpenAPI body): each invokes its
+    integration's function for requests `<api>/<stage>/<route key>` of every stage."""
+    resources = translated["Resources"]
+    stages = [
+        r["Properties"]["StageName"]
+        for r in resources.values()
+        if r["Type"] == "AWS::ApiGatewayV2::Stage" and r["Properties"]["ApiId"] == {"Ref": api_id}
+    ]
+    integrations = {
+        f"integrations/{resolve({'Ref': i})}": r["Properties"]["IntegrationUri"]
+        for i, r in resources.items()
+        if r["Type"] == "AWS::ApiGatewayV2::Integration"
+    }
+    found = []
+    for route in resources.values():
+        props = route["Properties"]
+        if route["Type"] != "AWS::ApiGatewayV2::Route" or props["ApiId"] != {"Ref": api_id}:
+            continue
+        requests = [
+            f"arn:aws:execute-api:{REGION}:{ACCOUNT}:{resolve({'Ref': api_id})}/{stage}/"
+            f"{props['RouteKey']}"
+            for stage in stages
+        ]
+        uri = integrations[str(resolve(props["Target"]))]
+        found.append((f"route {props['RouteKey']}", uri, requests))
+    return found
 
 
 def _function_reference(resolve: Resolver, value: Any) -> str:

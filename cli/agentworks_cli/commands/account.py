@@ -31,6 +31,12 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         description="Start the whole stack on this machine and write an admin config.",
     )
     dev.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
+    dev.add_argument(
+        "--push-port",
+        type=int,
+        default=None,
+        help="the push channel's WebSocket port (default: --port + 1)",
+    )
     dev.add_argument("--host", default="127.0.0.1", help="interface to listen on")
     dev.add_argument(
         "--data-dir",
@@ -83,6 +89,8 @@ def run_dev(session: Session) -> int:
     args = session.args
     if not 0 < args.port < 65536:
         raise CliError("--port must be between 1 and 65535", EXIT_USAGE)
+    if args.push_port is not None and not 0 < args.push_port < 65536:
+        raise CliError("--push-port must be between 1 and 65535", EXIT_USAGE)
     try:
         # Lazy: only `dev` pays for moto and the handlers.
         from agentworks_cli.localstack.dev_command import run_dev as start
@@ -105,6 +113,7 @@ def run_dev(session: Session) -> int:
             data_dir=data_dir,
             reset=args.reset,
             assume_yes=args.yes,
+            push_port=args.push_port,
         )
     )
 

@@ -104,6 +104,7 @@ def run_create(session: Session) -> int:
                     "account_id": config.account_id,
                     "connection_id": created.get("connection_id"),
                     "name": created.get("name"),
+                    "push_url": config.push_url,
                 },
             )
         except CliError as exc:

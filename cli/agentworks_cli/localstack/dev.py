@@ -37,7 +37,10 @@ from agentworks_cli.localstack.durable_state import (
 )
 from agentworks_cli.localstack.gateway import Gateway, GatewayServer, port_in_use
 from agentworks_cli.localstack.handlers import LOCAL_REGION, FunctionHost, FunctionOutput
+from agentworks_cli.localstack.moto_patches import dynamodb_lock
+from agentworks_cli.localstack.push_server import PushServer
 from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, ttl_tables
+from agentworks_cli.localstack.stream_poller import StreamPoller, stream_sources
 from agentworks_cli.localstack.waiting_calls import Resumed, resume_calls
 
 # What every request needs is imported at start; the rest (MCP, Tick) on first use.
@@ -154,6 +157,7 @@ class DevStack:
         sweep_seconds: float = 5.0,
         ttl_lag_seconds: float = 0.0,
         data_dir: Path | None = None,
+        push_port: int | None = None,
     ) -> None:
         # None: ephemeral, everything in memory (tests, experiments).
         self.data = DataDir(data_dir) if data_dir is not None else None
@@ -163,6 +167,10 @@ class DevStack:
         self.config_path = (config_path or default_config_path()).expanduser().absolute()
         self.host = host
         self.requested_port = port
+        # The push channel's WebSocket listens next to the API (any free port with port 0).
+        self.requested_push_port = push_port if push_port is not None else (port + 1 if port else 0)
+        self.push: PushServer | None = None
+        self.streams: StreamPoller | None = None
         self.ready_file = ready_file
         self.tick_seconds = tick_seconds
         self.sweep_seconds = sweep_seconds
@@ -184,6 +192,11 @@ class DevStack:
         host = f"[{host}]" if ":" in host else host
         port = self.server.port if self.server else self.requested_port
         return f"http://{host}:{port}"
+
+    @property
+    def push_url(self) -> str:
+        port = self.push.port if self.push else self.requested_push_port
+        return f"ws://{self.url.split('://', 1)[1].rsplit(':', 1)[0]}:{port}"
 
     def start(self) -> None:
         """Everything up and listening, or StartError (with what started stopped again)."""
@@ -210,6 +223,20 @@ class DevStack:
                 f"cannot listen on {self.host}:{self.requested_port}: {error.strerror or error}", 2
             ) from None
 
+        try:
+            self.push = PushServer(
+                self.host, self.requested_push_port, self.functions, warn=self._warn
+            )
+        except OSError as error:
+            if port_in_use(error):
+                raise StartError(
+                    f"port {self.requested_push_port} (the push channel's WebSocket) on "
+                    f"{self.host} is already in use; pick another with --push-port N",
+                    2,
+                ) from None
+            raise
+        gateway.manage_connections = self.push.manage
+
         if self.data is not None:
             try:
                 self.data.lock()  # before anything reads or writes the folder
@@ -232,6 +259,7 @@ class DevStack:
         resources = create_resources(session, prefix=RESOURCE_PREFIX)
         os.environ.update(resources.environment())
         os.environ["PLATFORM_API_URL"] = self.url  # where relay code calls back (issue 9)
+        os.environ["PUSH_ENDPOINT"] = self.url  # the notifier posts to /@connections/{id} here
         # Step Functions tasks invoke the real handlers in this process.
         lambda_seam.install(
             lambda name, event: self.functions.invoke(resources.logical_id_of(name), event)
@@ -258,6 +286,7 @@ class DevStack:
                 "token": self.admin.token,
                 "account_id": self.admin.account_id,
                 "connection_id": self.admin.connection_id,
+                "push_url": self.push_url,
             },
         )
 
@@ -273,6 +302,12 @@ class DevStack:
             self.functions, sweeper, self.tick_seconds, self.sweep_seconds, warn=self._warn
         )
         self.scheduler.start()
+        # The messages table's stream feeds the notifier, as Lambda's poller does on AWS.
+        self.streams = StreamPoller(
+            self.functions, stream_sources(self.functions, resources), dynamodb_lock(), self._warn
+        )
+        self.streams.start()
+        self.push.start()
 
         self.server.server_activate()
         self._serving = threading.Thread(
@@ -355,6 +390,7 @@ class DevStack:
         note = {
             "url": self.url,
             "mcp_url": f"{self.url}/mcp",
+            "push_url": self.push_url,
             "moto_url": self.moto_url,
             "config": str(self.config_path),
             "function_log": str(self.output.path),
@@ -368,6 +404,12 @@ class DevStack:
 
     def stop(self) -> None:
         """Stops what started, newest first; safe to call more than once."""
+        if self.push is not None:
+            self.push.stop()
+            self.push = None
+        if self.streams is not None:
+            self.streams.stop()
+            self.streams = None
         if self.server is not None:
             if self._serving is not None:
                 self.server.shutdown()
@@ -423,6 +465,7 @@ class DevStack:
             "",
             f"  API    {url}/v1   (OpenAPI: {url}/v1/openapi.json)",
             f"  MCP    {url}/mcp",
+            f"  Push   {self.push_url}   (WebSocket: ?agent_name=NAME or ?inbox_id=ibx_…)",
             f"  AWS    {self.moto_url}   (embedded moto: DynamoDB, Secrets Manager, Step "
             "Functions)",
             f"  ticks  scheduled functions every {self.tick_seconds:g} s, expired TTL items "

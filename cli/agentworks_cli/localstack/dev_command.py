@@ -42,6 +42,7 @@ def run_dev(
     data_dir: Path | None = DEFAULT_DATA_DIR,
     reset: bool = False,
     assume_yes: bool = False,
+    push_port: int | None = None,
 ) -> int:
     """Runs the local stack until Ctrl-C or SIGTERM; returns the process exit code
     (0 after a clean stop, 2 when the port is taken, 1 when the stack could not start).
@@ -67,6 +68,7 @@ def run_dev(
             sweep_seconds=_env_seconds("AGENTWORKS_DEV_SWEEP_SECONDS", 5.0),
             ttl_lag_seconds=_env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 0.0, allow_zero=True),
             data_dir=data_dir,
+            push_port=push_port,
         )
         print("Starting the AgentWorks local stack…", file=sys.stderr, flush=True)
         stack.start()

@@ -275,6 +275,8 @@ class Gateway:
         self.host = host
         self.routes = routes if routes is not None else routes_from_template()
         self.warn = warn or (lambda line: print(line, file=sys.stderr, flush=True))
+        # The push channel's management API (push_server.PushServer.manage), when serving.
+        self.manage_connections: Callable[[Request], Response] | None = None
 
     def handle(self, request: Request) -> Response:
         request_id = _request_id()
@@ -288,6 +290,8 @@ class Gateway:
 
     def _handle(self, request: Request, request_id: str) -> Response:
         path = urlsplit(request.target).path or "/"
+        if path.startswith("/@connections/") and self.manage_connections is not None:
+            return self.manage_connections(request)
         selected = select_route(self.routes, request.method, path)
         if selected is None:
             return gateway_message(404, "Not Found")

@@ -24,6 +24,12 @@ _applied = False
 _originals: dict[str, Any] = {}  # moto's own functions, for tests that compare
 
 
+def dynamodb_lock() -> Any:
+    """The lock every local DynamoDB request runs under (for in-process readers of moto's
+    tables, such as the stream poller)."""
+    return _lock
+
+
 def apply() -> None:
     global _applied
     if _applied:

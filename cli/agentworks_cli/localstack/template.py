@@ -81,6 +81,9 @@ class LocalResources:
             "TICK_FUNCTION_ARN": self.function_arns["TickFunction"],
             "RELAY_STATE_MACHINE_ARN": self.state_machines["RelayRunStateMachine"],
             "RELAY_CODE_FUNCTION": self.functions["RelayCodeFunction"],
+            "LISTENERS_TABLE": self.tables["ListenersTable"],
+            # The local stack's WebSocket server sets its own (it knows its port).
+            "PUSH_ENDPOINT": "https://localapi.execute-api.us-east-1.amazonaws.com/v1",
         }
 
     def logical_id_of(self, function_name: str) -> str:

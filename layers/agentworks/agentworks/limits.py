@@ -195,3 +195,12 @@ RELAY_IDEMPOTENCY_KEY_MAX_CHARS = 128
 RELAY_ATTEMPTS_MAX = 3
 RELAY_RELEASES_LISTED = 100  # `relays releases`: the latest releases
 RELAY_RUN_TIMEOUT_SECONDS = 840  # under the code function's 900 s Lambda limit
+
+# ---- Push delivery (issue 10) ----
+
+# API Gateway closes a WebSocket after 2 hours; a listener's items outlive it by a margin
+# (TTL lag is handled by reading `expires_ttl`, never by the item's presence).
+PUSH_CONNECTION_SECONDS = 2 * 60 * 60
+PUSH_LISTENER_TTL_MARGIN_SECONDS = 10 * 60
+# Live listeners of one subject (a name, or an inbox): bounds a notice's fan-out.
+PUSH_LISTENERS_PER_SUBJECT = 20

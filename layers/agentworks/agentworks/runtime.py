@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from agentworks.messaging.directory import AgentDirectory
     from agentworks.messaging.lifecycle import InboxLifecycle
     from agentworks.messaging.service import MessagingService
+    from agentworks.push.wiring import Push
     from agentworks.relays.credentials import RunCredentials
     from agentworks.relays.functions import RelayFunctions
     from agentworks.relays.host import RelayHost
@@ -85,6 +86,7 @@ class Services:
     crews: Crews
     workflows: Workflows
     relays: Relays
+    push: Push
 
 
 def build_services(
@@ -98,6 +100,7 @@ def build_services(
     adapter_clients: AdapterClients | None = None,
     scheduler: Any = None,
     lambda_client: Any = None,
+    push_management: Any = None,
 ) -> Services:
     # Imported here, not at module load: each function pays only for what it builds.
     from agentworks.identity.connection_store import ConnectionStore
@@ -143,6 +146,8 @@ def build_services(
     route_workflows(crews.calls, workflows.functions)  # target=workflow:NAME (W10)
     route_relays(crews.calls, relays.functions)  # target=relay:NAME (issue 9)
     route_relays(workflows.calls, relays.functions)  # …from a workflow's steps too
+    from agentworks.push.wiring import build_push
+
     return Services(
         identity=identity,
         directory=AgentDirectory(agents, identity.is_live_connection, clock),
@@ -151,6 +156,7 @@ def build_services(
         crews=crews,
         workflows=workflows,
         relays=relays,
+        push=build_push(settings, client, clock, push_management),
     )
 
 
@@ -444,6 +450,19 @@ def _default_credentials() -> RunCredentials:
     from agentworks.relays.wiring import build_credentials
 
     return build_credentials(get_settings(), dynamodb())
+
+
+def push() -> Push:
+    """What the push and notifier functions call (issue 10)."""
+    return _installed.push if _installed is not None else _default_push()
+
+
+@lru_cache(maxsize=1)
+def _default_push() -> Push:
+    from agentworks.aws_clients import dynamodb
+    from agentworks.push.wiring import build_push
+
+    return build_push(get_settings(), dynamodb())
 
 
 def tick_services() -> TickServices:

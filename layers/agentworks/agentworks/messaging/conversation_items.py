@@ -73,6 +73,7 @@ def message_to_item(msg: StoredMessage) -> dict[str, Any]:
         "n_a": msg.counts["a"],
         "n_b": msg.counts["b"],
         "submission_id": msg.submission_id,
+        "to_agent": msg.to_agent,
         keys.TTL_ATTRIBUTE: ttl_after(msg.created_at, limits.MESSAGE_RETENTION_SECONDS),
     }
 
@@ -91,4 +92,5 @@ def message_from_item(data: dict[str, Any]) -> StoredMessage:
         counts={"a": int(data.get("n_a", 0)), "b": int(data.get("n_b", 0))},
         submission_id=data.get("submission_id"),
         expires_ttl=int(ttl) if ttl is not None else None,
+        to_agent=data.get("to_agent"),
     )

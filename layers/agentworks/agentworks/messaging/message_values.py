@@ -62,5 +62,6 @@ def opening(
         window=[now],
         counts={"a": 0, "b": 1},
         submission_id=submission_id,
+        to_agent=target.agent_id if target.kind == "agent" else None,
     )
     return conv, message

@@ -215,6 +215,9 @@ class StoredMessage:
     counts: dict[Side, int] = field(default_factory=lambda: {"a": 0, "b": 0})
     submission_id: str | None = None
     expires_ttl: int | None = None
+    # The receiving side's agent_id when that side is a registered name: the push notifier
+    # finds the name's listeners from the stream record alone (no conversation read).
+    to_agent: str | None = None
 
     def is_live(self, now_ms: int) -> bool:
         """False once its TTL passed, even before DynamoDB deletes it."""

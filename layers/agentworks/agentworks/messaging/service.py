@@ -261,6 +261,7 @@ class MessagingService(CrewInboxViews):
                     ) from None
             counts: dict[Side, int] = {"a": head.count("a"), "b": head.count("b")}
             counts[to] += 1
+            receiver = conv.parties[to]
             message = StoredMessage(
                 conversation=conv.conversation,
                 side=to,
@@ -271,6 +272,7 @@ class MessagingService(CrewInboxViews):
                 window=decision.window,
                 counts=counts,
                 submission_id=submission_id,
+                to_agent=receiver.agent_id if receiver.kind == "agent" else None,
             )
             try:
                 self._conversations.append(message)

@@ -1,0 +1,19 @@
+"""Notifier function: the messages table's stream → a notice to each listener of an inbox
+that got messages (agentworks.push.notifier). Notices are hints (the listener reads
+through the API), so a retried batch repeats some, and loses none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentworks.observability import logger, metrics, tracer
+from agentworks.push.notifier import delivered_messages
+from agentworks.runtime import push
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
+    report = push().notifier.notify(delivered_messages(event.get("Records") or []))
+    return {"inboxes": report.inboxes, "posted": report.posted, "dropped": report.dropped}

@@ -1,0 +1,47 @@
+"""Push function: the WebSocket API's `$connect`, `$disconnect` and `$default` routes.
+
+`$connect` authenticates the bearer token as the HTTP API does and opens a listener for
+`?agent_name=NAME` or `?inbox_id=ibx_…`; a refusal answers with its status and the one
+error shape, and API Gateway refuses the upgrade. `$default` answers a keep-alive ping
+(API Gateway closes a connection idle for 10 minutes).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools.logging import correlation_paths
+
+from agentworks.errors import AgentWorksError
+from agentworks.identity.bearer import authenticate_event
+from agentworks.observability import logger, metrics, tracer
+from agentworks.runtime import push
+
+
+def _answer(status: int, body: dict[str, Any]) -> dict[str, Any]:
+    return {"statusCode": status, "body": json.dumps(body)}
+
+
+def _connect(event: dict[str, Any], ws_id: str) -> dict[str, Any]:
+    query = event.get("queryStringParameters") or {}
+    principal = authenticate_event(event)
+    push().listening.connect(principal, ws_id, query.get("inbox_id"), query.get("agent_name"))
+    return _answer(200, {"type": "listening"})
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    request = event.get("requestContext") or {}
+    route, ws_id = request.get("routeKey"), str(request.get("connectionId") or "")
+    try:
+        if route == "$connect":
+            return _connect(event, ws_id)
+        if route == "$disconnect":
+            push().listening.disconnect(ws_id)
+            return _answer(200, {"type": "closed"})
+        return _answer(200, {"type": "pong"})
+    except AgentWorksError as error:
+        return _answer(error.status, error.to_body())

@@ -1,0 +1,72 @@
+"""Opening and closing a listener (the WebSocket API's `$connect` and `$disconnect`).
+
+`$connect` carries the token (`Authorization: Bearer …`) and what to follow (`agent_name`
+or `inbox_id` in the query string). It is checked as a read of the same would be (scope,
+account, allow-list, bounds, expiry), so a listener never learns more than its reads would;
+unknown and refused look alike.
+"""
+
+from __future__ import annotations
+
+from agentworks import limits
+from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.errors import InvalidInput, LimitReached
+from agentworks.identity.models import MESSAGES_READ, Principal
+from agentworks.ids import parse_inbox_id
+from agentworks.messaging.access import consent_for
+from agentworks.messaging.authority import InboxAuthority
+from agentworks.messaging.names import normalize_agent_name
+from agentworks.push.listener_store import Listener, ListenerStore
+from agentworks.push.subjects import Follow, one_inbox, whole_name
+
+
+class Listening:
+    def __init__(
+        self, store: ListenerStore, authority: InboxAuthority, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
+        self._store = store
+        self._authority = authority
+        self._clock = clock
+
+    def follow(self, principal: Principal, inbox_id: str | None, agent_name: str | None) -> Follow:
+        principal.require(MESSAGES_READ)
+        name = normalize_agent_name(agent_name) if agent_name else None
+        if inbox_id:
+            inbox = parse_inbox_id(inbox_id)
+            head, party, _ = self._authority.open(principal, inbox, name)
+            self._authority.refuse_expired(head, "This inbox expired after 7 idle days.")
+            return one_inbox(inbox.inbox_id, party.agent_id if party.kind == "agent" else None)
+        if name:
+            consent = consent_for(principal, name, self._authority.fresh_consents)
+            return whole_name(consent.agent_id)
+        raise InvalidInput(
+            "Give agent_name=NAME to follow a name (its mailbox and inboxes), or "
+            "inbox_id=ibx_… to follow one conversation.",
+            field="agent_name",
+        )
+
+    def connect(
+        self, principal: Principal, ws_id: str, inbox_id: str | None, agent_name: str | None
+    ) -> Listener:
+        follow = self.follow(principal, inbox_id, agent_name)
+        now = self._clock.now()
+        # Concurrent connects may each pass this check; the notifier never posts to more
+        # than the cap, so a notice's fan-out stays bounded either way.
+        cap = limits.PUSH_LISTENERS_PER_SUBJECT
+        if len(self._store.of_partition(follow.partition, now, cap)) >= cap:
+            raise LimitReached(
+                f"{cap} listeners already follow this {'name' if follow.agent_id else 'inbox'}; "
+                "stop one of them first.",
+                limit=cap,
+            )
+        lifetime = limits.PUSH_CONNECTION_SECONDS + limits.PUSH_LISTENER_TTL_MARGIN_SECONDS
+        listener = Listener(
+            ws_id, follow, principal.account_id, principal.connection_id, int(now) + lifetime
+        )
+        self._store.add(listener)
+        return listener
+
+    def disconnect(self, ws_id: str) -> None:
+        listener = self._store.get(ws_id, self._clock.now())
+        if listener is not None:
+            self._store.remove(listener)

@@ -1,0 +1,63 @@
+"""Push delivery's parts, built from settings (the push and notifier functions, the
+local stack and the tests build them the same way)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentworks.clock import SYSTEM_CLOCK, Clock
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from agentworks.push.listening import Listening
+    from agentworks.push.notifier import Notifier
+    from agentworks.settings import Settings
+
+
+@dataclass
+class Push:
+    listening: Listening
+    notifier: Notifier
+
+
+def management_client(endpoint: str) -> Any:
+    """API Gateway's management API at the WebSocket stage (https://{api}.execute-api…/{stage})."""
+    from urllib.parse import urlsplit
+
+    import boto3
+
+    # https://{api}.execute-api.{region}.amazonaws.com/{stage} names its region; a local
+    # endpoint does not (the environment's region applies).
+    labels = (urlsplit(endpoint).hostname or "").split(".")
+    region = labels[2] if len(labels) > 3 and labels[1] == "execute-api" else None
+    return boto3.client("apigatewaymanagementapi", endpoint_url=endpoint, region_name=region)
+
+
+def build_push(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock = SYSTEM_CLOCK,
+    management: Any = None,
+) -> Push:
+    from agentworks.messaging.agent_store import AgentStore
+    from agentworks.messaging.authority import InboxAuthority
+    from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.push.channel import ManagementApiChannel
+    from agentworks.push.listener_store import ListenerStore
+    from agentworks.push.listening import Listening
+    from agentworks.push.notifier import Notifier
+
+    conversations = ConversationStore(client, settings.messages_table)
+    agents = AgentStore(client, settings.messages_table, settings.identity_table)
+    listeners = ListenerStore(client, settings.listeners_table)
+    channel = ManagementApiChannel(
+        (lambda: management)
+        if management is not None
+        else (lambda: management_client(settings.push_endpoint))
+    )
+    return Push(
+        listening=Listening(listeners, InboxAuthority(conversations, agents, clock), clock),
+        notifier=Notifier(listeners, channel, agents.connection, clock),
+    )
