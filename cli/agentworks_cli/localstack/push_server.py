@@ -89,7 +89,13 @@ class PushServer:
         self._thread.start()
 
     def stop(self) -> None:
+        if self._thread is None:
+            # Never served (a start that failed later): shutdown() would wait for
+            # serve_forever() to acknowledge, so only the listening socket is closed.
+            self._server.socket.close()
+            return
         self._server.shutdown()
+        self._thread.join(5)
 
     # -- the routes -------------------------------------------------------------------
 
