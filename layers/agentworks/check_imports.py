@@ -44,6 +44,9 @@ def main(repo: str) -> None:
     import agentworks.http_api.app
     import agentworks.relays.host
     import agentworks.relays.reconcile  # noqa: F401
+    from agentworks.http_api.app import app
+
+    app.documented()  # every API route group (each loads on its first request)
 
     # What agentworks.observability.tracer does on the first sampled invocation: load
     # aws_xray_sdk and patch the runtime's botocore (and http.client).

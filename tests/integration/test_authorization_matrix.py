@@ -1109,7 +1109,8 @@ def matrix_counts() -> dict[str, int]:
 def _registered_routes() -> set[tuple[str, str]]:
     from agentworks.http_api.app import app
 
-    routes = [*app._static_routes, *app._dynamic_routes]  # the resolver's own route table
+    documented = app.documented()  # every group's routes, loaded or not by a request yet
+    routes = [*documented._static_routes, *documented._dynamic_routes]
     return {(r.method, r.path) for r in routes}
 
 

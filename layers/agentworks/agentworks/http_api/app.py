@@ -1,4 +1,4 @@
-"""The /v1 resolver: routers, one error shape, body-size bound and the OpenAPI document."""
+"""The /v1 resolver: route groups, one error shape, body-size bound and the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -12,30 +12,13 @@ from botocore.exceptions import ClientError
 from agentworks import json_input, limits
 from agentworks.dynamo import retry_later
 from agentworks.errors import AgentWorksError, Unauthenticated
-from agentworks.http_api import (
-    adapters,
-    connections,
-    crews,
-    messages,
-    relays,
-    wakeups,
-    workflow_definitions,
-    workflows,
-)
 from agentworks.http_api.openapi import openapi_json
 from agentworks.http_api.principal import authenticate
 from agentworks.http_api.resolver import Resolver
 from agentworks.observability import count_refusal, logger
 
+# No routes yet: each group loads on the first request for one of its paths (groups.py).
 app = Resolver(enable_validation=True)
-app.include_router(connections.router, prefix="/v1")
-app.include_router(messages.router, prefix="/v1")
-app.include_router(crews.router, prefix="/v1")
-app.include_router(wakeups.router, prefix="/v1")
-app.include_router(adapters.router, prefix="/v1")
-app.include_router(workflows.router, prefix="/v1")
-app.include_router(workflow_definitions.router, prefix="/v1")
-app.include_router(relays.router, prefix="/api")  # SPEC §7: /api/relays as in R2
 
 _JSON = "application/json"
 

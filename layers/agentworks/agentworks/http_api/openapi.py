@@ -1,5 +1,6 @@
-"""The OpenAPI document of /v1: generated from the routes, with the bearer scheme that
-every operation needs and only the status codes the API really answers."""
+"""The OpenAPI document of /v1: generated from every group's routes (loaded for it if no
+request has loaded them yet), with the bearer scheme that every operation needs and only
+the status codes the API really answers."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from aws_lambda_powertools.event_handler.api_gateway import APIGatewayHttpResolver
+from agentworks.http_api.resolver import Resolver
 
 BEARER = "bearer"
 # Powertools documents a 422 with its own validation-error schema on every operation; this
@@ -16,13 +17,13 @@ _POWERTOOLS_VALIDATION = "#/components/schemas/HTTPValidationError"
 
 
 @lru_cache(maxsize=1)  # the routes don't change while a container lives
-def openapi_json(app: APIGatewayHttpResolver) -> str:
+def openapi_json(app: Resolver) -> str:
     """The document as JSON text."""
     # Powertools' OpenAPI models load only when the document is asked for, not at cold start.
     from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
     document = json.loads(
-        app.get_openapi_json_schema(
+        app.documented().get_openapi_json_schema(
             title="AgentWorks API",
             version="0.1.0",
             description="Direct messages between agents, Crews and their typed functions. "

@@ -1,12 +1,13 @@
 """The resolver of /v1: powertools' HTTP API resolver, with decoded path parameters, the
-methods each path allows (for 405 instead of 404), and request state kept per thread.
+methods each path allows (for 405 instead of 404), route groups included on first use
+(groups.py), and request state kept per thread.
 
 Lambda hands an execution environment one request at a time, but the local stack (and a
 test that races requests) serves concurrent requests from one loaded module on many
 threads. Powertools keeps the current event on its base class and the request context
 (our principal among it) on the instance, so one request could read another's principal,
 or find its context cleared by another's end. Here both live in a `threading.local`, and
-every route's middleware stack is built once, before the first request.
+every route's middleware stack is built once, before the first request of its route.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 
+from agentworks.http_api.groups import GROUPS, RouteGroup, group_of
+
 
 class _RequestState(threading.local):
     event: BaseProxyEvent | None = None
@@ -28,12 +31,18 @@ class _RequestState(threading.local):
         self.context: dict[str, Any] = {}
 
 
+# Held while routes are added or their stacks built (see _ready_for).
 _BUILDING = threading.Lock()
 
 
 class Resolver(APIGatewayHttpResolver):
     _state = _RequestState()
     _stacks_built = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._included: set[RouteGroup] = set()
+        self._documented: APIGatewayHttpResolver | None = None
 
     # Data descriptors on the class win over powertools' class and instance attributes, so
     # every read (routers delegate theirs here) and write goes to this thread's state.
@@ -66,11 +75,10 @@ class Resolver(APIGatewayHttpResolver):
     def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:  # type: ignore[override]
         # powertools' resolve assigns the event to its base class (shared by all threads);
         # the same steps, with the event set on this thread's state instead.
-        if not self._stacks_built:
-            self._build_route_stacks()
         self.current_event = self._to_proxy_event(event)
         self.lambda_context = context
         try:
+            self._ready_for(self.current_event.path)
             return self._build_response(self._resolve())
         finally:
             self.clear_context()
@@ -86,17 +94,45 @@ class Resolver(APIGatewayHttpResolver):
         routes = self._static_routes + self._dynamic_routes
         return sorted({route.method for route in routes if route.rule.match(path)})
 
+    def _ready_for(self, path: str) -> None:
+        """Every route that could match `path` is registered (its group included on the
+        first request for one of its paths), and its middleware stack built."""
+        group = group_of(path)
+        if self._stacks_built and (group is None or group in self._included):
+            return
+        with _BUILDING:
+            if group is not None and group not in self._included:
+                self.include_router(group.router(), prefix=group.prefix)
+            self._build_route_stacks()
+            if group is not None:
+                # Marked last: a thread that finds it included routes to it unlocked.
+                self._included.add(group)
+
     def _build_route_stacks(self) -> None:
         """Powertools builds a route's middleware stack on its first request, assigning it
         frame by frame: two threads' first requests of one route wove their frames into
-        one broken stack (`MiddlewareFrame.__call__() missing … 'app'`, a 500). Built once
-        for every route, under a lock, before the first request is routed."""
+        one broken stack (`MiddlewareFrame.__call__() missing … 'app'`, a 500). Built for
+        every route added, under the lock, before a request is routed to it."""
+        for route in [*self._static_routes, *self._dynamic_routes]:
+            if not route._middleware_stack_built:
+                route._build_middleware_stack(router_middlewares=self._router_middlewares, app=self)
+        self._stacks_built = True
+
+    def documented(self) -> APIGatewayHttpResolver:
+        """A resolver with every group's routes, in the groups' order: the routes the
+        OpenAPI document describes, whichever groups have served a request so far. It
+        never routes one."""
         with _BUILDING:
-            if self._stacks_built:
-                return
-            for route in [*self._static_routes, *self._dynamic_routes]:
-                if not route._middleware_stack_built:
-                    route._build_middleware_stack(
-                        router_middlewares=self._router_middlewares, app=self
-                    )
-            self._stacks_built = True
+            if self._documented is None:
+                # Plain powertools: its state is its own, so building it leaves the request
+                # being served (the document's own) as it was.
+                documented = APIGatewayHttpResolver(enable_validation=self._enable_validation)
+                for group in GROUPS:
+                    router = group.router()
+                    serving = router.api_resolver
+                    documented.include_router(router, prefix=group.prefix)
+                    # A router reads its request's state through the resolver that includes
+                    # it; that stays the one that serves (or will serve) its requests.
+                    router.api_resolver = serving
+                self._documented = documented
+        return self._documented

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import server as mcpserver_module
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 
@@ -44,12 +47,24 @@ INSTRUCTIONS = (
 TRANSPORT_SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
+@contextmanager
+def _sdk_logging_setup_skipped() -> Iterator[None]:
+    """MCPServer's constructor configures the root logger (logging.basicConfig, with a
+    `rich` handler when rich is installed). Logging belongs to Lambda and powertools (a
+    second root handler would print every log line twice locally), and importing rich
+    would add ~45 ms to init: the SDK's setup is skipped while the server is built."""
+    configure = mcpserver_module.configure_logging
+    mcpserver_module.configure_logging = lambda *_, **__: None
+    try:
+        yield
+    finally:
+        mcpserver_module.configure_logging = configure
+
+
 @lru_cache(maxsize=1)
 def build() -> MCPServer:
     """The server with every tool; built once per process (tool schemas are costly)."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    try:
+    with _sdk_logging_setup_skipped():
         server = MCPServer(
             name="agentworks",
             title="AgentWorks",
@@ -67,11 +82,6 @@ def build() -> MCPServer:
             # worker can open what another one sealed.
             request_state_security=request_state.security(),
         )
-    finally:
-        # The constructor calls logging.basicConfig; logging belongs to Lambda and
-        # powertools (a second root handler would print every log line twice locally).
-        root.handlers[:] = handlers
-        root.setLevel(level)
     # The SDK logs INFO lines on every request; ours say what matters.
     logging.getLogger("mcp").setLevel(logging.WARNING)
     return server
