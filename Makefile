@@ -38,6 +38,7 @@ lint: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
 	@$(BIN)/mypy layers/agentworks/agentworks cli/agentworks_cli functions
+	@$(BIN)/python skills/sync.py --check
 
 bench: $(STAMP)
 	@$(BIN)/python -m bench.run

@@ -57,6 +57,7 @@ TARGETS: dict[str, Target] = {
     # on connection-minutes, not on a Lambda held open.
     "push_wake_latency_s": Target(0.2, " s"),
     "push_idle_agent_usd_per_month": Target(0.10, " USD"),
+    "bridge_duplicate_turns": Target(0),
 }
 
 # Printed in this order; anything else measured goes to results.json only.
@@ -93,6 +94,8 @@ SHOWN = (
     "long_poll_idle_agent_usd_per_month",
     "push_cost_per_million_messages_usd",
     "push_notify_ddb_requests",
+    "bridge_duplicate_turns",
+    "bridge_crashes_injected",
     "handler_ms_send",
     "handler_ms_read",
     "handler_ms_authentication",

@@ -23,6 +23,7 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 from moto import mock_aws
 
 from bench import (
+    bridge,
     cold_start,
     functions,
     prices,
@@ -160,6 +161,8 @@ def main() -> int:
         results.update(scale.measure_rates())
     _progress("push wake latency over a local stack's WebSocket")
     results.update(push.measure_wake())
+    _progress("bridge: duplicate turns with crashes injected at every point")
+    results.update(bridge.measure())
     _progress("local restart with 100,000 stored messages (snapshot, start, crash replay)")
     results.update(scale.measure_restart())
     _progress("function calls on Step Functions (one-turn scripted call)")
@@ -192,6 +195,7 @@ def main() -> int:
             "push_idle_agent_usd_per_month": "connection-minutes, 9 min pings, 2 h reconnects",
             "long_poll_idle_agent_usd_per_month": "a 25 s long-poll held all month (512 MB)",
             "push_cost_per_million_messages_usd": "notifier, one invocation per message",
+            "bridge_duplicate_turns": f"{bridge.MESSAGES} messages, restarts at random points",
             "throughput_ratio_vs_boto3": "send+read via handlers / put_item+query",
             "throughput_ratio_vs_boto3_same_requests": "/ the handlers' own requests via boto3",
             "local_sends_per_s_at_100000": f"{scale.ITERATIONS} sends via the handlers",

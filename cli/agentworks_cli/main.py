@@ -18,6 +18,7 @@ from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, CliError
 from agentworks_cli.commands import (
     account,
     adapters,
+    bridge,
     connections,
     crews,
     functions,
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     workflows.add_parsers(commands, common)
     relays.add_parsers(commands, common)
     listen.add_parsers(commands, common)
+    bridge.add_parsers(commands, common)
     return parser
 
 

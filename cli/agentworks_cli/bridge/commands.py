@@ -1,0 +1,54 @@
+"""The person's in-chat commands, caught by the UserPromptSubmit hook:
+
+    /agentworks attach [NAME] ["purpose"]     (also /agentworks:agentworks attach …)
+    /agentworks detach
+
+Only a prompt the person typed reaches that hook. A prompt carrying the bridge's label is
+delivered text (a CLI may replay a continuation as a prompt) and attaches nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from agentworks.limits import PURPOSE_MAX_CHARS
+from agentworks_cli.bridge.turns import LABEL
+
+_PREFIX = re.compile(r"^\s*/agentworks(?::agentworks)?\s+(attach|detach)\b(.*)$", re.S)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class PersonCommand:
+    action: str  # attach | detach
+    name: str | None = None
+    purpose: str | None = None
+    error: str | None = None  # said to the person instead of acting
+
+
+def parse(prompt: str) -> PersonCommand | None:
+    """The command in a prompt, or None when the prompt is not one (it goes to the model)."""
+    if LABEL in prompt:
+        return None
+    match = _PREFIX.match(prompt)
+    if not match:
+        return None
+    action, rest = match.group(1), match.group(2).strip()
+    if action == "detach":
+        return PersonCommand("detach")
+    try:
+        words = shlex.split(rest)
+    except ValueError as error:
+        return PersonCommand("attach", error=f"could not read the command: {error}")
+    name = words[0] if words else None
+    purpose = " ".join(words[1:]) or None
+    if name is not None and not _NAME.match(name):
+        return PersonCommand("attach", error=f"{name!r} is not a valid agent name")
+    if purpose is not None and (len(purpose) > PURPOSE_MAX_CHARS or "\n" in purpose):
+        return PersonCommand(
+            "attach",
+            error=f"the purpose is one paragraph of at most {PURPOSE_MAX_CHARS} characters",
+        )
+    return PersonCommand("attach", name, purpose)

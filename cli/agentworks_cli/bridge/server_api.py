@@ -1,0 +1,30 @@
+"""The server as the bridge uses it: the attachment's own connection (its CLI config)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentworks_cli.client import ApiClient, load_config
+
+
+class ApiServer:
+    def __init__(self, config_path: str) -> None:
+        config = load_config(Path(config_path))
+        self.client = ApiClient(config.url, config.token, config.path)
+        self.push_url = config.push_url
+
+    def read(
+        self, *, agent_name: str, inbox_id: str | None, after: str | None, limit: int
+    ) -> dict[str, Any]:
+        query = {"agent_name": agent_name, "inbox_id": inbox_id, "after": after, "limit": limit}
+        return dict(self.client.request("GET", "/v1/messages", query=query))
+
+    def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        return dict(self.client.request("POST", "/v1/messages", body=body))
+
+    def register(self, agent_name: str, purpose: str | None, provider: str) -> dict[str, Any]:
+        body = {"agent_name": agent_name, "provider": provider}
+        if purpose:
+            body["purpose"] = purpose
+        return dict(self.client.request("POST", "/v1/agents", body=body))

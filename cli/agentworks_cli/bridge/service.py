@@ -1,0 +1,194 @@
+"""The bridge's answers to its hooks and commands (the local socket's requests).
+
+A hook of a session that is not attached is answered from the journal alone: no server
+request, no output. Everything that reaches the server (attach, catch-up, sends) uses the
+attachment's own connection.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from agentworks_cli.bridge import commands, hook_io, turns
+from agentworks_cli.bridge.intake import Intake
+from agentworks_cli.bridge.journal import Attachment, Journal
+from agentworks_cli.client import EXIT_UNREACHABLE, CliError
+
+Answer = dict[str, Any]
+PURPOSE_EVERY_SECONDS = 60  # a purpose changes at most once a minute
+
+
+class Bridge:
+    def __init__(
+        self,
+        journal: Journal,
+        server_of: Callable[[Attachment | str], Any],
+        person_config: str,
+        on_attached: Callable[[Attachment], None] = lambda _: None,
+    ) -> None:
+        self.journal = journal
+        self.intake = Intake(journal, server_of)
+        self._server_of = server_of
+        self._person_config = person_config  # the login that attaches (its connection acts)
+        self._on_attached = on_attached
+
+    def handle(self, request: dict[str, Any]) -> Answer:
+        op = request.get("op")
+        if op == "hook":
+            return self._hook(str(request["provider"]), str(request["event"]), request["payload"])
+        if op == "emitted":
+            self.journal.emitted(str(request["session"]), list(request["message_ids"]))
+            return {}
+        if op == "attach":
+            return self.attach(
+                str(request["provider"]), str(request["session_id"]), request.get("name"),
+                request.get("purpose"),
+            )  # fmt: skip
+        if op == "detach":
+            return self.detach(f"{request['provider']}:{request['session_id']}")
+        if op == "send":
+            return self.send(str(request["session"]), dict(request["body"]))
+        if op == "status":
+            return {"attachments": [self._describe(a) for a in self.journal.attachments()]}
+        return {"error": f"unknown request {op!r}"}
+
+    # ---- hooks ----
+
+    def _hook(self, provider: str, event: str, payload: dict[str, Any]) -> Answer:
+        session = hook_io.session_of(provider, payload)
+        if session is None:
+            return {}
+        if event == "user-prompt-submit":
+            return self._prompt(provider, session, str(payload.get("prompt") or ""))
+        attachment = self.journal.attachment(session)
+        if attachment is None:
+            return {}  # not attached: silent, and nothing leaves this computer
+        if event == "stop":
+            return self._stop(provider, attachment, payload)
+        if event == "session-end":
+            self.journal.set_state(session, "offline")
+            return {}
+        if event == "session-start":
+            return {"output": hook_io.session_context(provider, event, self._welcome(attachment))}
+        return {}
+
+    def _prompt(self, provider: str, session: str, prompt: str) -> Answer:
+        # A prompt that repeats a delivered message is the message, not the person.
+        command = None if self.journal.holds_body(prompt) else commands.parse(prompt)
+        if command is None:
+            if self.journal.attachment(session) is not None:
+                self.journal.set_blocks(session, 0)  # the person spoke: the loop guard resets
+            return {}
+        _, session_id = session.split(":", 1)
+        if command.error:
+            said = f"AgentWorks: {command.error}."
+        elif command.action == "detach":
+            said = str(self.detach(session).get("said"))
+        else:
+            done = self.attach(provider, session_id, command.name, command.purpose)
+            said = str(done.get("said") or done.get("error"))
+        return {"output": hook_io.prompt_consumed(provider, said)}
+
+    def _stop(self, provider: str, attachment: Attachment, payload: dict[str, Any]) -> Answer:
+        if attachment.state != "attached":
+            return {}
+        if not turns.may_continue(provider, payload, attachment.blocks):
+            self.journal.set_blocks(attachment.session, 0)
+            return {}  # let the turn end; the next stop delivers what waits
+        offers = self.journal.take_offers(attachment.session, turns.OFFERS_PER_TURN)
+        if not offers:
+            self.journal.set_blocks(attachment.session, 0)
+            return {}
+        self.journal.set_blocks(attachment.session, attachment.blocks + 1)
+        text = turns.continuation(attachment.agent_name, offers)
+        return {
+            "output": hook_io.stop_output(provider, text),
+            "session": attachment.session,
+            "message_ids": [o.message_id for o in offers],
+        }
+
+    def _welcome(self, attachment: Attachment) -> str:
+        if attachment.state == "offline":
+            return (
+                f"This chat was attached to AgentWorks as {attachment.agent_name} and is "
+                f"offline since it ended. Type `/agentworks attach {attachment.agent_name}` "
+                "to receive its messages here again."
+            )
+        return f"This chat receives AgentWorks messages for {attachment.agent_name}."
+
+    # ---- attachments ----
+
+    def attach(
+        self, provider: str, session_id: str, name: str | None, purpose: str | None
+    ) -> Answer:
+        session = f"{provider}:{session_id}"
+        known = self.journal.attachment(session)
+        agent_name = name or (known.agent_name if known else _default_name(provider, session_id))
+        if known and purpose and purpose != known.purpose and known.purpose_at is not None:
+            wait = PURPOSE_EVERY_SECONDS - (self.journal.now() - known.purpose_at)
+            if wait > 0:
+                return {"error": f"AgentWorks: the purpose changes at most once a minute; "
+                                 f"try again in {wait:.0f} s."}  # fmt: skip
+        try:
+            self._server_of(self._person_config).register(agent_name, purpose, provider)
+        except CliError as error:
+            return {"error": f"AgentWorks: could not attach as {agent_name}: {error}"}
+        attachment = self.journal.attach(
+            session, provider, agent_name, self._person_config, purpose
+        )
+        self._on_attached(attachment)
+        return {"said": f"AgentWorks: this chat is attached as {agent_name}.", "name": agent_name}
+
+    def detach(self, session: str) -> Answer:
+        attachment = self.journal.attachment(session)
+        if attachment is None:
+            return {"said": "AgentWorks: this chat was not attached."}
+        self.journal.detach(session)
+        name = attachment.agent_name
+        return {"said": f"AgentWorks: this chat no longer receives messages for {name}."}
+
+    def _describe(self, attachment: Attachment) -> dict[str, Any]:
+        return {
+            "session": attachment.session,
+            "agent_name": attachment.agent_name,
+            "state": attachment.state,
+            "route": "hooks",
+            "messages": self.journal.states(attachment.session),
+        }
+
+    # ---- the outbox ----
+
+    def send(self, session: str, body: dict[str, Any]) -> Answer:
+        """Queued with a submission id first, then sent: an outage delays it, never doubles it."""
+        attachment = self.journal.attachment(session)
+        if attachment is None:
+            return {"error": "this chat is not attached"}
+        body = {**body, "agent_name": attachment.agent_name}
+        body.setdefault("submission_id", str(uuid.uuid4()))
+        self.journal.queue_send(session, body)
+        self.flush_outbox()
+        return {"queued": body["submission_id"]}
+
+    def flush_outbox(self) -> int:
+        """Sends what the outbox holds, oldest first; stops at the first outage."""
+        sent = 0
+        for session, body in self.journal.unsent():
+            attachment = self.journal.attachment(session)
+            if attachment is None:
+                continue
+            try:
+                receipt = self._server_of(attachment).send(body)
+            except CliError as error:
+                if error.exit_code == EXIT_UNREACHABLE:
+                    return sent  # kept; the next flush (after a reconnect) retries it
+                receipt = {"error": str(error)}  # refused: retrying would not help
+            self.journal.sent(str(body["submission_id"]), receipt)
+            sent += 1
+        return sent
+
+
+def _default_name(provider: str, session_id: str) -> str:
+    """A short stable name for a bare `/agentworks attach`: provider and session prefix."""
+    return f"{provider}-{session_id.replace('-', '')[:8].lower()}"

@@ -1,0 +1,130 @@
+"""The real hook command (`agentworks bridge hook EVENT --provider P`, a subprocess as the
+CLIs run it) fed the recorded payloads in tests/fixtures/hooks, talking to a bridge on
+its private socket; the JSON it prints is what each CLI expects (issue 10)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentworks_cli.bridge.local_socket import LocalSocketServer
+from tests.integration.bridge_support import Servers, StackServer, open_bridge
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
+AGENTWORKS = Path(sys.executable).with_name("agentworks")
+
+
+def _payload(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / f"{name}.json").read_text())
+
+
+def _hook(home: Path, provider: str, event: str, payload: dict[str, Any]) -> tuple[str, float]:
+    env = {**os.environ, "AGENTWORKS_BRIDGE_HOME": str(home)}
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(AGENTWORKS), "bridge", "hook", event, "--provider", provider],
+        input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    return done.stdout.strip(), time.monotonic() - started
+
+
+@pytest.fixture
+def bridge(api, agents, stack, tmp_path) -> Any:
+    servers = Servers()
+    person = agents.connection("person")["token"]
+    servers.by_config["person.json"] = StackServer(api, person)
+    home = tmp_path / "bridge"
+    bridge = open_bridge(home, servers, "person.json")
+    socket = LocalSocketServer(home / "bridge.sock", bridge.handle)
+    socket.start()
+    bridge.home, bridge.server = home, servers.by_config["person.json"]  # type: ignore[attr-defined]
+    bridge.sender = agents.named("worker")  # type: ignore[attr-defined]
+    try:
+        yield bridge
+    finally:
+        socket.stop()
+
+
+def _message(api, stack, bridge, text: str) -> None:
+    stack.clock.advance(91)
+    body = {"target": f"agent:{bridge.journal.attachments()[-1].agent_name}", "message": text}
+    assert api("POST", "/v1/messages", bridge.sender, body).status == 201
+    for attachment in bridge.journal.attachments():
+        bridge.intake.catch_up(attachment)
+
+
+def test_without_a_bridge_the_hook_exits_at_once_and_silently(tmp_path):
+    out, took = _hook(tmp_path / "nowhere", "claude", "stop", _payload("claude_stop"))
+    assert out == "" and took < 10
+
+
+def test_an_unattached_chat_gets_nothing_and_no_server_request(bridge):
+    for provider, name, event in (
+        ("claude", "claude_stop", "stop"),
+        ("claude", "claude_session_start", "session-start"),
+        ("codex", "codex_stop", "stop"),
+        ("cursor", "cursor_stop", "stop"),
+    ):
+        assert _hook(bridge.home, provider, event, _payload(name))[0] == ""
+    assert bridge.server.calls == []
+
+
+def test_claude_attach_by_prompt_then_a_message_as_the_next_turn(api, stack, bridge):
+    prompt = _payload("claude_user_prompt_submit")
+    out, _ = _hook(bridge.home, "claude", "user-prompt-submit", prompt)
+    consumed = json.loads(out)
+    assert consumed["decision"] == "block"
+    assert consumed["hookSpecificOutput"] == {
+        "hookEventName": "UserPromptSubmit",
+        "suppressOriginalPrompt": True,
+    }
+    [attachment] = bridge.journal.attachments()
+    assert attachment.session == f"claude:{prompt['session_id']}"
+    assert (attachment.agent_name, attachment.purpose) == (
+        "reviewer",
+        "Reviews pull requests for the app",
+    )
+
+    _message(api, stack, bridge, "please review #7")
+    out, _ = _hook(bridge.home, "claude", "stop", _payload("claude_stop"))
+    turn = json.loads(out)
+    assert turn["decision"] == "block" and "please review #7" in turn["reason"]
+    assert bridge.journal.states(attachment.session) == {"offered": 1}  # the hook said so
+    assert _hook(bridge.home, "claude", "stop", _payload("claude_stop"))[0] == ""  # once
+
+    _hook(bridge.home, "claude", "session-end", _payload("claude_session_end"))
+    out, _ = _hook(bridge.home, "claude", "session-start", _payload("claude_session_start"))
+    context = json.loads(out)["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart"
+    assert "/agentworks attach reviewer" in context["additionalContext"]
+
+
+def test_codex_attach_by_prompt_and_stop_continuation(api, stack, bridge):
+    out, _ = _hook(bridge.home, "codex", "user-prompt-submit", _payload("codex_user_prompt_submit"))
+    assert json.loads(out) == {
+        "decision": "block",
+        "reason": "AgentWorks: this chat is attached as builder.",
+    }
+    _message(api, stack, bridge, "build it")
+    turn = json.loads(_hook(bridge.home, "codex", "stop", _payload("codex_stop"))[0])
+    assert turn["decision"] == "block" and "build it" in turn["reason"]
+
+
+def test_cursor_stop_returns_a_follow_up_message(api, stack, bridge):
+    conversation = _payload("cursor_stop")["conversation_id"]
+    bridge.attach("cursor", conversation, "cursor-dev", None)
+    _message(api, stack, bridge, "hello cursor")
+    turn = json.loads(_hook(bridge.home, "cursor", "stop", _payload("cursor_stop"))[0])
+    assert set(turn) == {"followup_message"} and "hello cursor" in turn["followup_message"]
+    looping = {**_payload("cursor_stop"), "loop_count": 5}
+    _message(api, stack, bridge, "again")
+    assert _hook(bridge.home, "cursor", "stop", looping)[0] == ""  # Cursor's own loop count
