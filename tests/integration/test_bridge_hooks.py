@@ -128,3 +128,41 @@ def test_cursor_stop_returns_a_follow_up_message(api, stack, bridge):
     looping = {**_payload("cursor_stop"), "loop_count": 5}
     _message(api, stack, bridge, "again")
     assert _hook(bridge.home, "cursor", "stop", looping)[0] == ""  # Cursor's own loop count
+
+
+def test_the_claude_channel_child_pushes_each_message_live(api, stack, bridge):
+    """`agentworks channel` as Claude starts it (stdio JSON-RPC): it declares the
+    claude/channel capability and writes each waiting message as a channel event; the
+    route shows `channel` while it runs, and the Stop hook has nothing left to repeat."""
+    session_id = _payload("claude_stop")["session_id"]
+    bridge.attach("claude", session_id, "live-reviewer", None)
+    env = {**os.environ, "AGENTWORKS_BRIDGE_HOME": str(bridge.home)}
+    child = subprocess.Popen(
+        [str(AGENTWORKS), "channel", "--session", session_id],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert child.stdin and child.stdout
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        child.stdin.write(json.dumps(init) + "\n")
+        child.stdin.flush()
+        answer = json.loads(child.stdout.readline())
+        assert answer["id"] == 1
+        assert answer["result"]["capabilities"]["experimental"] == {"claude/channel": {}}
+        _message(api, stack, bridge, "pushed into the session")
+        event = json.loads(child.stdout.readline())
+        assert event["method"] == "notifications/claude/channel"
+        assert event["params"]["content"] == "pushed into the session"
+        meta = event["params"]["meta"]
+        assert meta["from"] == "external" and meta["msg_id"].startswith("msg_")
+        assert all(key.replace("_", "").isalnum() for key in meta)  # Claude's meta keys
+        status = bridge.handle({"op": "status"})["attachments"][0]
+        assert status["route"] == "channel"
+        deadline = time.monotonic() + 5
+        while bridge.journal.states(f"claude:{session_id}") != {"offered": 1}:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert _hook(bridge.home, "claude", "stop", _payload("claude_stop"))[0] == ""
+    finally:
+        child.kill()
+        child.wait(10)

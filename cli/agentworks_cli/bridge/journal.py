@@ -194,8 +194,15 @@ class Journal:
                 "COALESCE(excluded.purpose, attachments.purpose), purpose_at = CASE WHEN "
                 "excluded.purpose IS NOT NULL AND excluded.purpose IS NOT attachments.purpose "
                 "THEN excluded.purpose_at ELSE attachments.purpose_at END, blocks = 0",
-                (session, provider, agent_name, config_path, purpose,
-                 self._clock() if purpose else None, self._clock()),
+                (
+                    session,
+                    provider,
+                    agent_name,
+                    config_path,
+                    purpose,
+                    self._clock() if purpose else None,
+                    self._clock(),
+                ),
             )
         found = self.attachment(session)
         assert found is not None

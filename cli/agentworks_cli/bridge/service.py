@@ -18,6 +18,7 @@ from agentworks_cli.client import EXIT_UNREACHABLE, CliError
 
 Answer = dict[str, Any]
 PURPOSE_EVERY_SECONDS = 60  # a purpose changes at most once a minute
+CHANNEL_LIVE_SECONDS = 5.0  # a channel child polls twice a second; gone after this
 
 
 class Bridge:
@@ -33,6 +34,7 @@ class Bridge:
         self._server_of = server_of
         self._person_config = person_config  # the login that attaches (its connection acts)
         self._on_attached = on_attached
+        self._channel_seen: dict[str, float] = {}  # session -> when its channel last asked
 
     def handle(self, request: dict[str, Any]) -> Answer:
         op = request.get("op")
@@ -50,6 +52,8 @@ class Bridge:
             return self.detach(f"{request['provider']}:{request['session_id']}")
         if op == "send":
             return self.send(str(request["session"]), dict(request["body"]))
+        if op == "channel-take":
+            return self._channel_take(f"{request['provider']}:{request['session_id']}")
         if op == "status":
             return {"attachments": [self._describe(a) for a in self.journal.attachments()]}
         return {"error": f"unknown request {op!r}"}
@@ -109,6 +113,35 @@ class Bridge:
             "message_ids": [o.message_id for o in offers],
         }
 
+    def _channel_take(self, session: str) -> Answer:
+        """The Claude channel child's poll (local only): the session's waiting messages,
+        journaled as offered before the child writes them to Claude."""
+        attachment = self.journal.attachment(session)
+        if attachment is None or attachment.state != "attached":
+            return {"messages": []}
+        self._channel_seen[session] = self.journal.now()
+        offers = self.journal.take_offers(session, turns.OFFERS_PER_TURN)
+        return {
+            "session": session,
+            "agent_name": attachment.agent_name,
+            "messages": [
+                {
+                    "message_id": o.message_id,
+                    "sender": o.sender,
+                    "inbox_id": o.inbox_id,
+                    "body": o.body,
+                }
+                for o in offers
+            ],
+            "message_ids": [o.message_id for o in offers],
+        }
+
+    def route(self, session: str) -> str:
+        """`channel` while a Claude channel child polls for the session, else `hooks`."""
+        seen = self._channel_seen.get(session)
+        live = seen is not None and self.journal.now() - seen < CHANNEL_LIVE_SECONDS
+        return "channel" if live else "hooks"
+
     def _welcome(self, attachment: Attachment) -> str:
         if attachment.state == "offline":
             return (
@@ -154,7 +187,7 @@ class Bridge:
             "session": attachment.session,
             "agent_name": attachment.agent_name,
             "state": attachment.state,
-            "route": "hooks",
+            "route": self.route(attachment.session),
             "messages": self.journal.states(attachment.session),
         }
 

@@ -62,6 +62,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     detach.add_argument("--session", required=True, metavar="ID")
     detach.set_defaults(handler=run_detach)
 
+    channel = commands.add_parser(
+        "channel", parents=[common], help="Claude channel route: an MCP stdio server for one chat"
+    )
+    channel.add_argument("--provider", choices=("claude",), default="claude")
+    channel.add_argument("--session", required=True, metavar="ID", help="the chat's session id")
+    channel.set_defaults(handler=run_channel)
+
     agents = commands.add_parser(
         "agents", aliases=["agent"], parents=[common], help="attached chats (--all: directory)"
     )
@@ -201,3 +208,10 @@ def run_agents(session: Session) -> int:
 
         return int(run_list(session))
     return run_status(session)
+
+
+def run_channel(session: Session) -> int:
+    from agentworks_cli.bridge.channel import serve
+
+    serve(_socket(), session.args.provider, session.args.session)
+    return EXIT_OK
