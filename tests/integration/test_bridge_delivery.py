@@ -24,19 +24,24 @@ SESSION = f"claude:{SESSION_ID}"
 
 @pytest.fixture
 def cast(api, agents, tmp_path, stack) -> Any:
+    servers = Servers(api)
+    person_config, person = servers.person(agents, tmp_path / "login")
+
     class Cast:
-        servers = Servers()
-        person = agents.connection("person")["token"]
         sender = agents.named("worker")
         home = tmp_path / "bridge"
         clock = stack.clock
 
         def bridge(self) -> Bridge:
-            return open_bridge(self.home, self.servers, "person.json")
+            return open_bridge(self.home, self.servers, self.person_config)
+
+        def agent_server(self, bridge: Bridge) -> StackServer:
+            """The attached agent's own (child) connection's view of the server."""
+            return self.servers(bridge.journal.attachment(SESSION))
 
     cast = Cast()
+    cast.servers, cast.person_config, cast.person = servers, person_config, person
     _CLOCK[:] = [stack.clock]
-    cast.servers.by_config["person.json"] = StackServer(api, cast.person)
     return cast
 
 
@@ -79,7 +84,7 @@ def _emit(bridge: Bridge, answer: dict) -> None:
 def test_catch_up_after_an_outage_takes_everything_once_oldest_first_in_batches(api, cast):
     bridge = cast.bridge()
     assert bridge.attach("claude", SESSION_ID, "reviewer", "Reviews")["name"] == "reviewer"
-    server = cast.servers.by_config["person.json"]
+    server = cast.agent_server(bridge)
     first = _send(api, cast.sender, "m0")
     server.down = True
     for n in range(1, 45):  # the outage: the bridge hears nothing, the server stores all
@@ -157,11 +162,11 @@ def test_outbox_sends_queued_while_the_server_was_down_land_once(api, cast, agen
     first = _send(api, cast.sender, "question")
     mailbox = api("GET", "/v1/messages", cast.sender, query={"agent_name": "worker"}).body
     assert mailbox["messages"] == []
-    server = cast.servers.by_config["person.json"]
+    server = cast.agent_server(bridge)
     server.down = True
-    reply_inbox = api("GET", "/v1/messages", cast.person, query={"agent_name": "reviewer"}).body[
-        "messages"
-    ][0]["reply_address"]
+    reply_inbox = api(
+        "GET", "/v1/messages", cast.person.token, query={"agent_name": "reviewer"}
+    ).body["messages"][0]["reply_address"]
     queued = bridge.send(SESSION, {"inbox_id": reply_inbox, "message": "answer"})
     assert queued["queued"]
     server.down = False
@@ -232,7 +237,7 @@ def test_attach_is_person_only(api, cast):
 
 def test_an_unattached_chat_costs_no_server_request(api, cast):
     bridge = cast.bridge()
-    server = cast.servers.by_config["person.json"]
+    server = cast.servers(cast.person_config)
     for event in ("stop", "session-start", "session-end", "user-prompt-submit"):
         payload = {"session_id": "not-attached", "prompt": "hello", "stop_hook_active": False}
         assert (
@@ -269,7 +274,7 @@ def test_a_purpose_changes_at_most_once_a_minute(api, cast, stack, tmp_path):
     bridge = Bridge(
         Journal(tmp_path / "j" / "journal.sqlite3", clock=lambda: now[0]),
         cast.servers,
-        "person.json",
+        cast.person_config,
     )
     assert bridge.attach("claude", SESSION_ID, "reviewer", "Reviews PRs")["name"] == "reviewer"
     now[0] += 59
@@ -280,5 +285,40 @@ def test_a_purpose_changes_at_most_once_a_minute(api, cast, stack, tmp_path):
     now[0] += 1
     assert bridge.attach("claude", SESSION_ID, "reviewer", "Reviews everything")["name"]
     assert bridge.journal.attachment(SESSION).purpose == "Reviews everything"
-    listed = api("GET", "/v1/agents", cast.person).body
+    listed = api("GET", "/v1/agents", cast.person.token).body
     assert any(a.get("purpose") == "Reviews everything" for a in listed["agents"]), listed
+
+
+def test_each_attached_agent_gets_its_own_child_connection(api, cast, stack):
+    bridge = cast.bridge()
+    bridge.attach("claude", SESSION_ID, "reviewer", None)
+    attachment = bridge.journal.attachment(SESSION)
+    child_config = json.loads(Path(attachment.config_path).read_text())
+    assert Path(attachment.config_path).stat().st_mode & 0o777 == 0o600
+    child = child_config["token"]
+    me = api("GET", "/v1/whoami", child).body
+    assert sorted(me["scopes"]) == ["messages:read", "messages:send"]  # messaging only
+    # It acts as the name (on the allow-list), and reads go through it.
+    _send(api, cast.sender, "for the child")
+    assert bridge.intake.catch_up(attachment) == 1
+    assert cast.agent_server(bridge).calls and not any(
+        what == "GET /v1/messages" for what, _ in cast.servers(cast.person_config).calls
+    )
+    # A re-attach of the same chat reuses it.
+    bridge.attach("claude", SESSION_ID, "reviewer", None)
+    assert bridge.journal.attachment(SESSION).config_path == attachment.config_path
+    # Revoking the person's login stops it at once.
+    person_id = api("GET", "/v1/whoami", cast.person.token).body["connection_id"]
+    assert api("DELETE", f"/v1/connections/{person_id}", stack.admin_token).status == 200
+    assert api("GET", "/v1/whoami", child).status == 401
+
+
+def test_detach_revokes_the_child_and_forgets_its_token(api, cast):
+    bridge = cast.bridge()
+    bridge.attach("claude", SESSION_ID, "reviewer", None)
+    config = Path(bridge.journal.attachment(SESSION).config_path)
+    child = json.loads(config.read_text())["token"]
+    assert "no longer receives" in bridge.detach(SESSION)["said"]
+    assert not config.exists()
+    assert api("GET", "/v1/whoami", child).status == 401
+    assert api("GET", "/v1/whoami", cast.person.token).status == 200

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agentworks_cli.bridge.local_socket import LocalSocketServer
-from tests.integration.bridge_support import Servers, StackServer, open_bridge
+from tests.integration.bridge_support import Servers, open_bridge
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 AGENTWORKS = Path(sys.executable).with_name("agentworks")
@@ -39,14 +39,13 @@ def _hook(home: Path, provider: str, event: str, payload: dict[str, Any]) -> tup
 
 @pytest.fixture
 def bridge(api, agents, stack, tmp_path) -> Any:
-    servers = Servers()
-    person = agents.connection("person")["token"]
-    servers.by_config["person.json"] = StackServer(api, person)
+    servers = Servers(api)
+    person_config, person = servers.person(agents, tmp_path / "login")
     home = tmp_path / "bridge"
-    bridge = open_bridge(home, servers, "person.json")
+    bridge = open_bridge(home, servers, person_config)
     socket = LocalSocketServer(home / "bridge.sock", bridge.handle)
     socket.start()
-    bridge.home, bridge.server = home, servers.by_config["person.json"]  # type: ignore[attr-defined]
+    bridge.home, bridge.server = home, person  # type: ignore[attr-defined]
     bridge.sender = agents.named("worker")  # type: ignore[attr-defined]
     try:
         yield bridge

@@ -23,8 +23,22 @@ class ApiServer:
     def send(self, body: dict[str, Any]) -> dict[str, Any]:
         return dict(self.client.request("POST", "/v1/messages", body=body))
 
-    def register(self, agent_name: str, purpose: str | None, provider: str) -> dict[str, Any]:
-        body = {"agent_name": agent_name, "provider": provider}
+    def register(
+        self,
+        agent_name: str,
+        purpose: str | None,
+        provider: str,
+        allowed: list[str] | None = None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"agent_name": agent_name, "provider": provider}
         if purpose:
             body["purpose"] = purpose
+        if allowed is not None:
+            body["allowed_connection_ids"] = allowed
         return dict(self.client.request("POST", "/v1/agents", body=body))
+
+    def create_connection(self, body: dict[str, Any]) -> dict[str, Any]:
+        return dict(self.client.request("POST", "/v1/connections", body=body))
+
+    def revoke_connection(self, connection_id: str) -> None:
+        self.client.request("DELETE", f"/v1/connections/{connection_id}")

@@ -7,11 +7,13 @@ attachment's own connection.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from agentworks_cli.bridge import commands, hook_io, turns
+from agentworks_cli.bridge import children, commands, hook_io, turns
 from agentworks_cli.bridge.intake import Intake
 from agentworks_cli.bridge.journal import Attachment, Journal
 from agentworks_cli.client import EXIT_UNREACHABLE, CliError
@@ -30,6 +32,7 @@ class Bridge:
         on_attached: Callable[[Attachment], None] = lambda _: None,
     ) -> None:
         self.journal = journal
+        self._home = journal.path.parent
         self.intake = Intake(journal, server_of)
         self._server_of = server_of
         self._person_config = person_config  # the login that attaches (its connection acts)
@@ -164,13 +167,19 @@ class Bridge:
             if wait > 0:
                 return {"error": f"AgentWorks: the purpose changes at most once a minute; "
                                  f"try again in {wait:.0f} s."}  # fmt: skip
+        person = self._server_of(self._person_config)
         try:
-            self._server_of(self._person_config).register(agent_name, purpose, provider)
+            registered = person.register(agent_name, purpose, provider)
+            config = known.config_path if known and known.agent_name == agent_name else None
+            if config is None or not Path(config).exists():
+                # The agent acts through its own messaging-only child of the person's login.
+                path, child = children.create(person, self._person_config, self._home, agent_name)
+                allowed = [*registered["allowed_connection_ids"], child]
+                person.register(agent_name, None, provider, allowed)
+                config = str(path)
         except CliError as error:
             return {"error": f"AgentWorks: could not attach as {agent_name}: {error}"}
-        attachment = self.journal.attach(
-            session, provider, agent_name, self._person_config, purpose
-        )
+        attachment = self.journal.attach(session, provider, agent_name, config, purpose)
         self._on_attached(attachment)
         return {"said": f"AgentWorks: this chat is attached as {agent_name}.", "name": agent_name}
 
@@ -179,6 +188,9 @@ class Bridge:
         if attachment is None:
             return {"said": "AgentWorks: this chat was not attached."}
         self.journal.detach(session)
+        if attachment.config_path != self._person_config:
+            with contextlib.suppress(CliError):  # already revoked, or the server is away
+                children.revoke(self._server_of(self._person_config), attachment.config_path)
         name = attachment.agent_name
         return {"said": f"AgentWorks: this chat no longer receives messages for {name}."}
 

@@ -27,6 +27,9 @@ class CreateConnection(BaseModel):
     scopes: list[str] | None = Field(None, max_length=16)
     target_bounds: list[str] | None = Field(None, max_length=100)
     expires_in_seconds: int | None = None
+    ends_with_parent: bool = Field(
+        False, description="Stop working when this (the creating) connection is revoked or expires."
+    )
 
 
 @router.get("/whoami", summary="Who this token acts as", responses=documented(200))
@@ -56,6 +59,7 @@ def create_connection(request: Annotated[CreateConnection, Body()]) -> IssuedCon
         request.scopes,
         request.target_bounds,
         request.expires_in_seconds,
+        request.ends_with_parent,
     )
     return IssuedConnectionView(**identity.view(issued.connection), token=issued.token)
 

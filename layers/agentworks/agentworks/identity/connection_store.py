@@ -128,6 +128,7 @@ def connection_from_item(data: dict[str, Any]) -> Connection:
         revoked_at=data.get("revoked_at"),
         created_by=data.get("created_by"),
         consents=consents,
+        ends_with_parent=bool(data.get("ends_with_parent", False)),
     )
 
 
@@ -169,6 +170,7 @@ class ConnectionStore:
             else None,
             "expires_at": connection.expires_at,
             "created_by": connection.created_by,
+            "ends_with_parent": connection.ends_with_parent or None,
             # Filled by registrations that allow this connection (M5); must exist so their
             # transactions can set one entry.
             "acting_as": {},

@@ -107,6 +107,9 @@ class Connection:
     revoked_at: int | None = None
     created_by: str | None = None
     consents: dict[str, Consent] = field(default_factory=dict, hash=False)
+    # Stops authenticating once `created_by` is revoked or expires (a bridge's per-agent
+    # child connection: revoking the person's login stops every agent it attached).
+    ends_with_parent: bool = False
 
     def is_live(self, now: float) -> bool:
         if self.revoked_at is not None:
@@ -132,6 +135,7 @@ class Connection:
             "created_at": self.created_at,
             "expires_at": self.expires_at,
             "revoked_at": self.revoked_at,
+            "ends_with_parent": self.ends_with_parent,
             "status": "active"
             if self.is_live(now)
             else ("revoked" if self.revoked_at is not None else "expired"),

@@ -93,6 +93,7 @@ class IdentityService:
         scopes: Iterable[str] | None = None,
         target_bounds: Iterable[str] | None = None,
         expires_in_seconds: int | None = None,
+        ends_with_parent: bool = False,
     ) -> IssuedConnection:
         principal.require(ADMIN)
         chosen_scopes = _check_scopes(scopes)
@@ -124,6 +125,7 @@ class IdentityService:
             bounds,
             expires_at,
             created_by=principal.connection_id,
+            ends_with_parent=ends_with_parent,
         )
 
     def _issue(
@@ -134,6 +136,7 @@ class IdentityService:
         bounds: tuple[str, ...] | None,
         expires_at: int | None,
         created_by: str | None,
+        ends_with_parent: bool = False,
     ) -> IssuedConnection:
         secret = tokens.new_secret()
         connection = Connection(
@@ -146,6 +149,7 @@ class IdentityService:
             target_bounds=bounds,
             expires_at=expires_at,
             created_by=created_by,
+            ends_with_parent=ends_with_parent,
         )
         try:
             self._store.put_connection(connection, limits.CONNECTIONS_PER_ACCOUNT)
@@ -201,6 +205,15 @@ class IdentityService:
             connection is None
             or not tokens.secret_matches(parsed.secret, connection.secret_hash)
             or not connection.is_live(self._clock.now())
+            or not self._parent_is_live(connection)
         ):
             raise failure
         return connection.principal()
+
+    def _parent_is_live(self, connection: Connection) -> bool:
+        """A child that ends with its parent authenticates only while the parent does
+        (one more GetItem, for those connections alone)."""
+        if not connection.ends_with_parent or connection.created_by is None:
+            return True
+        parent = self._store.get_connection(connection.account_id, connection.created_by)
+        return parent is not None and parent.is_live(self._clock.now())

@@ -25,6 +25,9 @@ class ConnectionView(BaseModel):
     created_at: int
     expires_at: int | None
     revoked_at: int | None
+    ends_with_parent: bool = Field(
+        False, description="Stops working when the connection that created it does."
+    )
     status: Literal["active", "revoked", "expired"]
 
 
