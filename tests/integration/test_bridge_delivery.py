@@ -322,3 +322,26 @@ def test_detach_revokes_the_child_and_forgets_its_token(api, cast):
     assert not config.exists()
     assert api("GET", "/v1/whoami", child).status == 401
     assert api("GET", "/v1/whoami", cast.person.token).status == 200
+
+
+def test_full_guidance_comes_with_the_first_offer_and_again_after_a_day(api, cast, tmp_path):
+    now = [5_000.0]
+    path = tmp_path / "g" / "journal.sqlite3"
+    bridge = Bridge(Journal(path, clock=lambda: now[0]), cast.servers, cast.person_config)
+    bridge.attach("claude", SESSION_ID, "reviewer", None)
+
+    def next_turn(text: str) -> str:
+        _send(api, cast.sender, text)
+        bridge.intake.catch_up(bridge.journal.attachment(SESSION))
+        answer = _stop(bridge)
+        _emit(bridge, answer)
+        bridge.journal.set_blocks(SESSION, 0)
+        return str(answer["output"]["reason"])
+
+    assert turns.GUIDANCE[:40] in next_turn("first")
+    bridge.journal.close()  # a restart keeps the timestamp
+    bridge = Bridge(Journal(path, clock=lambda: now[0]), cast.servers, cast.person_config)
+    now[0] += turns.GUIDANCE_EVERY_SECONDS - 1
+    assert turns.GUIDANCE[:40] not in next_turn("second")
+    now[0] += 1
+    assert turns.GUIDANCE[:40] in next_turn("third")

@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS attachments (
     purpose_at REAL,                   -- when the purpose last changed (once a minute)
     attached_at REAL NOT NULL,
     mailbox_cursor TEXT,
-    blocks INTEGER NOT NULL DEFAULT 0  -- consecutive Stop-hook continuations (loop guard)
+    blocks INTEGER NOT NULL DEFAULT 0, -- consecutive Stop-hook continuations (loop guard)
+    guidance_at REAL                   -- when full messaging guidance was last handed out
 );
 CREATE TABLE IF NOT EXISTS inboxes (
     session TEXT NOT NULL,
@@ -109,6 +110,7 @@ class Attachment:
     attached_at: float
     mailbox_cursor: str | None
     blocks: int
+    guidance_at: float | None
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,10 @@ class Journal:
         with self._transaction() as db:
             for table in ("attachments", "inboxes", "messages", "outbox"):
                 db.execute(f"DELETE FROM {table} WHERE session = ?", (session,))
+
+    @_locked
+    def set_guidance_at(self, session: str, at: float) -> None:
+        self._db.execute("UPDATE attachments SET guidance_at = ? WHERE session = ?", (at, session))
 
     @_locked
     def set_blocks(self, session: str, blocks: int) -> None:

@@ -109,7 +109,11 @@ class Bridge:
             self.journal.set_blocks(attachment.session, 0)
             return {}
         self.journal.set_blocks(attachment.session, attachment.blocks + 1)
-        text = turns.continuation(attachment.agent_name, offers)
+        now = self.journal.now()
+        guidance = turns.guidance_due(attachment.guidance_at, now)
+        if guidance:
+            self.journal.set_guidance_at(attachment.session, now)  # kept across restarts
+        text = turns.continuation(attachment.agent_name, offers, guidance)
         return {
             "output": hook_io.stop_output(provider, text),
             "session": attachment.session,
