@@ -29,7 +29,7 @@ run: $(STAMP)
 	@$(BIN)/agentworks dev --port $(PORT)
 
 test: $(STAMP)
-	@$(BIN)/python -m pytest -n 2 --dist loadfile
+	@$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10
 
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -n 2 -m "not e2e"
