@@ -9,6 +9,7 @@ new bridge opens the same journal file. Every turn started is counted per messag
 
 from __future__ import annotations
 
+import json
 import random
 import tempfile
 from collections import Counter
@@ -40,7 +41,10 @@ class ListServer:
         return {"messages": page, "next_cursor": str(start + len(page))}
 
     def register(self, *_: Any) -> dict[str, Any]:
-        return {}
+        return {"allowed_connection_ids": []}
+
+    def create_connection(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"token": "aw1.bench", "connection_id": "conn_bench", "name": body["name"]}
 
 
 def measure(seed: int = 7) -> dict[str, float]:
@@ -50,9 +54,11 @@ def measure(seed: int = 7) -> dict[str, float]:
     crashes = 0
     with tempfile.TemporaryDirectory(prefix="agentworks-bridge-") as scratch:
         path = Path(scratch) / "journal.sqlite3"
+        person = Path(scratch) / "person.json"
+        person.write_text(json.dumps({"url": "http://bench", "token": "aw1.person"}))
 
         def open_bridge() -> Bridge:
-            return Bridge(Journal(path), lambda _: server, "config")
+            return Bridge(Journal(path), lambda _: server, str(person))
 
         bridge = open_bridge()
         bridge.attach("claude", SESSION_ID, "reviewer", None)
