@@ -29,6 +29,7 @@ from bench.meter import Tally
 from bench.request_costs import BODY
 from bench.stack import Stack, quiet
 from tests.support.handlers import LambdaContext, load_handler
+from tests.support.streams import StreamReader
 
 ROUNDS = 11
 PING_EVERY_MINUTES = 9
@@ -83,49 +84,18 @@ def measure_costs(stack: Stack) -> dict[str, float]:
     # Messages to a listening name, one notifier invocation each (a quiet stream's case).
     ws_id = uuid.uuid4().hex
     _timed(stack, "push", _ws_event("$connect", ws_id, token, agent_name="listener"))
-    seen = len(_stream_records(stack))
+    stream = StreamReader(stack.oracle, stack.settings.messages_table)
     notify, took_ms, inbox = Tally(), [], None
     for _ in range(ROUNDS):
         body = {"message": BODY} | ({"inbox_id": inbox} if inbox else {"target": "agent:listener"})
         inbox = stack.call("POST", "/v1/messages", sender, body).body["inbox_id"]
-        records = _stream_records(stack)
-        answer, notify, took = _timed(stack, "notifier", {"Records": records[seen:]})
+        answer, notify, took = _timed(stack, "notifier", {"Records": stream.records()})
         assert answer["posted"] == 1, answer
-        seen = len(records)
         took_ms.append(took * 1000)
     figures["push_notify_ddb_requests"] = notify.total_requests
     figures["push_notify_read_units"] = notify.read_units
     figures["push_notify_ms"] = statistics.median(took_ms)
     return figures
-
-
-def _stream_records(stack: Stack) -> list[dict[str, Any]]:
-    from botocore.config import Config
-
-    streams = stack.session.client(
-        "dynamodbstreams", config=Config(account_id_endpoint_mode="disabled")
-    )
-    table = stack.oracle.describe_table(TableName=stack.settings.messages_table)["Table"]
-    arn = table["LatestStreamArn"]
-    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]
-    iterator = streams.get_shard_iterator(
-        StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-    )["ShardIterator"]
-    records: list[dict[str, Any]] = []
-    while iterator:
-        got = streams.get_records(ShardIterator=iterator, Limit=1000)
-        records += got["Records"]
-        if not got["Records"]:
-            break
-        iterator = got.get("NextShardIterator")
-    inserts = [
-        r
-        for r in records
-        if r["eventName"] == "INSERT" and r["dynamodb"]["Keys"]["sk"]["S"].startswith("M#")
-    ]
-    for record in inserts:
-        record["dynamodb"]["ApproximateCreationDateTime"] = 0  # JSON, as Lambda's event has
-    return inserts
 
 
 def _lambda_dollars(seconds: float, memory_mb: int) -> float:

@@ -11,12 +11,12 @@ import uuid
 from typing import Any
 
 import pytest
-from botocore.config import Config
 
 from agentworks import limits
 from agentworks.dynamo import from_item
 from agentworks.push.notifier import delivered_messages
 from tests.support.handlers import LambdaContext, load_handler
+from tests.support.streams import StreamReader
 
 
 def _ws_event(route: str, ws_id: str, token: str | None = None, **query: str) -> dict:
@@ -46,29 +46,11 @@ def _connect(token: str | None, **query: str) -> tuple[str, int, dict]:
     return ws_id, status, body
 
 
-class Stream:
-    """The messages table's stream from where it is now (what the event source mapping
-    would hand the notifier next)."""
+class Stream(StreamReader):
+    """The messages table's stream, delivered to the notifier on demand."""
 
     def __init__(self, stack: Any) -> None:
-        import boto3
-
-        self.client = boto3.client(
-            "dynamodbstreams",
-            region_name="us-east-1",
-            config=Config(account_id_endpoint_mode="disabled"),
-        )
-        table = stack.client.describe_table(TableName=stack.settings.messages_table)["Table"]
-        arn = table["LatestStreamArn"]
-        shard = self.client.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]
-        self.iterator = self.client.get_shard_iterator(
-            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="LATEST"
-        )["ShardIterator"]
-
-    def records(self) -> list[dict]:
-        got = self.client.get_records(ShardIterator=self.iterator)
-        self.iterator = got["NextShardIterator"]
-        return got["Records"]
+        super().__init__(stack.client, stack.settings.messages_table)
 
     def deliver(self) -> dict:
         """One notifier invocation with every record since the last."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from agentworks_cli.bridge.hook_files import PROVIDERS
 
-__all__ = ["PROVIDERS", "prompt_consumed", "session_context", "session_of", "stop_output"]
+__all__ = ["PROVIDERS", "prompt_consumed", "session_of", "session_start_context", "stop_output"]
 
 
 def session_of(provider: str, payload: dict[str, Any]) -> str | None:
@@ -38,6 +38,6 @@ def prompt_consumed(provider: str, said: str) -> dict[str, Any]:
     return {"decision": "block", "reason": said}
 
 
-def session_context(provider: str, event: str, text: str) -> dict[str, Any]:
-    name = {"session-start": "SessionStart"}.get(event, event)
-    return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
+def session_start_context(text: str) -> dict[str, Any]:
+    """Context a SessionStart hook adds to the session (Claude Code and Codex alike)."""
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}

@@ -163,7 +163,6 @@ class Journal:
         self._db.execute("PRAGMA synchronous=FULL")  # an offer is on disk before it is emitted
         self._db.executescript(_SCHEMA)
 
-    @_locked
     def now(self) -> float:
         return float(self._clock())
 

@@ -4,7 +4,6 @@ reconnect with backoff capped at 30 s — catching up again, so an outage loses 
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -12,9 +11,7 @@ from urllib.parse import urlencode
 
 from agentworks_cli.bridge.intake import Intake
 from agentworks_cli.bridge.journal import Attachment, Journal
-
-PING_EVERY_SECONDS = 240.0
-BACKOFF_MAX_SECONDS = 30.0
+from agentworks_cli.bridge.push_client import BACKOFF_MAX_SECONDS, notices, open_channel
 
 
 class Listener(threading.Thread):
@@ -45,19 +42,19 @@ class Listener(threading.Thread):
         return current is not None and current.state == "attached"
 
     def run(self) -> None:
-        from websockets.sync.client import connect
-
         pause = 1.0
         while not self.stopping.is_set() and self._still_attached():
             try:
-                headers = {"Authorization": f"Bearer {self._token}"}
-                with connect(self._url, additional_headers=headers, open_timeout=10) as socket:
+                with open_channel(self._url, self._token) as socket:
                     self._socket = socket
                     self.connected.set()
                     pause = 1.0
                     self._intake.catch_up(self.attachment)
                     self._after_connect()
-                    self._listen(socket)
+                    for notice in notices(socket):
+                        if self.stopping.is_set():
+                            return
+                        self._intake.on_notice(self.attachment, notice)
             except Exception as error:  # an outage, a restart, the 2-hour limit
                 self.connected.clear()
                 if self.stopping.is_set():
@@ -65,17 +62,6 @@ class Listener(threading.Thread):
                 self._warn(f"{self.attachment.agent_name}: push channel down ({error}); retrying")
             self.stopping.wait(pause)
             pause = min(pause * 2, BACKOFF_MAX_SECONDS)
-
-    def _listen(self, socket: Any) -> None:
-        while not self.stopping.is_set():
-            try:
-                frame = socket.recv(timeout=PING_EVERY_SECONDS)
-            except TimeoutError:
-                socket.send(json.dumps({"action": "ping"}))
-                continue
-            notice = json.loads(frame)
-            if notice.get("type") == "messages":
-                self._intake.on_notice(self.attachment, notice)
 
     def stop(self) -> None:
         self.stopping.set()

@@ -78,7 +78,7 @@ class Bridge:
             self.journal.set_state(session, "offline")
             return {}
         if event == "session-start":
-            return {"output": hook_io.session_context(provider, event, self._welcome(attachment))}
+            return {"output": hook_io.session_start_context(self._welcome(attachment))}
         return {}
 
     def _prompt(self, provider: str, session: str, prompt: str) -> Answer:

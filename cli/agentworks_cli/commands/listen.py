@@ -10,12 +10,9 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
+from agentworks_cli.bridge.push_client import BACKOFF_MAX_SECONDS, notices
 from agentworks_cli.client import EXIT_OK, EXIT_UNREACHABLE, CliError, http_error
 from agentworks_cli.commands.session import Session
-
-# API Gateway closes a WebSocket idle for 10 minutes; a ping well inside that keeps it.
-PING_EVERY_SECONDS = 240.0
-RECONNECT_MAX_SECONDS = 30.0
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -86,20 +83,12 @@ def run_listen(session: Session) -> int:
             # It answered before (a restart, a network blip): keep trying, as a bridge would.
             print(f"{error}; retrying in {pause:g} s", file=sys.stderr, flush=True)
             time.sleep(pause)
-            pause = min(pause * 2, RECONNECT_MAX_SECONDS)
+            pause = min(pause * 2, BACKOFF_MAX_SECONDS)
             continue
         print(f"listening for {what} (Ctrl-C stops)", file=sys.stderr, flush=True)
         pause, connected = 1.0, True
         try:
-            while True:
-                try:
-                    frame = socket.recv(timeout=PING_EVERY_SECONDS)
-                except TimeoutError:
-                    socket.send(json.dumps({"action": "ping"}))
-                    continue
-                notice = json.loads(frame)
-                if notice.get("type") != "messages":
-                    continue  # a pong
+            for notice in notices(socket):
                 _say(session, notice)
                 if args.once:
                     return EXIT_OK
@@ -108,6 +97,6 @@ def run_listen(session: Session) -> int:
         except Exception:  # closed by the server (2-hour limit, a restart): reconnect
             print(f"the push channel closed; reconnecting in {pause:g} s", file=sys.stderr)
             time.sleep(pause)
-            pause = min(pause * 2, RECONNECT_MAX_SECONDS)
+            pause = min(pause * 2, BACKOFF_MAX_SECONDS)
         finally:
             socket.close()

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentworks import limits
 from agentworks_cli.localstack import in_process, lambda_seam, unavailable
 from agentworks_cli.localstack.configfile import (
     ConfigError,
@@ -29,6 +28,7 @@ from agentworks_cli.localstack.configfile import (
     read_config,
     write_config,
 )
+from agentworks_cli.localstack.dev_banner import home_relative
 from agentworks_cli.localstack.durable_state import (
     DataDir,
     DataDirError,
@@ -55,17 +55,6 @@ class StartError(Exception):
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
         self.exit_code = exit_code
-
-
-def _cli_dir_if_not_on_path() -> str | None:
-    """The folder holding this `agentworks` when a new shell wouldn't find it (e.g. .venv/bin)."""
-    import shutil
-
-    here = Path(sys.executable).parent
-    if not (here / "agentworks").exists():
-        return None
-    found = shutil.which("agentworks")
-    return None if found and Path(found).parent == here else str(here)
 
 
 def _no_proxy_for_loopback() -> None:
@@ -112,14 +101,6 @@ def route_aws_logs(output: FunctionOutput) -> None:
     aws.handlers[:] = [logging.StreamHandler(output)]
     aws.propagate = False
     logging.getLogger().handlers[:] = [logging.StreamHandler(output)]
-
-
-def home_relative(path: Path) -> str:
-    """~/… when the path is under the home directory: shorter and copy-pasteable."""
-    try:
-        return "~/" + str(path.relative_to(Path.home()))
-    except ValueError:
-        return str(path)
 
 
 def _keep_remote_config(path: Path) -> Path | None:
@@ -433,75 +414,8 @@ class DevStack:
         with contextlib.suppress(OSError, ValueError):  # a closed console is no reason to fail
             print(line, file=sys.stderr, flush=True)
 
-    def _state_lines(self) -> list[str]:
-        if self.data is None:
-            return ["State: in memory only (--ephemeral); it is lost on stop."]
-        where = home_relative(self.data.path)
-        resumed = self.resumed.waiting or self.resumed.interrupted
-        calls = [f"  Calls: {self.resumed.describe()}."] if resumed else []
-        if self.resumed_relays:
-            calls.append(
-                f"  Relay runs resumed from their checkpoints: {len(self.resumed_relays)}."
-            )
-        return [
-            f"State: kept in {where} across restarts and crashes",
-            f"  ({self.restored.describe()}).",
-            *calls,
-            "  Start afresh with `agentworks dev --reset`; `--ephemeral` keeps nothing.",
-        ]
-
     def banner(self) -> str:
-        assert self.admin is not None
-        url = self.url
-        config_dir = self.config_path.parent
-        default = self.config_path == default_config_path().absolute()
-        admin_env = "" if default else f"AGENTWORKS_CONFIG={home_relative(self.config_path)} "
-        worker = home_relative(config_dir / "worker.json")
-        reviewer = home_relative(config_dir / "reviewer.json")
-        cli_dir = _cli_dir_if_not_on_path()
-        lines = [
-            "AgentWorks local stack is running.",
-            *self._state_lines(),
-            "",
-            f"  API    {url}/v1   (OpenAPI: {url}/v1/openapi.json)",
-            f"  MCP    {url}/mcp",
-            f"  Push   {self.push_url}   (WebSocket: ?agent_name=NAME or ?inbox_id=ibx_…)",
-            f"  AWS    {self.moto_url}   (embedded moto: DynamoDB, Secrets Manager, Step "
-            "Functions)",
-            f"  ticks  scheduled functions every {self.tick_seconds:g} s, expired TTL items "
-            f"swept every {self.sweep_seconds:g} s",
-            f"  logs   function output (the local CloudWatch Logs): "
-            f"{home_relative(self.output.path or config_dir)}",
-            "",
-            f"Admin config (mode 0600): {self.config_path}",
-            *(
-                [f"  (the config it replaced, for another server, is kept at {self.kept_config})"]
-                if self.kept_config
-                else []
-            ),
-            "Admin token (A6; keep it secret, it is also in the config):",
-            f"  {self.admin.token}",
-            "",
-            "Try it from another terminal:",
-            *(
-                [f'  export PATH="{cli_dir}:$PATH"   # puts `agentworks` on your PATH']
-                if cli_dir
-                else []
-            ),
-            f"  {admin_env}agentworks connections create --name worker --save-config {worker}",
-            f"  {admin_env}agentworks connections create --name reviewer --save-config {reviewer}",
-            f"  AGENTWORKS_CONFIG={reviewer} agentworks messages register --agent reviewer",
-            f"  AGENTWORKS_CONFIG={worker} agentworks messages register --agent worker",
-            f"  AGENTWORKS_CONFIG={worker} agentworks messages send --agent worker "
-            "--target agent:reviewer --message 'Ready for review'",
-            f"  AGENTWORKS_CONFIG={reviewer} agentworks messages read --agent reviewer "
-            f"--after 0 --wait {limits.WAIT_MAX_SECONDS}",
-            "",
-            "Connect Claude Code over MCP (this uses the admin token; an agent is better "
-            "served by its own connection's token):",
-            f"  claude mcp add --transport http agentworks {url}/mcp "
-            f'--header "Authorization: Bearer {self.admin.token}"',
-            "",
-            "Requests are logged below as: method path status time. Press Ctrl-C to stop.",
-        ]
-        return "\n".join(lines)
+        """What `agentworks dev` prints once it serves (dev_banner.py)."""
+        from agentworks_cli.localstack.dev_banner import banner
+
+        return banner(self)

@@ -18,7 +18,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from agentworks_cli.localstack.dev import DevStack, StartError, home_relative
+from agentworks_cli.localstack.dev import DevStack, StartError
+from agentworks_cli.localstack.dev_banner import home_relative
 from agentworks_cli.localstack.durable_state import DEFAULT_DATA_DIR, DataDir, DataDirError
 
 

@@ -6,6 +6,7 @@ WebSocket server, so this client is the one code path in both places.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any, Protocol
@@ -17,11 +18,6 @@ class PushChannel(Protocol):
         ...
 
     def close(self, ws_id: str) -> None: ...
-
-
-def _gone(error: Exception) -> bool:
-    response = getattr(error, "response", None) or {}
-    return response.get("Error", {}).get("Code") == "GoneException"
 
 
 class ManagementApiChannel:
@@ -36,21 +32,12 @@ class ManagementApiChannel:
         return self._client_factory()
 
     def post(self, ws_id: str, data: bytes) -> bool:
-        from botocore.exceptions import ClientError
-
         try:
             self._client.post_to_connection(ConnectionId=ws_id, Data=data)
-        except ClientError as error:
-            if _gone(error):
-                return False
-            raise
+        except self._client.exceptions.GoneException:
+            return False
         return True
 
     def close(self, ws_id: str) -> None:
-        from botocore.exceptions import ClientError
-
-        try:
+        with contextlib.suppress(self._client.exceptions.GoneException):
             self._client.delete_connection(ConnectionId=ws_id)
-        except ClientError as error:
-            if not _gone(error):
-                raise
