@@ -122,3 +122,25 @@ def test_cli_listen_prints_the_notice_of_a_send(local_stack: LocalStack, tmp_pat
     notice = json.loads(out.strip().splitlines()[-1])
     assert notice["type"] == "messages" and notice["inbox_id"].startswith("ibx_")
     assert "listening for agent cli-reader" in err
+
+
+def test_a_busy_push_port_falls_back_unless_it_was_asked_for(tmp_path):
+    """The push port defaults to the API's + 1; taken by something else, the stack still
+    starts (on a free port it reports), but an explicit --push-port that is taken is an error."""
+    import socket
+
+    from agentworks_cli.localstack.dev import DevStack, StartError
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        busy = holder.getsockname()[1]
+        with pytest.raises(StartError, match="--push-port"):
+            DevStack(port=0, push_port=busy, config_path=tmp_path / "a.json").start()
+        stack = DevStack(port=busy - 1, config_path=tmp_path / "b.json")
+        assert stack.requested_push_port == busy and not stack.push_port_chosen
+        server = stack._push_server()
+        try:
+            assert server.port not in (busy, 0)
+        finally:
+            server.stop()

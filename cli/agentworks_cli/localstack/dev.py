@@ -150,6 +150,7 @@ class DevStack:
         self.requested_port = port
         # The push channel's WebSocket listens next to the API (any free port with port 0).
         self.requested_push_port = push_port if push_port is not None else (port + 1 if port else 0)
+        self.push_port_chosen = push_port is not None  # else any free port will do
         self.push: PushServer | None = None
         self.streams: StreamPoller | None = None
         self.ready_file = ready_file
@@ -205,9 +206,7 @@ class DevStack:
             ) from None
 
         try:
-            self.push = PushServer(
-                self.host, self.requested_push_port, self.functions, warn=self._warn
-            )
+            self.push = self._push_server()
         except OSError as error:
             if port_in_use(error):
                 raise StartError(
@@ -297,6 +296,16 @@ class DevStack:
         self._serving.start()
         if self.ready_file is not None:
             self._write_ready_file(self.ready_file)
+
+    def _push_server(self) -> PushServer:
+        """On the next port by default; a busy one is only an error when it was asked for
+        (`make run` next to something on 8788 still starts, on a free port it reports)."""
+        try:
+            return PushServer(self.host, self.requested_push_port, self.functions, self._warn)
+        except OSError as error:
+            if self.push_port_chosen or not port_in_use(error):
+                raise
+            return PushServer(self.host, 0, self.functions, self._warn)
 
     def _resume_calls(self, session: Any, resources: Any) -> Resumed:
         """The restart lost the executions of open calls: waits resume, the rest end."""
