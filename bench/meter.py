@@ -29,6 +29,8 @@ class Tally:
     """What one stretch of code cost in DynamoDB."""
 
     requests: Counter[str] = field(default_factory=Counter)
+    # (operation, table) of each request: which table a request went to
+    by_table: Counter[tuple[str, str]] = field(default_factory=Counter)
     write_units: float = 0.0
     gsi_write_units: float = 0.0
     read_units: float = 0.0
@@ -49,6 +51,13 @@ class Tally:
 
     def describe_writes(self) -> str:
         return ", ".join(f"{kind} {item} {units}" for kind, item, units in self.writes)
+
+    def units_written(self, key_prefix: str) -> int:
+        """Write units of the items whose key starts with `key_prefix` (e.g. "USAGE#")."""
+        return sum(units for _, item, units in self.writes if item.startswith(key_prefix))
+
+    def items_written(self, key_prefix: str) -> int:
+        return sum(1 for _, item, _ in self.writes if item.startswith(key_prefix))
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,8 @@ class Meter:
             return
         tally, operation, params, writes = entry
         tally.requests[operation] += 1
+        for table in _tables(params):
+            tally.by_table[(operation, table)] += 1
         for write in writes:
             self._price_write(tally, write)
         if operation not in _WRITES:
@@ -256,6 +267,15 @@ class Meter:
         if len(items) != scanned:
             raise RuntimeError(f"{operation} re-read {len(items)} items; it examined {scanned}")
         return items
+
+
+def _tables(params: dict[str, Any]) -> list[str]:
+    if "TableName" in params:
+        return [str(params["TableName"])]
+    if "RequestItems" in params:
+        return sorted(params["RequestItems"])
+    bodies = [next(iter(entry.values())) for entry in params.get("TransactItems", [])]
+    return sorted({str(body["TableName"]) for body in bodies})
 
 
 def _placeholders(expression: str) -> set[str]:

@@ -1,4 +1,4 @@
-"""AWS on-demand list prices (us-east-1) and the cost of a million messages.
+"""The cost of a million messages, priced with the layer's list prices (agentworks.prices).
 
 The workload: each message is sent singly and read once, in pages of 10. Every HTTP
 request is one API function invocation, which reads the connection to authenticate it
@@ -12,16 +12,38 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+# The list prices live in the layer: GET /v1/usage estimates an account's cost with the
+# same table (re-exported here for the bench's modules).
+from agentworks.prices import (
+    DYNAMODB_PER_MILLION_READ_UNITS,
+    DYNAMODB_PER_MILLION_WRITE_UNITS,
+    HTTP_API_PER_MILLION_REQUESTS,
+    LAMBDA_ARM_PER_GB_SECOND,
+    LAMBDA_PER_MILLION_REQUESTS,
+    MINUTES_PER_MONTH,
+    SQS_PER_MILLION_REQUESTS,
+    SQS_REQUESTS_PER_MESSAGE,
+    WEBSOCKET_PER_MILLION_CONNECTION_MINUTES,
+    WEBSOCKET_PER_MILLION_MESSAGES,
+)
 from agentworks_cli.localstack.template import load_template
 from bench.meter import Tally
 
-HTTP_API_PER_MILLION_REQUESTS = 1.00
-LAMBDA_PER_MILLION_REQUESTS = 0.20
-LAMBDA_ARM_PER_GB_SECOND = 0.0000133334
-DYNAMODB_PER_MILLION_WRITE_UNITS = 0.625
-DYNAMODB_PER_MILLION_READ_UNITS = 0.125
-SQS_PER_MILLION_REQUESTS = 0.40
-SQS_REQUESTS_PER_MESSAGE = 3
+__all__ = [
+    "DYNAMODB_PER_MILLION_READ_UNITS",
+    "DYNAMODB_PER_MILLION_WRITE_UNITS",
+    "HTTP_API_PER_MILLION_REQUESTS",
+    "LAMBDA_ARM_PER_GB_SECOND",
+    "LAMBDA_PER_MILLION_REQUESTS",
+    "MINUTES_PER_MONTH",
+    "SQS_PER_MILLION_REQUESTS",
+    "SQS_REQUESTS_PER_MESSAGE",
+    "WEBSOCKET_PER_MILLION_CONNECTION_MINUTES",
+    "WEBSOCKET_PER_MILLION_MESSAGES",
+    "Workload",
+    "cost_per_million",
+    "memory_mb",
+]
 
 
 def memory_mb(function: str) -> int:
@@ -82,9 +104,3 @@ def cost_per_million(w: Workload) -> dict[str, Any]:
         "cost_ratio_vs_sqs": total / sqs,
         "lambda_gb_seconds_per_message": gb_seconds,
     }
-
-
-# API Gateway WebSocket APIs (push delivery, issue 10). Messages are metered in 32 KB units.
-WEBSOCKET_PER_MILLION_MESSAGES = 1.00
-WEBSOCKET_PER_MILLION_CONNECTION_MINUTES = 0.25
-MINUTES_PER_MONTH = 30 * 24 * 60

@@ -58,6 +58,9 @@ TARGETS: dict[str, Target] = {
     "push_wake_latency_s": Target(0.2, " s"),
     "push_idle_agent_usd_per_month": Target(0.10, " USD"),
     "bridge_duplicate_turns": Target(0),
+    # Issue 12: usage counters add no request to a send, and at most one write unit.
+    "usage_extra_requests_per_send": Target(0),
+    "usage_write_units_per_send": Target(1),
 }
 
 # Printed in this order; anything else measured goes to results.json only.
@@ -94,6 +97,15 @@ SHOWN = (
     "long_poll_idle_agent_usd_per_month",
     "push_cost_per_million_messages_usd",
     "push_notify_ddb_requests",
+    "usage_send_ddb_requests",
+    "usage_extra_requests_per_send",
+    "usage_write_units_per_send",
+    "usage_write_units_per_send_batched",
+    "usage_notifier_requests_per_send",
+    "usage_extra_requests_per_read_page",
+    "usage_write_units_per_read_page",
+    "usage_estimate_per_million_usd",
+    "usage_estimate_vs_measured",
     "bridge_duplicate_turns",
     "bridge_crashes_injected",
     "handler_ms_send",

@@ -33,6 +33,7 @@ from bench import (
     request_costs,
     scale,
     throughput,
+    usage,
     wake,
     workflows,
 )
@@ -155,6 +156,9 @@ def main() -> int:
         results.update(push_figures)
         results.update(push.per_message(push_figures))
         results.update(push.idle_month(push_figures))
+        _progress("usage counting: what the per-account counters add to sends and reads")
+        results.update(usage.measure(open_stack("bench-usage", FakeClock())))
+        results.update(usage.estimate_vs_measured(results, request_costs.PAGE))
         _progress("throughput: handlers vs raw boto3 on same-sized tables")
         results.update(throughput.measure())
         _progress("the local stack as it fills: sends and reads at 0, 10,000, 100,000 messages")
@@ -195,6 +199,11 @@ def main() -> int:
             "push_idle_agent_usd_per_month": "connection-minutes, 9 min pings, 2 h reconnects",
             "long_poll_idle_agent_usd_per_month": "a 25 s long-poll held all month (512 MB)",
             "push_cost_per_million_messages_usd": "notifier, one invocation per message",
+            "usage_extra_requests_per_send": "usage items the send's API request writes",
+            "usage_write_units_per_send": "notifier's usage writes, one invocation per send",
+            "usage_write_units_per_send_batched": f"{usage.SENDS} sends in one stream batch",
+            "usage_extra_requests_per_read_page": "one ADD per page that returned messages",
+            "usage_estimate_vs_measured": "GET /v1/usage's model / cost_per_million_usd",
             "bridge_duplicate_turns": f"{bridge.MESSAGES} messages, restarts at random points",
             "throughput_ratio_vs_boto3": "send+read via handlers / put_item+query",
             "throughput_ratio_vs_boto3_same_requests": "/ the handlers' own requests via boto3",

@@ -20,11 +20,14 @@ from agentworks_cli.commands import (
     adapters,
     bridge,
     connections,
+    conversations,
     crews,
     functions,
     listen,
     messages,
+    ops,
     relays,
+    usage,
     workflows,
 )
 from agentworks_cli.commands.session import Session, common_options
@@ -65,12 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     connections.add_parsers(commands, common)
     messages.add_parsers(commands, common)
     crews.add_parsers(commands, common)
+    conversations.add_parsers(commands, common)
     functions.add_parsers(commands, common)
     adapters.add_parsers(commands, common)
     workflows.add_parsers(commands, common)
     relays.add_parsers(commands, common)
     listen.add_parsers(commands, common)
     bridge.add_parsers(commands, common)
+    ops.add_parsers(commands, common)
+    usage.add_parsers(commands, common)
     return parser
 
 

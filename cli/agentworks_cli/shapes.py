@@ -72,6 +72,11 @@ FILE_PAGE = Shape(_CREWS, "FilePage")
 CREW_STATE = Shape(_CREW_MODELS, "CrewState")
 REVIEW = Shape(_CREW_MODELS, "ReviewOutcome")
 WAKEUP = Shape(_CREW_MODELS, "WakeupView")
+REQUEST = Shape(_CREW_MODELS, "RequestView")
+REQUESTS = Shape(_CREW_MODELS, "RequestList")
+CONVERSATION = Shape(_CREW_MODELS, "ConversationStatusView")
+
+USAGE = Shape("agentworks.usage.views", "UsageReport")
 
 ALL: tuple[Shape, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Shape))
 
@@ -81,3 +86,8 @@ RUN_STARTED = Shape(_WORKFLOWS, "RunStarted")
 WEBHOOK_KEY = Shape(_WORKFLOWS, "WebhookKey")
 REGISTERED = Shape("agentworks.workflows.registry_views", "RegisteredWorkflowView")
 REGISTERED_LIST = Shape("agentworks.workflows.registry_views", "RegisteredWorkflowList")
+
+_RUNNERS = "agentworks.runners.views"
+RUNNER_CLAIM = Shape(_RUNNERS, "JobClaim")
+RUNNER_LEASE = Shape(_RUNNERS, "JobLease")
+RUNNER_FINISHED = Shape(_RUNNERS, "JobFinished")

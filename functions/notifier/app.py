@@ -1,6 +1,7 @@
 """Notifier function: the messages table's stream → a notice to each listener of an inbox
 that got messages (agentworks.push.notifier). Notices are hints (the listener reads
-through the API), so a retried batch repeats some, and loses none."""
+through the API), so a retried batch repeats some, and loses none. After the notices, the
+batch's sends are counted in their accounts' usage (agentworks.usage.stream_usage)."""
 
 from __future__ import annotations
 
@@ -15,5 +16,7 @@ from agentworks.runtime import push
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
-    report = push().notifier.notify(delivered_messages(event.get("Records") or []))
+    records = event.get("Records") or []
+    report = push().notifier.notify(delivered_messages(records))
+    push().usage.count(records, report.usage)
     return {"inboxes": report.inboxes, "posted": report.posted, "dropped": report.dropped}

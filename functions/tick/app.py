@@ -1,6 +1,6 @@
 """Scheduler tick (EventBridge rate(1 minute)): retention sweeps, due wakeups, due workflow
 schedules, and calls and relay runs whose execution ended without recording an outcome
-(M9, M11, W11, F5, R5)."""
+(M9, M11, W11, F5, R5); runner jobs of cli steps nobody claimed or renewed (issue 10)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,17 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     schedules = tick.schedules.fire_due()
     count("SchedulesFired", schedules["schedules_fired"])
     relay_runs = tick.relay_runs.reconcile()
-    done = {**report.as_dict(), **wakeups, **calls, **schedules, **relay_runs}
+    expired = {"requests_expired": tick.requests.expire_due()}  # counted by the service
+    runner_jobs = tick.runner_jobs.settle_due()  # cli steps nobody claimed or renewed
+    count("RunnerJobsExpired", runner_jobs["runner_jobs_expired"])
+    done = {
+        **report.as_dict(),
+        **wakeups,
+        **calls,
+        **schedules,
+        **relay_runs,
+        **expired,
+        **runner_jobs,
+    }
     logger.info("tick", extra=done)
     return done

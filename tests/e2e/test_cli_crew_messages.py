@@ -91,3 +91,43 @@ def test_message_to_a_crew_through_the_cli(cli: Cli, tmp_path: Path) -> None:
     assert refused.code == 1, refused
     assert "messaging switch is off" in refused.err and "account admin" in refused.err
     assert "agentworks crews update --file" in refused.err
+
+
+def test_requests_and_notes_through_the_cli(cli: Cli, tmp_path: Path) -> None:
+    """C1, C2: a note starts nothing; a request waits for review, is cancelled by its asker,
+    and a bad deadline is a usage error before anything is sent."""
+    name = f"contracts-{uuid.uuid4().hex[:6]}"
+    cli.ok("crews", "create", "--file", str(_crew_file(tmp_path, name, "review")))
+    caller = tmp_path / "caller.json"
+    cli.ok(
+        "connections", "create", "--name", f"caller-{uuid.uuid4().hex[:6]}",
+        "--scopes", "messages:read,messages:send", "--save-config", str(caller),
+    )  # fmt: skip
+    note = cli.ok(
+        "conversations", "note", "--target", f"crew:{name}", "--message", "Signed in 2021.",
+        "--json", config=caller,
+    ).json()  # fmt: skip
+    assert (
+        "no requests"
+        in cli.ok("conversations", "show", "--inbox", note["inbox_id"], config=caller).out
+    )
+    asked = cli.ok(
+        "conversations", "request", "--inbox", note["inbox_id"], "--message", "Clause 7?",
+        "--deadline", "2h", config=caller,
+    )  # fmt: skip
+    assert asked.out.startswith("sent request msg_")
+    request_id = asked.out.split()[2]
+    shown = cli.ok("conversations", "show", "--inbox", note["inbox_id"], config=caller).out
+    assert request_id in shown and "Waiting for review" in shown
+    cancelled = cli.ok("conversations", "cancel", request_id, config=caller).out
+    assert cancelled == f"request {request_id}: Cancelled\n"
+    bad = cli(
+        "conversations", "request", "--inbox", note["inbox_id"], "--message", "x",
+        "--deadline", "soon", config=caller,
+    )  # fmt: skip
+    assert bad.code == 2 and "give a duration such as 90s, 30m, 2h or 3d" in bad.err
+    too_long = cli(
+        "conversations", "request", "--inbox", note["inbox_id"], "--message", "x",
+        "--deadline", "8d", config=caller,
+    )  # fmt: skip
+    assert too_long.code == 1 and "1 minute to 7 days" in too_long.err

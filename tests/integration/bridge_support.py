@@ -61,6 +61,16 @@ class StackServer:
     def revoke_connection(self, connection_id: str) -> None:
         self._call("DELETE", f"/v1/connections/{connection_id}")
 
+    # As a runner of cli workflow steps (ApiServer's claim, renew, finish).
+    def claim(self, body: dict[str, Any]) -> Any:
+        return self._call("POST", "/v1/runner/claim", body=body)
+
+    def renew(self, job_id: str, body: dict[str, Any]) -> Any:
+        return self._call("POST", f"/v1/runner/jobs/{job_id}/renew", body=body)
+
+    def finish(self, job_id: str, body: dict[str, Any]) -> Any:
+        return self._call("POST", f"/v1/runner/jobs/{job_id}/finish", body=body)
+
 
 class Servers:
     """config path -> that config's StackServer (attachments name their config; a child

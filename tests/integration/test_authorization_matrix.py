@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from agentworks import errors
-from agentworks.identity.models import ADMIN, ALL_SCOPES, WORKFLOWS_RUN
+from agentworks.identity.models import ADMIN, ALL_SCOPES, WORKFLOWS_RUN, WORKFLOWS_RUNNER
 from tests.integration.crew_support import CONTRACTS
 from tests.support.handlers import LambdaContext, http_event, load_handler
 
@@ -61,6 +61,14 @@ RELAY_FILES = {
 }
 # A registered workflow (W11); its name holds "contracts", which unknown_name swaps.
 REGISTERED_FILE = WORKFLOW_FILE.replace("workflowId: review", "workflowId: contracts-flow")
+# A cli step (issue 10 item 6) whose runner job waits in the queue; its prompt holds the
+# secret (only a runner of the account, within its bounds, may claim it).
+CLI_PROFILE = {"name": "runner-cli", "type": "cli", "command": "claude"}
+CLI_WORKFLOW = {
+    "workflowId": "review",
+    "stages": [{"steps": [{"label": "plan", "adapter": "runner-cli", "prompt": SECRET}]}],
+}
+RUNNER_CLAIM = {"runner_id": "r-matrix", "name": "matrix", "commands": ["claude"]}
 
 AUTH_CASES = ("no_token", "garbage", "revoked", "expired")
 CASES = ("other_account", "missing_scope", "outside_bounds", "not_on_allow_list", "bounded_admin")
@@ -149,6 +157,25 @@ def world(api: Any, stack: Any) -> World:
         ),
         201,
     )
+    crew_request = _ok(
+        api(
+            "POST",
+            "/v1/messages",
+            caller["token"],
+            {"inbox_id": crew_sent["inbox_id"], "message": "clause 5", "kind": "request"},
+        ),
+        201,
+    )
+    # A conversation of its own for the pause/resume/close/delete rows (they change it).
+    controlled = _ok(
+        api(
+            "POST",
+            "/v1/messages",
+            caller["token"],
+            {"target": "crew:contracts", "message": "clause 6"},
+        ),
+        201,
+    )
     wakeup = _ok(
         api(
             "POST",
@@ -176,6 +203,8 @@ def world(api: Any, stack: Any) -> World:
         "reviewer_message": got["message_id"],
         "crew_inbox": crew_sent["inbox_id"],
         "crew_message": crew_sent["message_id"],
+        "crew_request": crew_request["message_id"],
+        "control_inbox": controlled["inbox_id"],
         "wakeup": wakeup["wakeup_id"],
         "call": call["call_id"],
     }
@@ -189,6 +218,11 @@ def world(api: Any, stack: Any) -> World:
 
     ran = wait_run(api, admin, run["runId"])
     w.ids.update(run=run["runId"], session=ran["stages"][0]["steps"][0]["sessionId"])
+    _ok(api("POST", "/v1/adapters", admin, CLI_PROFILE), 201)
+    _ok(api("POST", "/v1/workflows", admin, CLI_WORKFLOW), 202)
+    from tests.integration.runner_support import queued_job_ids
+
+    w.ids["runner_job"] = queued_job_ids(stack, 1)[0]
     _ok(api("DELETE", f"/v1/connections/{revoked['connection_id']}", admin))
     stack.clock.advance(61)  # past the expiry (the wakeup is due in an hour)
     w.tokens = {
@@ -322,6 +356,44 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: ("/v1/messages", {"inbox_id": w.ids["crew_inbox"], "message": "x"}, None),
             expect=ACCOUNT_INBOX,
         ),
+    ],
+    _http("GET", "/v1/requests"): [
+        Row(
+            "account-inbox",
+            "messages:send",
+            lambda w: ("/v1/requests", None, {"inbox_id": w.ids["crew_inbox"]}),
+            expect=ACCOUNT_INBOX,
+        )
+    ],
+    _http("POST", "/v1/requests/<message_id>/cancel"): [
+        # Only the asker (or an unbounded admin) may: anyone else gets what unknown gets.
+        Row(
+            "cancel",
+            "messages:send",
+            lambda w: (f"/v1/requests/{w.ids['crew_request']}/cancel", {}, None),
+        )
+    ],
+    **{
+        _http("POST", f"/v1/conversations/<inbox_id>/{step}"): [
+            Row(
+                "asker-inbox",
+                "messages:send",
+                lambda w, step=step: (
+                    f"/v1/conversations/{w.ids['control_inbox']}/{step}",
+                    {},
+                    None,
+                ),
+                expect=ACCOUNT_INBOX,
+            )
+        ]
+        for step in ("pause", "resume", "close")
+    },
+    _http("DELETE", "/v1/conversations/<inbox_id>"): [
+        Row(
+            "delete",
+            ADMIN,
+            lambda w: (f"/v1/conversations/{w.ids['control_inbox']}", None, None),
+        )
     ],
     _http("GET", "/v1/messages"): [
         Row(
@@ -468,6 +540,41 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             "retry",
             WORKFLOWS_RUN,
             lambda w: (f"/v1/workflows/{w.ids['run']}/retry", {}, None),
+        )
+    ],
+    # Runner jobs (issue 10 item 6) are the account's; a runner needs its scope (no default:
+    # the stranger and the bounded connection lack it) and claims only within its bounds.
+    _http("POST", "/v1/runner/claim"): [
+        Row(
+            "claim",
+            WORKFLOWS_RUNNER,
+            lambda w: ("/v1/runner/claim", RUNNER_CLAIM, None),
+            kind="account",
+            expect={"outside_bounds": "forbidden", "not_on_allow_list": "forbidden"},
+        )
+    ],
+    _http("POST", "/v1/runner/jobs/<job_id>/renew"): [
+        Row(
+            "renew",
+            WORKFLOWS_RUNNER,
+            lambda w: (
+                f"/v1/runner/jobs/{w.ids['runner_job']}/renew",
+                {"runner_id": "r-matrix"},
+                None,
+            ),
+            expect={"outside_bounds": "forbidden", "not_on_allow_list": "forbidden"},
+        )
+    ],
+    _http("POST", "/v1/runner/jobs/<job_id>/finish"): [
+        Row(
+            "finish",
+            WORKFLOWS_RUNNER,
+            lambda w: (
+                f"/v1/runner/jobs/{w.ids['runner_job']}/finish",
+                {"runner_id": "r-matrix", "output": "done", "session_id": "s-1"},
+                None,
+            ),
+            expect={"outside_bounds": "forbidden", "not_on_allow_list": "forbidden"},
         )
     ],
     # Registered workflows: an admin registers; any workflows:run connection whose bounds
@@ -640,6 +747,23 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             expect={"bounded_admin": "forbidden"},
         )
     ],
+    # Usage and cost (issue 12) are the account's: an unbounded admin's of that account.
+    # Naming another account answers as an unknown one does.
+    _http("GET", "/v1/usage"): [
+        Row(
+            "own",
+            ADMIN,
+            lambda w: ("/v1/usage", None, None),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        ),
+        Row(
+            "named-account",
+            ADMIN,
+            lambda w: ("/v1/usage", None, {"account": w.ids["account"], "days": 2}),
+            expect={"bounded_admin": "forbidden"},
+        ),
+    ],
     # Relays (issue 9): no allow-lists — any unbounded connection with relays:run may run
     # one; a run is its caller's (or an unbounded admin's) to see and retry.
     _http("POST", "/api/relays"): [
@@ -785,6 +909,50 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: {"inbox_id": w.ids["crew_inbox"], "message": "x"},
             expect=ACCOUNT_INBOX,
         ),
+    ],
+    _m("messages", "request"): [
+        Row(
+            "into-account-inbox",
+            "messages:send",
+            lambda w: {"inbox_id": w.ids["crew_inbox"], "message": "x"},
+            expect=ACCOUNT_INBOX,
+        ),
+        Row(
+            "first-contact-crew",
+            "messages:send",
+            lambda w: {"target": "crew:contracts", "message": "x"},
+        ),
+    ],
+    _m("messages", "note"): [
+        Row(
+            "into-account-inbox",
+            "messages:send",
+            lambda w: {"inbox_id": w.ids["crew_inbox"], "message": "x"},
+            expect=ACCOUNT_INBOX,
+        )
+    ],
+    _m("messages", "reply"): [
+        Row(
+            "into-account-inbox",
+            "messages:send",
+            lambda w: {
+                "inbox_id": w.ids["crew_inbox"],
+                "message": "x",
+                "in_reply_to": w.ids["crew_message"],
+            },
+            expect=ACCOUNT_INBOX,
+        )
+    ],
+    _m("messages", "requests"): [
+        Row(
+            "account-inbox",
+            "messages:send",
+            lambda w: {"inbox_id": w.ids["crew_inbox"]},
+            expect=ACCOUNT_INBOX,
+        )
+    ],
+    _m("messages", "cancel_request"): [
+        Row("cancel", "messages:send", lambda w: {"message_id": w.ids["crew_request"]})
     ],
     _m("messages", "read"): [
         Row("named-inbox", "messages:read", lambda w: {"inbox_id": w.ids["reviewer_inbox"]}),

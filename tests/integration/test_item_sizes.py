@@ -19,7 +19,8 @@ from botocore.exceptions import ClientError
 from agentworks import limits
 from agentworks.crews.call_bounds import inline_result_max, stored_size
 from agentworks.crews.call_store import CallStore
-from agentworks.crews.crew_inbox_store import Delivery, Wakeup, _delivery_item, _wakeup_item
+from agentworks.crews.crew_inbox_store import Wakeup, _wakeup_item
+from agentworks.crews.delivery_items import Delivery, delivery_item
 from agentworks.crews.models import CallRecord, PendingInput
 from agentworks.crews.outputs import RESULT_FILE
 from agentworks.crews.runner import store_result
@@ -315,7 +316,7 @@ def test_m2_m8_m9_the_fixed_shape_items_at_their_limits_fit_one_item():
     for item in (
         conversation_to_item(conversation),
         binding_to_item(binding),
-        _delivery_item(delivery),
+        delivery_item(delivery),
         _wakeup_item(wakeup),
     ):
         assert item_size(to_item(item)) < 16 * 1024, item

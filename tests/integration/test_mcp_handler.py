@@ -19,7 +19,10 @@ from agentworks import limits
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
-ACTIONS = {"send", "read", "state", "register", "unregister", "list_agents", "ack", "wakeup"}
+ACTIONS = {
+    *("send", "read", "state", "register", "unregister", "list_agents", "ack", "wakeup"),
+    *("request", "reply", "note", "requests", "cancel_request"),
+}
 
 
 def load_handler_module() -> ModuleType:

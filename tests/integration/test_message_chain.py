@@ -463,10 +463,12 @@ def test_m5_racing_allow_list_changes_leave_connections_matching_the_list(api, a
 def test_m4_presence_refreshes_at_most_once_a_minute(api, agents, stack, read):
     worker, reviewer, _, reply_to = _pair(api, agents)
     writes: list[str] = []
-    stack.client.meta.events.register(
-        "provide-client-params.dynamodb.UpdateItem",
-        lambda params, **_: writes.append(params["Key"]["sk"]["S"].split("#")[0]),
-    )
+
+    def record(params: dict, **_: object) -> None:
+        if not params["Key"]["pk"]["S"].startswith("USAGE#"):  # usage counts (issue 12)
+            writes.append(params["Key"]["sk"]["S"].split("#")[0])
+
+    stack.client.meta.events.register("provide-client-params.dynamodb.UpdateItem", record)
     query = {"inbox_id": reply_to} if read == "inbox" else {"agent_name": "reviewer"}
     stack.clock.advance(61)
     for _ in range(3):

@@ -219,6 +219,19 @@ class Seed:
         _ok(api("GET", "/v1/crews/contracts/state", admin))
         _ok(api("GET", "/v1/scheduler", admin))
         _ok(api("POST", "/v1/scheduler", admin, {"paused": False}))
+        _ok(api("GET", "/v1/usage", admin, query={"days": 3}))
+        # C1, C2, C4: a request and a note to the Crew, its requests, a cancel, and the
+        # conversation paused, resumed, closed and deleted.
+        asked = {"target": "crew:contracts", "message": "Clause 3?", "kind": "request"}
+        request = _ok(api("POST", "/v1/messages", beta, asked), 201)
+        noted = {"inbox_id": request["inbox_id"], "message": "FYI", "kind": "note"}
+        _ok(api("POST", "/v1/messages", beta, noted), 201)
+        _ok(api("GET", "/v1/requests", beta, query={"inbox_id": request["inbox_id"]}))
+        _ok(api("POST", f"/v1/requests/{request['message_id']}/cancel", beta, {}))
+        controls = f"/v1/conversations/{request['inbox_id']}"
+        for step in ("pause", "resume", "close"):
+            _ok(api("POST", f"{controls}/{step}", beta, {}))
+        _ok(api("DELETE", controls, admin))
         _ok(api("DELETE", "/v1/crews/scratch", admin))
         profile = {"name": "claude-code", "type": "scripted", "rules": [{"default": "Done."}]}
         _ok(api("POST", "/v1/adapters", admin, profile), 201)
@@ -257,6 +270,23 @@ class Seed:
         wait_step(api, admin, retried["runId"], "plan", {"waiting"})
         _ok(api("POST", f"/v1/workflows/{retried['runId']}/cancel", admin))
         _ok(api("GET", "/v1/workflows", admin))
+        # Issue 10 item 6: a cli step's job claimed, renewed and reported by a runner.
+        cli = {"name": "local-cli", "type": "cli", "command": "claude"}
+        _ok(api("POST", "/v1/adapters", admin, cli), 201)
+        local = {"label": "local", "adapter": "local-cli", "prompt": "Plan"}
+        cli_run = _ok(
+            api("POST", "/v1/workflows", admin, {**flow, "stages": [{"steps": [local]}]}), 202
+        )
+        runner = {"runner_id": "r-seed", "name": "seed", "commands": ["claude"]}
+        deadline = time.monotonic() + 30
+        while not (claimed := _ok(api("POST", "/v1/runner/claim", admin, runner))["job"]):
+            assert time.monotonic() < deadline, "no runner job was handed out"
+            time.sleep(0.05)
+        job_path = f"/v1/runner/jobs/{claimed['job_id']}"
+        _ok(api("POST", f"{job_path}/renew", admin, {"runner_id": "r-seed"}))
+        report = {"runner_id": "r-seed", "output": "Planned.", "session_id": "s-seed"}
+        _ok(api("POST", f"{job_path}/finish", admin, report))
+        wait_run(api, admin, cli_run["runId"])
         # W11: a registered workflow with a webhook trigger, fired once, then removed.
         registered = _ok(api("PUT", "/v1/workflow-definitions", admin, {"content": HOOKED}))
         hook = registered["triggers"][0]
@@ -324,6 +354,7 @@ class Seed:
             "workflow_id": ["hooked"],
             "trigger_id": [hook["triggerId"]],
             "session_id": [session],
+            "job_id": [claimed["job_id"]],
         }
 
     @staticmethod

@@ -233,10 +233,9 @@ def test_m9_an_interrupted_delivery_is_recorded_interrupted_and_never_resent(api
     conversation_id, wake = parse_wakeup_id(stuck)
     now_ms = int(stack.clock.now() * 1000)
     assert store.claim(conversation_id, wake, now_ms, "run_never") is not None
-    assert tick() == {"retired_idle": 0, "forgotten": 0, "wakeups_fired": 0,
-                      "wakeups_interrupted": 0, "calls_checked": 0,
-                      "calls_reconciled": 0, "schedules_fired": 0,
-                      "relay_runs_checked": 0, "relay_runs_reconciled": 0}  # fmt: skip
+    quiet = tick()
+    assert quiet["wakeups_fired"] == quiet["wakeups_interrupted"] == 0
+    assert set(quiet.values()) == {0}  # and nothing else happened either
     stack.clock.advance(limits.WAKEUP_FIRING_STALE_SECONDS + 1)
     assert tick()["wakeups_interrupted"] == 1
     assert tick()["wakeups_interrupted"] == 0

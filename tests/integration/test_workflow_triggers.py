@@ -166,6 +166,10 @@ def test_a_schedule_is_put_on_eventbridge_scheduler_which_invokes_the_tick(api, 
     assert put["ScheduleExpression"] == "rate(1 hour)"
     assert put["Target"]["Arn"] == stack.settings.tick_function_arn
     assert put["Target"]["RoleArn"] == stack.settings.scheduler_role_arn
+    # Issue 12: an invocation the Scheduler cannot deliver is retried, then kept for redrive.
+    assert put["Target"]["RetryPolicy"]["MaximumRetryAttempts"] >= 1
+    dead_letters = stack.resources.queue_arns["TickDeadLetterQueue"]
+    assert put["Target"]["DeadLetterConfig"] == {"Arn": dead_letters}
     event = json.loads(put["Target"]["Input"])
     assert event == {"trigger_id": hourly["triggerId"]}
 

@@ -52,10 +52,13 @@ class AwsCall:
 
 @dataclass(frozen=True)
 class Permission:
-    """One IAM authorization a call needs; `resource` "*" for actions without resources."""
+    """One IAM authorization a call needs; `resource` "*" for actions without resources.
+    `leading_keys`: the partition key values of a DynamoDB item request, what a
+    `dynamodb:LeadingKeys` condition looks at (empty when unknown, e.g. a Query)."""
 
     action: str
     resource: str
+    leading_keys: tuple[str, ...] = ()
 
 
 class CallRecorder:
@@ -126,17 +129,25 @@ PROFILE_REGIONS = {
 }
 
 
+def _leading_keys(body: dict[str, Any]) -> tuple[str, ...]:
+    """The partition key value of an item request (every table's is `pk`)."""
+    item = body.get("Key") or body.get("Item") or {}
+    value = (item.get("pk") or {}).get("S")
+    return (value,) if value is not None else ()
+
+
 def _dynamodb(call: AwsCall) -> list[Permission]:
     params = call.params
     if call.operation in _SINGLE_TABLE:
         arn = _table_arn(params["TableName"], params.get("IndexName"))
-        return [Permission(f"dynamodb:{call.operation}", arn)]
+        return [Permission(f"dynamodb:{call.operation}", arn, _leading_keys(params))]
     if call.operation == "TransactWriteItems":
         # IAM authorizes each item with its own action, not "TransactWriteItems".
         needed = []
         for item in params["TransactItems"]:
             ((kind, body),) = item.items()
-            needed.append(Permission(_TRANSACT_ITEM_ACTIONS[kind], _table_arn(body["TableName"])))
+            action, arn = _TRANSACT_ITEM_ACTIONS[kind], _table_arn(body["TableName"])
+            needed.append(Permission(action, arn, _leading_keys(body)))
         return needed
     if call.operation == "TransactGetItems":
         return [

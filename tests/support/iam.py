@@ -1,8 +1,10 @@
 """A small IAM evaluator over the SAM-translated template: each function's role statements
 with intrinsics resolved to the test stack's resources, and whether they allow an action
 on a resource. Enough for identity policies as this template writes them: Allow and Deny
-statements with Action/Resource lists and `*`/`?` wildcards; NotAction, NotResource and
-Condition are refused (add them here if the template starts using them).
+statements with Action/Resource lists and `*`/`?` wildcards, and one condition: a
+`dynamodb:LeadingKeys` list under ForAllValues:StringLike (which partition keys an item
+request may touch). NotAction, NotResource and other conditions are refused (add
+them here if the template starts using them).
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ class Statement:
     actions: tuple[str, ...]
     resources: tuple[str, ...]
     sid: str
+    # Patterns of a dynamodb:LeadingKeys condition (None: the statement has no condition).
+    leading_keys: tuple[str, ...] | None = None
 
     def matches(self, permission: Permission) -> bool:
         # Actions are case-insensitive in IAM; resource ARNs are case-sensitive.
@@ -92,10 +96,35 @@ class Statement:
             fnmatch.fnmatchcase(permission.action.lower(), _wildcard(pattern.lower()))
             for pattern in self.actions
         )
-        return action and any(
-            fnmatch.fnmatchcase(permission.resource, _wildcard(pattern))
-            for pattern in self.resources
+        return (
+            action
+            and any(
+                fnmatch.fnmatchcase(permission.resource, _wildcard(pattern))
+                for pattern in self.resources
+            )
+            and self._keys_match(permission)
         )
+
+    def _keys_match(self, permission: Permission) -> bool:
+        """ForAllValues over the request's partition keys; a request whose keys are not
+        known here (a Query) is not taken to match, though IAM's empty set would."""
+        if self.leading_keys is None:
+            return True
+        return bool(permission.leading_keys) and all(
+            any(fnmatch.fnmatchcase(key, _wildcard(p)) for p in self.leading_keys)
+            for key in permission.leading_keys
+        )
+
+
+def _leading_key_patterns(role: str, condition: dict[str, Any] | None) -> tuple[str, ...] | None:
+    if condition is None:
+        return None
+    tests = condition.get("ForAllValues:StringLike")
+    if set(condition) != {"ForAllValues:StringLike"} or set(tests or {}) != {
+        "dynamodb:LeadingKeys"
+    }:
+        raise NotImplementedError(f"{role}: condition {condition}")
+    return _as_tuple(tests["dynamodb:LeadingKeys"])
 
 
 def _wildcard(pattern: str) -> str:
@@ -128,7 +157,7 @@ def role_statements(translated: dict[str, Any], role: str, resolve: Resolver) ->
     statements = []
     for policy_name, document in documents:
         for number, raw in enumerate(document["Statement"]):
-            unsupported = {"NotAction", "NotResource", "Condition", "NotPrincipal"} & set(raw)
+            unsupported = {"NotAction", "NotResource", "NotPrincipal"} & set(raw)
             if unsupported:
                 raise NotImplementedError(f"{role}: statement uses {sorted(unsupported)}")
             statements.append(
@@ -137,6 +166,7 @@ def role_statements(translated: dict[str, Any], role: str, resolve: Resolver) ->
                     actions=_as_tuple(raw["Action"]),
                     resources=_as_tuple(resolve(raw["Resource"])),
                     sid=raw.get("Sid", f"{policy_name}[{number}]"),
+                    leading_keys=_leading_key_patterns(role, raw.get("Condition")),
                 )
             )
     return statements
@@ -157,6 +187,7 @@ def stack_resolver(translated: dict[str, Any], local: Any = None, prefix: str = 
     arns: dict[str, str] = {}
     if local is not None:
         created = {**local.tables, **local.buckets, **local.functions}
+        created.update({q: url.rsplit("/", 1)[1] for q, url in local.queues.items()})
         arns = {**local.secrets, **local.state_machines}
     refs: dict[str, str] = {}
     attributes: dict[tuple[str, str], str] = {}
@@ -193,6 +224,10 @@ def stack_resolver(translated: dict[str, Any], local: Any = None, prefix: str = 
             refs[logical_id] = resource["Properties"]["StageName"]
         elif kind == "AWS::ApiGatewayV2::Integration":
             refs[logical_id] = f"integ-{logical_id}"
+        elif kind == "AWS::SQS::Queue":
+            refs[logical_id] = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}"
+            attributes[(logical_id, "Arn")] = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"
+            attributes[(logical_id, "QueueName")] = name
         elif kind == "AWS::IAM::Role":
             attributes[(logical_id, "Arn")] = f"arn:aws:iam::{ACCOUNT}:role/{name}"
     for logical_id, resource in resources.items():

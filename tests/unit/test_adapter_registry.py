@@ -9,6 +9,7 @@ import pytest
 
 from agentworks.crews.adapters.base import AdapterError, TurnRequest
 from agentworks.crews.adapters.bedrock import BedrockAdapter
+from agentworks.crews.adapters.cli import CliAdapter
 from agentworks.crews.adapters.lambda_adapter import LambdaAdapter
 from agentworks.crews.adapters.mailbox import MailboxAdapter
 from agentworks.crews.adapters.registry import (
@@ -24,12 +25,14 @@ VALID: dict[str, dict[str, Any]] = {
     "bedrock": {"type": "bedrock", "model_id": "amazon.nova-lite-v1:0"},
     "lambda": {"type": "lambda", "function_name": "agentworks-agent-x"},
     "mailbox": {"type": "mailbox", "agent": "codex"},
+    "cli": {"type": "cli", "command": "claude"},
 }
 EXPECTED = {
     "scripted": ScriptedAdapter,
     "bedrock": BedrockAdapter,
     "lambda": LambdaAdapter,
     "mailbox": MailboxAdapter,
+    "cli": CliAdapter,
 }
 
 
@@ -51,7 +54,7 @@ def refusing_factory() -> Any:
 
 
 def test_s8_registry_knows_the_four_required_types():
-    assert ADAPTER_TYPES == ("bedrock", "lambda", "mailbox", "scripted")
+    assert ADAPTER_TYPES == ("bedrock", "cli", "lambda", "mailbox", "scripted")
 
 
 @pytest.mark.parametrize("kind", sorted(VALID))
@@ -91,9 +94,9 @@ def test_s8_clients_are_created_once_on_first_use():
 def test_s8_unknown_type_lists_the_known_types():
     problems = validate_adapter_settings({"type": "openai"})
     assert problems == [
-        "adapter type 'openai' is unknown; known types: bedrock, lambda, mailbox, scripted"
+        "adapter type 'openai' is unknown; known types: bedrock, cli, lambda, mailbox, scripted"
     ]
-    with pytest.raises(AdapterError, match="known types: bedrock, lambda, mailbox, scripted"):
+    with pytest.raises(AdapterError, match="known types: bedrock, cli, lambda, mailbox, scripted"):
         build_adapter({"type": "openai"}, AdapterClients())
     assert "known types" in validate_adapter_settings({})[0]
     assert validate_adapter_settings("scripted") == ["adapter must be a mapping with a 'type'"]

@@ -8,7 +8,6 @@ import json
 import socket
 import stat
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -108,27 +107,6 @@ class FakeServer:
     @property
     def last(self) -> Seen:
         return self.seen[-1]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    fake = FakeServer()
-    # A short poll interval keeps shutdown (and so each test's teardown) quick.
-    thread = threading.Thread(target=fake.httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    yield fake
-    fake.httpd.shutdown()
-    fake.httpd.server_close()
-
-
-@pytest.fixture
-def config(tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An admin config selected through AGENTWORKS_CONFIG (as `make run` users would)."""
-    path = tmp_path / "admin.json"
-    path.write_text(json.dumps({"url": server.url, "token": TOKEN, "account_id": "acc1"}))
-    monkeypatch.setenv(CONFIG_ENV, str(path))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return path
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -291,6 +269,10 @@ PAGE = {
             "created_at": "2027-01-15T08:00:00.000+00:00",
             "receipt": "stored",
             "delivered_text": "…",
+            "kind": "message",
+            "deadline_at": None,
+            "handoff": False,
+            "in_reply_to": None,
         }
     ],
     "next_cursor": "CUR_2",

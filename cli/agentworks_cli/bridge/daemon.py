@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from agentworks_cli.bridge.journal import Attachment, Journal
 from agentworks_cli.bridge.listeners import Listener
 from agentworks_cli.bridge.local_socket import LocalSocketServer
+from agentworks_cli.bridge.runner import Runner, load_settings
 from agentworks_cli.bridge.server_api import ApiServer
 from agentworks_cli.bridge.service import Bridge
 from agentworks_cli.client import CliError
@@ -23,6 +24,7 @@ from agentworks_cli.client import CliError
 DEFAULT_HOME = Path("~/.agentworks/bridge")
 HOME_ENV = "AGENTWORKS_BRIDGE_HOME"
 OUTBOX_EVERY_SECONDS = 2.0
+RUNNER_STOP_SECONDS = 8.0  # within `bridge stop`'s wait: the CLI stopped, the step told
 
 
 def bridge_home() -> Path:
@@ -58,6 +60,12 @@ class BridgeProcess:
         self.listeners: dict[str, Listener] = {}
         self.socket = LocalSocketServer(socket_path(home), self.bridge.handle)
         self.stopping = threading.Event()
+        # Runs cli workflow steps with the person's login, once they opted in (--runner).
+        settings = load_settings(home)
+        self.runner = None
+        if settings is not None and settings.enabled:
+            self.runner = Runner(self._server_of(person_config), settings, self._warn)
+            self.bridge.runner_status = self.runner.status
 
     def _server_of(self, who: Attachment | str) -> ApiServer:
         path = who if isinstance(who, str) else who.config_path
@@ -88,6 +96,8 @@ class BridgeProcess:
             if attachment.state == "attached":
                 self._listen(attachment)
         self.socket.start()
+        if self.runner is not None:
+            self.runner.start()
 
     def run(self) -> None:
         """Until `stopping` is set (SIGTERM, Ctrl-C): the outbox retried meanwhile."""
@@ -101,6 +111,9 @@ class BridgeProcess:
         self.stop()
 
     def stop(self) -> None:
+        if self.runner is not None:
+            self.runner.stop()  # a running CLI is stopped and reported as such
+            self.runner.join(RUNNER_STOP_SECONDS)
         self.socket.stop()
         for listener in self.listeners.values():
             listener.stop()
@@ -109,10 +122,29 @@ class BridgeProcess:
 
 
 def status_lines(answer: dict[str, Any]) -> list[str]:
-    lines = []
+    lines = runner_lines(answer.get("runner"))
     for a in answer.get("attachments", []):
         counts = ", ".join(f"{n} {state}" for state, n in sorted(a["messages"].items())) or "none"
         lines.append(
             f"{a['agent_name']:<20} {a['state']:<9} {a['route']:<6} {a['session']}  ({counts})"
         )
-    return lines or ["no attachments"]
+    return lines if answer.get("attachments") else [*lines, "no attachments"]
+
+
+def runner_lines(runner: dict[str, Any] | None) -> list[str]:
+    """Whether this bridge runs cli workflow steps, with what, where and what it does now."""
+    if not runner:
+        return ["runner: off (`agentworks bridge start --runner` runs cli workflow steps here)"]
+    found = ", ".join(
+        f"{command} ({path})" if path else f"{command} (not found)"
+        for command, path in runner["commands"].items()
+    )
+    job = runner.get("job")
+    doing = f"running {job['command']} for step {job['step']} of {job['run_id']}" if job else "idle"
+    lines = [
+        f"runner: on as {runner['name']} in {runner['workdir']}",
+        f"  {found}; {doing}; {runner['turns_run']} turns run",
+    ]
+    if runner.get("last_error"):
+        lines.append(f"  last error: {runner['last_error']}")
+    return lines

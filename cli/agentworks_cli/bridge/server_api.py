@@ -42,3 +42,23 @@ class ApiServer:
 
     def revoke_connection(self, connection_id: str) -> None:
         self.client.request("DELETE", f"/v1/connections/{connection_id}")
+
+    # ---- as a runner of cli workflow steps (runner.py) ----
+
+    def claim(self, body: dict[str, Any]) -> dict[str, Any]:
+        from agentworks_cli import shapes
+
+        answer = self.client.request("POST", "/v1/runner/claim", body=body)
+        return shapes.RUNNER_CLAIM.parse(answer)
+
+    def renew(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        from agentworks_cli import shapes
+
+        answer = self.client.request("POST", f"/v1/runner/jobs/{job_id}/renew", body=body)
+        return shapes.RUNNER_LEASE.parse(answer)
+
+    def finish(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        from agentworks_cli import shapes
+
+        answer = self.client.request("POST", f"/v1/runner/jobs/{job_id}/finish", body=body)
+        return shapes.RUNNER_FINISHED.parse(answer)

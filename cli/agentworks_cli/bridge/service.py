@@ -38,6 +38,8 @@ class Bridge:
         self._person_config = person_config  # the login that attaches (its connection acts)
         self._on_attached = on_attached
         self._channel_seen: dict[str, float] = {}  # session -> when its channel last asked
+        # Set by the process when the person opted in as a runner (runner.py).
+        self.runner_status: Callable[[], dict[str, Any]] | None = None
 
     def handle(self, request: dict[str, Any]) -> Answer:
         op = request.get("op")
@@ -58,7 +60,10 @@ class Bridge:
         if op == "channel-take":
             return self._channel_take(f"{request['provider']}:{request['session_id']}")
         if op == "status":
-            return {"attachments": [self._describe(a) for a in self.journal.attachments()]}
+            return {
+                "attachments": [self._describe(a) for a in self.journal.attachments()],
+                "runner": self.runner_status() if self.runner_status else None,
+            }
         return {"error": f"unknown request {op!r}"}
 
     # ---- hooks ----

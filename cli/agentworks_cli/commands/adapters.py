@@ -25,7 +25,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="define, show and delete adapter profiles (what workflow steps run with)",
         description="An adapter profile is a named adapter block (scripted, bedrock, lambda, "
-        "mailbox) that workflow steps name with `adapter`. Defining one takes an admin "
+        "mailbox, cli) that workflow steps name with `adapter`. Defining one takes an admin "
         "connection without target bounds.",
     )
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)

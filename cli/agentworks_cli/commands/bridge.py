@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentworks_cli.bridge.hook_files import PROVIDERS
-from agentworks_cli.client import EXIT_OK, EXIT_UNREACHABLE, CliError
+from agentworks_cli.client import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from agentworks_cli.commands.session import Session
 
 EVENTS = ("stop", "user-prompt-submit", "session-start", "session-end")
@@ -30,16 +30,16 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "bridge", parents=[common], help="the local bridge that delivers messages into chats"
     )
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
-    actions.add_parser("start", parents=[common], help="start it in the background").set_defaults(
-        handler=run_start
-    )
+    start = actions.add_parser("start", parents=[common], help="start it in the background")
+    start.set_defaults(handler=run_start)
     actions.add_parser("stop", parents=[common], help="stop it").set_defaults(handler=run_stop)
-    actions.add_parser("status", parents=[common], help="attachments and routes").set_defaults(
-        handler=run_status
-    )
-    actions.add_parser("run", parents=[common], help="run in the foreground").set_defaults(
-        handler=run_foreground
-    )
+    actions.add_parser(
+        "status", parents=[common], help="attachments, routes and the runner"
+    ).set_defaults(handler=run_status)
+    foreground = actions.add_parser("run", parents=[common], help="run in the foreground")
+    foreground.set_defaults(handler=run_foreground)
+    for parser in (start, foreground):
+        _runner_options(parser)
     hook = actions.add_parser("hook", parents=[common], help="what installed CLI hooks run")
     hook.add_argument("event", choices=EVENTS)
     hook.add_argument("--provider", choices=PROVIDERS, required=True)
@@ -74,6 +74,42 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     agents.add_argument("--all", action="store_true", help="the account's whole directory")
     agents.set_defaults(handler=run_agents)
+
+
+def _runner_options(parser: argparse.ArgumentParser) -> None:
+    """The runner opt-in (issue 10 item 6), kept in the bridge's folder until changed."""
+    parser.add_argument(
+        "--runner", action=argparse.BooleanOptionalAction, default=None,
+        help="run the account's cli workflow steps on this computer (claude/codex on PATH; "
+        "the login needs the workflows:runner scope); --no-runner stops that",
+    )  # fmt: skip
+    parser.add_argument(
+        "--runner-dir", type=Path, metavar="DIR",
+        help="the folder the CLI sessions run in (default: the current one, when opting in)",
+    )  # fmt: skip
+    parser.add_argument("--runner-name", metavar="NAME", help="shown for this runner")
+    parser.add_argument(
+        "--runner-poll", type=float, metavar="SECONDS",
+        help="between claims while no step waits (default 10)",
+    )  # fmt: skip
+
+
+def _apply_runner_options(session: Session) -> None:
+    from agentworks_cli.bridge.daemon import bridge_home
+    from agentworks_cli.bridge.runner import load_settings, opt_in
+
+    args = session.args
+    home = bridge_home()
+    known = load_settings(home)
+    changing = args.runner_dir or args.runner_name or args.runner_poll
+    if args.runner is None and not (changing and known):
+        return
+    enabled = args.runner if args.runner is not None else bool(known and known.enabled)
+    if args.runner_poll is not None and not 1 <= args.runner_poll <= 3600:
+        raise CliError("--runner-poll is 1 to 3600 seconds", EXIT_USAGE)
+    if args.runner_dir is not None and not args.runner_dir.is_dir():
+        raise CliError(f"--runner-dir {args.runner_dir} is not a folder", EXIT_USAGE)
+    opt_in(home, enabled, args.runner_dir, args.runner_name, args.runner_poll)
 
 
 def _socket() -> Path:
@@ -118,6 +154,7 @@ def run_hook(session: Session) -> int:
 def run_foreground(session: Session) -> int:
     from agentworks_cli.bridge.daemon import BridgeProcess, bridge_home
 
+    _apply_runner_options(session)
     process = BridgeProcess(bridge_home(), str(session.config_path))
     signal.signal(signal.SIGTERM, lambda *_: process.stopping.set())
     try:
@@ -132,8 +169,12 @@ def run_start(session: Session) -> int:
     from agentworks_cli.bridge.daemon import bridge_home
 
     if _socket().exists() and _alive():
+        if session.args.runner is not None:
+            raise CliError("the bridge is already running; `agentworks bridge stop`, then "
+                           "start it with the runner option you want")  # fmt: skip
         session.out("the bridge is already running")
         return EXIT_OK
+    _apply_runner_options(session)
     home = bridge_home()
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     log = open(home / "bridge.log", "ab")  # noqa: SIM115 (handed to the child)

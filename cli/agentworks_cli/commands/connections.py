@@ -31,7 +31,8 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         nargs="+",
         type=_comma_list,
         metavar="SCOPE[,SCOPE]",
-        help="e.g. messages:read,messages:send (default: every scope but admin)",
+        help="e.g. messages:read,messages:send (default: every scope but admin and "
+        "workflows:runner)",
     )
     create.add_argument(
         "--target-bounds",

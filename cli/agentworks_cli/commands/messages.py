@@ -200,7 +200,7 @@ def run_list(session: Session) -> int:
 
 def run_send(session: Session) -> int:
     args = session.args
-    text = _message_text(args.message)
+    text = message_text(args.message)
     body: dict[str, Any] = {"message": text}
     for key, value in (
         ("target", args.target),
@@ -229,7 +229,7 @@ def run_send(session: Session) -> int:
     return EXIT_OK
 
 
-def _message_text(value: str) -> str:
+def message_text(value: str) -> str:
     if value != "-":
         return value
     # A trailing newline comes from the shell or the editor, not from the author.

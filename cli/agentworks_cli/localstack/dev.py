@@ -35,6 +35,7 @@ from agentworks_cli.localstack.durable_state import (
     DurableState,
     RestoreReport,
 )
+from agentworks_cli.localstack.failure_destinations import FailureQueues
 from agentworks_cli.localstack.gateway import Gateway, GatewayServer, port_in_use
 from agentworks_cli.localstack.handlers import LOCAL_REGION, FunctionHost, FunctionOutput
 from agentworks_cli.localstack.moto_patches import dynamodb_lock
@@ -278,13 +279,24 @@ class DevStack:
             lag_seconds=self.ttl_lag_seconds,
             candidates=ttl_candidates(),  # the TTL index of moto's tables, not a scan of each
         )
+        # What an asynchronous path gives up on goes to the template's queues, as on AWS.
+        failures = FailureQueues(session.client("sqs"), resources)
         self.scheduler = Scheduler(
-            self.functions, sweeper, self.tick_seconds, self.sweep_seconds, warn=self._warn
+            self.functions,
+            sweeper,
+            self.tick_seconds,
+            self.sweep_seconds,
+            warn=self._warn,
+            failures=failures,
         )
         self.scheduler.start()
         # The messages table's stream feeds the notifier, as Lambda's poller does on AWS.
         self.streams = StreamPoller(
-            self.functions, stream_sources(self.functions, resources), dynamodb_lock(), self._warn
+            self.functions,
+            stream_sources(self.functions, resources),
+            dynamodb_lock(),
+            self._warn,
+            failures=failures,
         )
         self.streams.start()
         self.push.start()

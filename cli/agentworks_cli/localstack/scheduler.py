@@ -1,7 +1,9 @@
 """What AWS does on its own schedule, done locally by one background thread:
 
 - EventBridge: every function with a `Schedule` event (the Tick function) runs every few
-  seconds with a "Scheduled Event" (moto's schedule rules never fire);
+  seconds with a "Scheduled Event" (moto's schedule rules never fire). The invocation is
+  asynchronous, as on AWS: a failure is retried as the function's EventInvokeConfig says,
+  then its record goes to the on-failure queue (failure_destinations.py);
 - DynamoDB TTL: items whose TTL attribute is at or before now (less a configurable lag)
   are deleted (moto stores TTL settings but never expires anything). On AWS deletion lags
   by up to ~48 h, so code must already ignore expired-but-present items; the lag lets the
@@ -17,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from agentworks_cli.localstack.failure_destinations import FailureQueues
 from agentworks_cli.localstack.handlers import (
     LOCAL_ACCOUNT_ID,
     LOCAL_REGION,
@@ -168,9 +171,11 @@ class Scheduler:
         tick_seconds: float = 5.0,
         sweep_seconds: float = 5.0,
         warn: Callable[[str], None] = print,
+        failures: FailureQueues | None = None,
     ) -> None:
         self._host = host
         self._sweeper = sweeper
+        self._failures = failures  # None: one attempt, then the event is dropped
         self.tick_seconds = tick_seconds
         self.sweep_seconds = sweep_seconds
         self._warn = warn
@@ -179,6 +184,7 @@ class Scheduler:
         self._thread: threading.Thread | None = None
         self.ticks = 0
         self.swept = 0
+        self.dead_lettered = 0  # invocations kept in an on-failure queue
 
     def scheduled_targets(self) -> list[tuple[str, str]]:
         """(function logical id, rule ARN) for every Schedule event in the template."""
@@ -193,13 +199,32 @@ class Scheduler:
 
     def tick_once(self) -> None:
         for function, rule_arn in self.scheduled_targets():
+            self.invoke_async(function, scheduled_event(rule_arn))
+        self.ticks += 1
+
+    def invoke_async(self, function: str, event: dict[str, Any]) -> bool:
+        """One asynchronous invocation as Lambda runs it: retried, then kept in the
+        function's on-failure queue (if it has one). True when an attempt succeeded."""
+        retries = self._failures.retries(function) if self._failures else 0
+        failure: FunctionError | None = None
+        for _ in range(retries + 1):
             try:
-                self._host.invoke(function, scheduled_event(rule_arn))
+                self._host.invoke(function, event)
+                return True
             except HandlerMissing as missing:
                 self._warn_once(f"warning: scheduled {function} skipped: {missing}")
-            except FunctionError as failure:
-                self._warn_once(f"warning: scheduled {failure}")
-        self.ticks += 1
+                return False
+            except FunctionError as error:
+                failure = error
+        assert failure is not None
+        kept = self._failures and self._failures.invocation_failed(
+            function, event, failure, retries + 1
+        )
+        if kept:
+            self.dead_lettered += 1
+        where = f"; its event is kept in {kept.rsplit('/', 1)[-1]}" if kept else ""
+        self._warn_once(f"warning: scheduled {failure}{where}")
+        return False
 
     def sweep_once(self) -> None:
         if self._sweeper is None:

@@ -4,18 +4,26 @@ moto can invoke a function from a stream itself, but synchronously inside the wr
 made the record: every send would wait for the notifier. Here one background thread reads
 each streamed table's shard a few times a second, hands the records that pass the event's
 `FilterCriteria` to its function in batches of `BatchSize`, retries a failed batch
-`MaximumRetryAttempts` times, then drops it with a warning, as Lambda does. Records once
-read are trimmed from moto's shard, so a long-running stack does not keep every write.
+`MaximumRetryAttempts` times, then gives it up with a warning, as Lambda does: a record of
+the batch (shard, sequence numbers) goes to the event's on-failure queue, if it names one.
+Records once read are trimmed from moto's shard, so a long-running stack does not keep every
+write (and `ops redrive` finds the batch's records gone, as after AWS's 24 hours).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from agentworks_cli.localstack.failure_destinations import (
+    FailureQueues,
+    on_failure_queue,
+    stream_batch_record,
+)
 from agentworks_cli.localstack.handlers import (
     LOCAL_ACCOUNT_ID,
     LOCAL_REGION,
@@ -32,6 +40,7 @@ class StreamSource:
     batch_size: int
     retries: int
     patterns: tuple[dict[str, Any], ...]
+    on_failure_queue: str | None = None  # queue URL of the event's DestinationConfig
 
 
 def stream_sources(host: FunctionHost, resources: LocalResources) -> list[StreamSource]:
@@ -53,6 +62,7 @@ def stream_sources(host: FunctionHost, resources: LocalResources) -> list[Stream
                     int(props.get("BatchSize", 100)),
                     int(props.get("MaximumRetryAttempts", 3)),
                     tuple(json.loads(f["Pattern"]) for f in filters),
+                    on_failure_queue(props.get("DestinationConfig"), resources),
                 )
             )
     return found
@@ -92,6 +102,7 @@ class StreamPoller:
     lock: Any  # moto_patches.dynamodb_lock(): shards change under it
     warn: Callable[[str], None]
     interval_seconds: float = 0.05
+    failures: FailureQueues | None = None  # where given-up batches are recorded
     delivered: int = 0  # records handed to functions
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -115,36 +126,50 @@ class StreamPoller:
 
     def poll(self, source: StreamSource) -> int:
         """Reads what the shard holds, delivers what passes the filters; records delivered."""
-        records = self._take(source.table)
+        records, shard = self._take(source.table)
         wanted = [
             r for r in records if not source.patterns or any(matches(p, r) for p in source.patterns)
         ]
         for start in range(0, len(wanted), source.batch_size):
-            self._deliver(source, wanted[start : start + source.batch_size])
+            self._deliver(source, wanted[start : start + source.batch_size], shard)
         self.delivered += len(wanted)
         return len(wanted)
 
-    def _take(self, table_name: str) -> list[dict[str, Any]]:
+    def _take(self, table_name: str) -> tuple[list[dict[str, Any]], tuple[str, str]]:
+        """The shard's new records, and (stream ARN, shard id) for a failure record."""
         from moto.dynamodb.models import dynamodb_backends
 
         with self.lock:
             table = dynamodb_backends[LOCAL_ACCOUNT_ID][LOCAL_REGION].get_table(table_name)
             shard = table.stream_shard
             if shard is None or not shard.items:
-                return []
+                return [], ("", "")
             taken = list(shard.items)
             # moto numbers records from starting_sequence_number + position: keep it so.
             shard.items.clear()
             shard.starting_sequence_number += len(taken)
-        return [_as_event_record(record.to_json()) for record in taken]
+            where = (f"{table.table_arn}/stream/{table.latest_stream_label}", shard.id)
+        return [_as_event_record(record.to_json()) for record in taken], where
 
-    def _deliver(self, source: StreamSource, batch: list[dict[str, Any]]) -> None:
+    def _deliver(
+        self, source: StreamSource, batch: list[dict[str, Any]], shard: tuple[str, str]
+    ) -> None:
         for attempt in range(source.retries + 1):
             try:
                 self.host.invoke(source.function, {"Records": batch})
                 return
             except FunctionError as failure:
-                if attempt == source.retries:
-                    self.warn(
-                        f"warning: {source.function} dropped {len(batch)} stream records: {failure}"
+                if attempt < source.retries:
+                    continue
+                kept = ""
+                if self.failures is not None and source.on_failure_queue:
+                    arn = self.failures.resources.function_arns[source.function]
+                    record = stream_batch_record(
+                        arn, *shard, batch, failure, attempt + 1, time.time()
                     )
+                    self.failures.batch_failed(source.on_failure_queue, record)
+                    kept = f"; the batch is named in {source.on_failure_queue.rsplit('/', 1)[-1]}"
+                self.warn(
+                    f"warning: {source.function} gave up {len(batch)} stream records: "
+                    f"{failure}{kept}"
+                )

@@ -66,6 +66,8 @@ class LocalResources:
     state_machines: dict[str, str] = field(default_factory=dict)  # logical id -> ARN
     function_arns: dict[str, str] = field(default_factory=dict)  # logical id -> ARN
     roles: dict[str, str] = field(default_factory=dict)  # logical id -> ARN (IAM roles)
+    queues: dict[str, str] = field(default_factory=dict)  # logical id -> queue URL
+    queue_arns: dict[str, str] = field(default_factory=dict)  # logical id -> ARN
 
     def environment(self) -> dict[str, str]:
         """The function environment template.yaml would give on AWS."""
@@ -79,6 +81,7 @@ class LocalResources:
             "WORKFLOW_STATE_MACHINE_ARN": self.state_machines["WorkflowRunStateMachine"],
             "SCHEDULER_ROLE_ARN": self.roles["WorkflowSchedulerRole"],
             "TICK_FUNCTION_ARN": self.function_arns["TickFunction"],
+            "TICK_DEAD_LETTER_QUEUE_ARN": self.queue_arns["TickDeadLetterQueue"],
             "RELAY_STATE_MACHINE_ARN": self.state_machines["RelayRunStateMachine"],
             "RELAY_CODE_FUNCTION": self.functions["RelayCodeFunction"],
             "LISTENERS_TABLE": self.tables["ListenersTable"],
@@ -112,7 +115,7 @@ def table_request(logical_id: str, properties: dict[str, Any], prefix: str) -> d
 
 
 def create_resources(session: Any, prefix: str = "agentworks") -> LocalResources:
-    """Creates every table (keys, GSIs, TTL, streams) and secret of template.yaml.
+    """Creates every table (keys, GSIs, TTL, streams), queue and secret of template.yaml.
 
     Tables, buckets and secrets a restored state already holds are kept as they are (their
     data, and the signing key, is what the restart is for); the rest is made anew."""
@@ -141,6 +144,14 @@ def create_resources(session: Any, prefix: str = "agentworks") -> LocalResources
             s3.create_bucket(Bucket=bucket)
         created.buckets[logical_id] = bucket
     _create_functions_and_state_machines(session, template, prefix, created)
+    sqs = session.client("sqs")
+    for logical_id in resources_of_type(template, "AWS::SQS::Queue"):
+        # CreateQueue of an existing queue returns it (its dead letters are kept).
+        url = sqs.create_queue(QueueName=f"{prefix}-{logical_id}")["QueueUrl"]
+        created.queues[logical_id] = url
+        created.queue_arns[logical_id] = sqs.get_queue_attributes(
+            QueueUrl=url, AttributeNames=["QueueArn"]
+        )["Attributes"]["QueueArn"]
     secrets_client = session.client("secretsmanager")
     existing_secrets = {
         s["Name"]: s["ARN"] for s in secrets_client.list_secrets().get("SecretList", [])

@@ -137,6 +137,19 @@ STATE_PAGE_MAX = 20
 # Delivery records of messages to a Crew live as long as the messages (M11).
 DELIVERY_RECORD_SECONDS = MESSAGE_RETENTION_SECONDS
 
+# ---- Agent conversations (SPEC §7, C1) ----
+# A request's deadline: 24 h unless the asker sets one, at most 7 days. At least a minute,
+# because the scheduler tick that expires requests runs once a minute.
+REQUEST_DEADLINE_DEFAULT_SECONDS = 24 * 3600
+REQUEST_DEADLINE_MIN_SECONDS = 60
+REQUEST_DEADLINE_MAX_SECONDS = 7 * 24 * 3600
+# Requests the tick expires per run (the rest wait for the next minute).
+REQUEST_EXPIRIES_PER_TICK = 100
+# Requests shown for one conversation.
+REQUESTS_SHOWN_PER_CONVERSATION = 50
+# Notes a Crew's run reads with the request that follows them (C1).
+NOTES_SHOWN_WITH_A_REQUEST = 20
+
 # ---- Workflows (SPEC §6) ----
 
 WORKFLOW_STAGES_MAX = 20  # W1
@@ -166,6 +179,10 @@ SESSION_CALL_WAIT_SECONDS = 120  # a step's session waits this long for a call i
 WORKFLOW_TRIGGER_HISTORY = 20  # firings a trigger's view shows
 WORKFLOW_SCHEDULES_PER_TICK = 100  # schedules one tick fires at most
 SCHEDULER_EARLY_MS = 60_000  # EventBridge Scheduler may invoke up to this early
+# A schedule's invocation the Scheduler could not deliver: retries, then the dead-letter
+# queue (the one-minute tick fires a missed schedule anyway).
+SCHEDULE_RETRY_ATTEMPTS = 3
+SCHEDULE_EVENT_MAX_AGE_SECONDS = 600
 WEBHOOK_SIGNATURE_MAX_AGE_SECONDS = 300  # a signed webhook's `t` may be this old (replays)
 WORKFLOW_CACHE_SECONDS = 30 * DAY_SECONDS  # W6: a resume-cache entry's lifetime
 WORKFLOW_RUNS_LISTED = 50  # `workflow list`: the latest runs
@@ -204,3 +221,51 @@ PUSH_CONNECTION_SECONDS = 2 * 60 * 60
 PUSH_LISTENER_TTL_MARGIN_SECONDS = 10 * 60
 # Live listeners of one subject (a name, or an inbox): bounds a notice's fan-out.
 PUSH_LISTENERS_PER_SUBJECT = 20
+
+# ---- Local runners (issue 10 item 6): `cli` adapter steps run by an opted-in bridge ----
+
+# The prompt travels to the CLI as one argument, and Linux bounds one argument at 128 KiB:
+# 30,000 characters take at most 120 KB of UTF-8.
+RUNNER_PROMPT_MAX_CHARS = 30_000
+# What a runner reports: written with JSON's \u escapes (12 bytes for a character outside
+# the BMP) a report stays under the 512 KiB request bound, and with the prompt a job item
+# stays under DynamoDB's 400 KB.
+RUNNER_OUTPUT_MAX_CHARS = 40_000
+RUNNER_ERROR_MAX_CHARS = 2_000
+# A CLI's session id (Claude's and Codex's are UUIDs); it must fit the sessions route's 64.
+RUNNER_SESSION_ID_MAX_CHARS = 64
+RUNNER_ID_MAX_CHARS = 64  # a bridge's own runner id
+RUNNER_NAME_MAX_CHARS = 64  # the name it shows (its computer's, by default)
+RUNNER_COST_MAX_USD = WORKFLOW_COST_MAX_USD  # one session turn's reported cost
+# A cli profile's extra CLI arguments (from the allow-list in crews.adapters.cli).
+RUNNER_ARGS_MAX = 8
+# One session turn's time on the runner: the profile's `timeout_seconds`, within these.
+RUNNER_TIMEOUT_MIN_SECONDS = 60
+RUNNER_TIMEOUT_DEFAULT_SECONDS = 1_800
+RUNNER_TIMEOUT_MAX_SECONDS = 4 * 3600
+# A job no runner claims within this fails its step.
+RUNNER_QUEUE_WAIT_SECONDS = DAY_SECONDS
+# A claim lasts this long unless its runner renews it (the bridge renews every
+# RUNNER_RENEW_SECONDS while its CLI runs); an expired claim fails the step: a session that
+# may have done part of its work is never started again on its own (retry the run).
+RUNNER_LEASE_SECONDS = 120
+RUNNER_RENEW_SECONDS = 30
+# The AwaitRunner state's TimeoutSeconds: a backstop past every other bound, in case the
+# tick that expires jobs is not running.
+RUNNER_WAIT_TIMEOUT_SECONDS = RUNNER_QUEUE_WAIT_SECONDS + RUNNER_TIMEOUT_MAX_SECONDS + 3600
+RUNNER_CLAIM_SCAN_MAX = 100  # queued jobs one claim looks at (oldest first)
+RUNNER_JOBS_PER_TICK = 100  # expired or undelivered jobs one tick settles
+RUNNER_JOB_RETENTION_SECONDS = 7 * DAY_SECONDS  # an ended job stays readable this long
+
+# ---- Usage and cost per account (issue 12 item 4) ----
+
+# `GET /v1/usage?days=N` / `agentworks usage --days N`: today and the N-1 days before it.
+USAGE_DAYS_DEFAULT = 7
+USAGE_DAYS_MAX = 90
+# A day's counters outlive the longest window anyone can ask for (then TTL removes them).
+USAGE_RETENTION_SECONDS = (USAGE_DAYS_MAX + 2) * DAY_SECONDS
+# Each account-day is this many items, so concurrent writers (call ends in transactions,
+# read pages, stream batches) rarely meet on one item; a report sums them.
+USAGE_SHARDS = 8
+# Conversation -> account lookups the stream counter remembers (an account never changes).
+USAGE_ACCOUNT_CACHE = 10_000

@@ -160,6 +160,15 @@ def count(name: str, value: int = 1) -> None:
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
+def count_outcome(name: str, outcome: str) -> None:
+    """Ends by outcome (a call's or a run's terminal state), each in its own EMF blob like
+    refusals, so the dashboard can plot one line per outcome."""
+    with single_metric(
+        name=name, unit=MetricUnit.Count, value=1, namespace=metrics.namespace
+    ) as metric:
+        metric.add_dimension(name="outcome", value=outcome)
+
+
 def count_refusal(operation: str, reason: str) -> None:
     """Refusals by reason, each in its own EMF blob so the dimension stays its own."""
     with single_metric(

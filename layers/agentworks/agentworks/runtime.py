@@ -18,10 +18,12 @@ if TYPE_CHECKING:
     from agentworks.crews.adapter_profiles import AdapterProfiles
     from agentworks.crews.adapters.registry import AdapterClients
     from agentworks.crews.calls import FunctionCalls
+    from agentworks.crews.conversation_controls import ConversationControls
     from agentworks.crews.conversations import CrewInboxes, CrewReception, LiveConnection
     from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.message_runs import MessageRuns
     from agentworks.crews.reconcile import CallReconciler
+    from agentworks.crews.requests import Requests
     from agentworks.crews.runner import StepRunner
     from agentworks.crews.service import CrewService
     from agentworks.crews.wakeups import Wakeups
@@ -35,7 +37,10 @@ if TYPE_CHECKING:
     from agentworks.relays.host import RelayHost
     from agentworks.relays.reconcile import RelayReconciler
     from agentworks.relays.wiring import Relays
+    from agentworks.runners.delivery import JobDelivery
+    from agentworks.runners.wiring import Runners
     from agentworks.signing import Signer
+    from agentworks.usage.reports import UsageReports
     from agentworks.workflows.engine import WorkflowEngine
     from agentworks.workflows.functions import WorkflowFunctions
     from agentworks.workflows.registry import WorkflowRegistry
@@ -53,6 +58,8 @@ class Crews:
     inboxes: CrewInboxes
     wakeups: Wakeups
     reconciler: CallReconciler
+    requests: Requests  # requests in conversations with a Crew (C1, C2)
+    controls: ConversationControls  # pause, resume, close, delete (C4)
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,7 @@ class Workflows:
     registry: WorkflowRegistry  # registered workflows and their triggers (W11)
     functions: WorkflowFunctions  # their function triggers, on the functions surface (W10)
     calls: FunctionCalls  # the functions surface their steps call through
+    runners: Runners  # cli steps' jobs, which local runners claim (issue 10 item 6)
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,8 @@ class TickServices:
     reconciler: CallReconciler
     schedules: WorkflowRegistry
     relay_runs: RelayReconciler  # runs whose execution ended unrecorded (R5)
+    requests: Requests  # requests past their deadline expire (C2)
+    runner_jobs: JobDelivery  # cli steps' jobs nobody claimed or renewed (issue 10 item 6)
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,7 @@ class Services:
     workflows: Workflows
     relays: Relays
     push: Push
+    usage: UsageReports  # usage and cost per account (issue 12)
 
 
 def build_services(
@@ -112,7 +123,11 @@ def build_services(
     from agentworks.messaging.lifecycle import InboxLifecycle
     from agentworks.messaging.lifecycle_store import LifecycleStore
     from agentworks.messaging.service import MessagingService
+    from agentworks.usage.recorder import UsageRecorder
+    from agentworks.usage.reports import UsageReports
+    from agentworks.usage.usage_store import UsageStore
 
+    usage = UsageStore(client, settings.work_table)
     identity = IdentityService(ConnectionStore(client, settings.identity_table), clock)
     agents = AgentStore(client, settings.messages_table, settings.identity_table)
     lifecycle = InboxLifecycle(LifecycleStore(client, settings.messages_table), clock)
@@ -126,6 +141,7 @@ def build_services(
         clock,
         poll_interval,
         crew_gate=build_reception(settings, client, clock, stepfunctions),
+        usage=UsageRecorder(usage, clock),  # read pages (agentworks.usage)
     )
     crews = build_crews(
         settings,
@@ -137,6 +153,8 @@ def build_services(
         messaging=messaging,
         is_live_connection=identity.is_live_connection,
     )
+    from agentworks.workflows.wiring import build_workflows
+
     workflows = build_workflows(
         settings, client, signer, clock, s3, stepfunctions, adapter_clients, scheduler
     )
@@ -157,6 +175,7 @@ def build_services(
         workflows=workflows,
         relays=relays,
         push=build_push(settings, client, clock, push_management),
+        usage=UsageReports(usage, clock),
     )
 
 
@@ -170,95 +189,6 @@ def route_relays(calls: FunctionCalls, functions: RelayFunctions) -> None:
     from agentworks.relays.runs import RUN_PREFIX
 
     calls.route("relay", RUN_PREFIX, functions)
-
-
-def build_workflows(
-    settings: Settings,
-    client: DynamoDBClient,
-    signer: Signer | None,
-    clock: Clock = SYSTEM_CLOCK,
-    s3: Any = None,
-    stepfunctions: Any = None,
-    adapter_clients: AdapterClients | None = None,
-    scheduler: Any = None,
-) -> Workflows:
-    from agentworks.aws_clients import s3 as default_s3
-    from agentworks.aws_clients import scheduler as default_scheduler
-    from agentworks.crews.adapter_profile_store import AdapterProfileStore
-    from agentworks.crews.adapters.registry import AdapterClients, build_adapter
-    from agentworks.crews.call_store import CallStore
-    from agentworks.crews.calls import FunctionCalls
-    from agentworks.crews.crew_store import CrewStore
-    from agentworks.crews.execution import Executions
-    from agentworks.crews.outputs import OutputStore
-    from agentworks.identity.connection_store import ConnectionStore
-    from agentworks.workflows.crew_steps import CrewSteps
-    from agentworks.workflows.engine import WorkflowEngine
-    from agentworks.workflows.function_call_store import WorkflowCallStore
-    from agentworks.workflows.functions import WorkflowFunctions
-    from agentworks.workflows.registry import WorkflowRegistry
-    from agentworks.workflows.registry_store import RegistryStore
-    from agentworks.workflows.run_store import RunStore
-    from agentworks.workflows.runs import WorkflowRuns
-    from agentworks.workflows.schedules import EventBridgeSchedules
-
-    runs = RunStore(
-        client,
-        settings.work_table,
-        (lambda: s3) if s3 is not None else default_s3,
-        settings.outputs_bucket,
-    )
-    profiles = AdapterProfileStore(client, settings.work_table)
-    clients = adapter_clients or AdapterClients()
-    outputs = OutputStore((lambda: s3) if s3 is not None else default_s3, settings.outputs_bucket)
-    # A crew step calls through the same path as any caller, as the run's starter.
-    calls = FunctionCalls(
-        CrewStore(client, settings.work_table),
-        CallStore(client, settings.work_table),
-        Executions(settings.function_call_state_machine_arn, stepfunctions),
-        outputs,
-        clock,
-    )
-    connections = ConnectionStore(client, settings.identity_table)
-    workflow_calls = WorkflowCallStore(client, settings.work_table)
-    call_executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
-    starts = WorkflowRuns(
-        runs,
-        profiles,
-        Executions(settings.workflow_state_machine_arn, stepfunctions),
-        signer,
-        clock,
-        call_executions=call_executions,
-        workflow_calls=workflow_calls,
-    )
-    registry = RegistryStore(client, settings.work_table)
-    functions = WorkflowFunctions(registry, starts, workflow_calls, clock)
-    route_workflows(calls, functions)
-    crew_steps = CrewSteps(calls, connections, clock)
-    return Workflows(
-        runs=starts,
-        registry=WorkflowRegistry(
-            registry,
-            starts,
-            connections,
-            clock,
-            EventBridgeSchedules(
-                (lambda: scheduler) if scheduler is not None else default_scheduler,
-                settings.scheduler_role_arn,
-                settings.tick_function_arn,
-            ),
-        ),
-        functions=functions,
-        calls=calls,
-        engine=WorkflowEngine(
-            runs,
-            profiles,
-            lambda adapter: build_adapter(adapter, clients),
-            signer,
-            crew_steps,
-            clock,
-        ),
-    )
 
 
 def _message_runs(
@@ -367,6 +297,52 @@ def build_crews(
         inboxes=CrewInboxes(crews, inbox, runs, messaging, is_live_connection, clock),
         wakeups=Wakeups(inbox, runs, messaging, clock),
         reconciler=_reconciler(settings, client, clock, stepfunctions, inbox),
+        requests=_requests(settings, client, clock, stepfunctions, messaging),
+        controls=_controls(settings, client, clock, stepfunctions, messaging, inbox, runs),
+    )
+
+
+def _controls(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    stepfunctions: Any,
+    messaging: MessagingService | None,
+    inbox: CrewInboxStore,
+    runs: MessageRuns,
+) -> ConversationControls:
+    from agentworks.crews.conversation_controls import ConversationControls
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.request_store import RequestStore
+
+    return ConversationControls(
+        CrewStore(client, settings.work_table),
+        inbox,
+        RequestStore(client, settings.work_table),
+        runs,
+        messaging,
+        Executions(settings.function_call_state_machine_arn, stepfunctions),
+        clock,
+    )
+
+
+def _requests(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    stepfunctions: Any,
+    messaging: MessagingService | None,
+) -> Requests:
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.request_store import RequestStore
+    from agentworks.crews.requests import Requests
+
+    return Requests(
+        RequestStore(client, settings.work_table),
+        messaging,
+        Executions(settings.function_call_state_machine_arn, stepfunctions),
+        clock,
     )
 
 
@@ -420,6 +396,8 @@ def _default_engine() -> WorkflowEngine:
 
     settings = get_settings()
     signer = signer_from_secret(settings.signing_secret_arn)
+    from agentworks.workflows.wiring import build_workflows
+
     workflows = build_workflows(settings, dynamodb(), signer)
     # A step may call a Relay's function (target=relay:NAME): that starts a run.
     route_relays(workflows.calls, build_relays(settings, dynamodb()).functions)
@@ -476,6 +454,8 @@ def tick_services() -> TickServices:
             _installed.crews.reconciler,
             _installed.workflows.registry,
             _installed.relays.reconciler,
+            _installed.crews.requests,
+            _installed.workflows.runners.delivery,
         )
     return _default_tick()
 
@@ -487,14 +467,18 @@ def _default_tick() -> TickServices:
     from agentworks.messaging.lifecycle import InboxLifecycle
     from agentworks.messaging.lifecycle_store import LifecycleStore
     from agentworks.relays.wiring import build_reconciler
+    from agentworks.workflows.wiring import build_workflows
 
     settings = get_settings()
     inbox, runs = _message_runs(settings, dynamodb(), SYSTEM_CLOCK, None)
+    workflows = build_workflows(settings, dynamodb(), None)
     return TickServices(
         InboxLifecycle(LifecycleStore(dynamodb(), settings.messages_table)),
         Wakeups(inbox, runs, None),
         _reconciler(settings, dynamodb(), SYSTEM_CLOCK, None, inbox),
         # Schedules start runs; the tick holds no signing key (no webhook-key answers).
-        build_workflows(settings, dynamodb(), None).registry,
+        workflows.registry,
         build_reconciler(settings, dynamodb()),
+        _requests(settings, dynamodb(), SYSTEM_CLOCK, None, None),
+        workflows.runners.delivery,
     )

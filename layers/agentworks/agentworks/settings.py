@@ -21,6 +21,7 @@ class Settings(BaseModel):
     # W11: EventBridge Scheduler invokes the tick with this role (empty: the tick alone).
     scheduler_role_arn: str = ""
     tick_function_arn: str = ""
+    tick_dead_letter_queue_arn: str = ""  # where the Scheduler keeps what it cannot deliver
     # Relays (R5): their runs' machine; the runner's code function and the API it calls.
     relay_state_machine_arn: str = ""
     relay_code_function: str = ""
@@ -44,6 +45,7 @@ def settings_from(environment: Mapping[str, str]) -> Settings:
         workflow_state_machine_arn=environment.get("WORKFLOW_STATE_MACHINE_ARN", ""),
         scheduler_role_arn=environment.get("SCHEDULER_ROLE_ARN", ""),
         tick_function_arn=environment.get("TICK_FUNCTION_ARN", ""),
+        tick_dead_letter_queue_arn=environment.get("TICK_DEAD_LETTER_QUEUE_ARN", ""),
         relay_state_machine_arn=environment.get("RELAY_STATE_MACHINE_ARN", ""),
         relay_code_function=environment.get("RELAY_CODE_FUNCTION", ""),
         platform_api_url=environment.get("PLATFORM_API_URL", ""),

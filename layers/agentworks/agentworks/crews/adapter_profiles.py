@@ -1,6 +1,7 @@
 """Adapter profiles (issue 8): an account's named adapter blocks — the same `scripted`,
-`bedrock`, `lambda` or `mailbox` block a Crew has, with a name — that workflow steps name
-with `adapter` (the seed's "claude-code" is a profile name).
+`bedrock`, `lambda` or `mailbox` block a Crew has, or a `cli` block (a local runner's
+session, workflow steps only), with a name — that workflow steps name with `adapter` (the
+seed's "claude-code" is a profile name).
 
 Defining one is account-wide administration (an admin without target bounds); any
 connection of the account that reads functions sees which profiles exist and their type,

@@ -4,7 +4,8 @@
     CALLSUB#<account>#<connection>      S#<id>        submission binding (F4), TTL 7 days
 
 Admission takes a Crew slot (`running < 3`) in the same transaction that puts the record;
-the outcome gives it back in the same transaction that records the terminal state (F5).
+the outcome gives it back in the same transaction that records the terminal state (F5),
+which also adds the run's usage to its account's counters (agentworks.usage).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from agentworks.dynamo import (
     to_item,
     transact_write,
 )
+from agentworks.usage.call_usage import call_usage
+from agentworks.usage.counts import day_of, shard_of
+from agentworks.usage.usage_store import UsageStore
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -227,6 +231,15 @@ class CallStore:
                     ),
                 }
             }
+        usage = call_usage(record)
+        if usage:
+            # Counted with the end it counts: no request of its own, never twice.
+            items["usage"] = UsageStore(self._db, self._table).transaction_item(
+                record.account_id,
+                day_of(record.updated_at / 1000),
+                shard_of(record.call_id),
+                usage,
+            )
         try:
             transact_write(self._db, items)
         except TransactionCancelled as cancelled:

@@ -77,6 +77,9 @@ class CrewReception:
         return CrewTarget(crew.crew_id, crew.name, switch)
 
     def delivered(self, principal: Principal, delivery: CrewDelivery) -> None:
+        framing = delivery.framing
+        if framing.kind == "note":
+            return  # C1: a note starts no run; the Crew reads it the next time it works here
         ref = parse_message_id(delivery.message_id)
         now = int(self._clock.now() * 1000)
         record = Delivery(
@@ -89,7 +92,14 @@ class CrewReception:
             state="pending_review",
             created_at=now,
             updated_at=now,
+            kind="request" if framing.kind == "request" else "message",
+            deadline_at=framing.deadline_at,
+            handoff=framing.handoff,
         )
+        if delivery.paused:
+            record.state = "received"  # C4: its run starts when the conversation resumes
+            self._inbox.open_delivery(record, None)
+            return
         if delivery.crew.switch == "review":
             self._inbox.open_delivery(record, None)  # waits for release or decline
             return

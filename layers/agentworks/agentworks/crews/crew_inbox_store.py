@@ -23,6 +23,15 @@ from typing import TYPE_CHECKING, Any, cast
 from botocore.exceptions import ClientError
 
 from agentworks import limits
+from agentworks.crews.delivery_items import (
+    TTL_ATTRIBUTE,
+    Delivery,
+    closed_updates,
+    conversation_pk,
+    delivery_from,
+    delivery_item,
+    delivery_key,
+)
 from agentworks.crews.wakeup_queue_store import (
     FIRING,
     WakeupQueueStore,
@@ -43,7 +52,6 @@ from agentworks.errors import Unavailable
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-TTL_ATTRIBUTE = "expires_ttl"
 _WAKEUP_ID = re.compile(r"^wku_([0-9A-HJKMNP-TV-Z]{26})([0-9A-HJKMNP-TV-Z]{26})$")
 
 
@@ -56,33 +64,8 @@ def parse_wakeup_id(value: str) -> tuple[str, str]:
     return found.group(1), found.group(2)
 
 
-def conversation_pk(conversation: str) -> str:
-    return f"CREWCONV#{conversation}"
-
-
-def delivery_key(conversation: str, seq: int) -> dict[str, str]:
-    return {"pk": conversation_pk(conversation), "sk": f"MSG#{seq:010d}"}
-
-
 def wakeup_key(conversation: str, wake: str) -> dict[str, str]:
     return {"pk": conversation_pk(conversation), "sk": f"WAKE#{wake}"}
-
-
-@dataclass
-class Delivery:
-    """What became of one message to a Crew (no body)."""
-
-    conversation: str
-    seq: int
-    message_id: str
-    account_id: str
-    crew_id: str
-    connection_id: str  # who sent it: its run runs as them
-    state: str
-    created_at: int  # ms
-    updated_at: int
-    run_id: str | None = None
-    error: str | None = None
 
 
 @dataclass
@@ -109,38 +92,6 @@ class Wakeup:
     def is_expired(self, now_ms: int) -> bool:
         """Past its TTL: absent, whether or not DynamoDB has deleted it yet."""
         return self.expires_at is not None and self.expires_at <= now_ms // 1000
-
-
-def _delivery_item(d: Delivery) -> dict[str, Any]:
-    return {
-        **delivery_key(d.conversation, d.seq),
-        "message_id": d.message_id,
-        "account_id": d.account_id,
-        "crew_id": d.crew_id,
-        "connection_id": d.connection_id,
-        "state": d.state,
-        "created_at": d.created_at,
-        "updated_at": d.updated_at,
-        "run_id": d.run_id,
-        "error": d.error,
-        TTL_ATTRIBUTE: d.created_at // 1000 + limits.DELIVERY_RECORD_SECONDS,
-    }
-
-
-def _delivery_from(data: dict[str, Any]) -> Delivery:
-    return Delivery(
-        conversation=data["pk"].removeprefix("CREWCONV#"),
-        seq=int(data["sk"].removeprefix("MSG#")),
-        message_id=data["message_id"],
-        account_id=data["account_id"],
-        crew_id=data["crew_id"],
-        connection_id=data["connection_id"],
-        state=data["state"],
-        created_at=int(data["created_at"]),
-        updated_at=int(data["updated_at"]),
-        run_id=data.get("run_id") or None,
-        error=data.get("error") or None,
-    )
 
 
 def _wakeup_ttl(due_ms: int) -> int:
@@ -215,7 +166,7 @@ class CrewInboxStore:
         put = {
             "Put": {
                 "TableName": self._table,
-                "Item": to_item(_delivery_item(delivery)),
+                "Item": to_item(delivery_item(delivery)),
                 "ConditionExpression": "attribute_not_exists(pk)",
             }
         }
@@ -241,10 +192,18 @@ class CrewInboxStore:
             ConsistentRead=True,
         )
         data = from_item(response.get("Item"))
-        return _delivery_from(data) if data else None
+        return delivery_from(data) if data else None
 
-    def release(self, delivery: Delivery, run_id: str, run_put: dict[str, Any], now: int) -> bool:
-        """pending_review → running, with the run's record; False when it is not pending."""
+    def release(
+        self,
+        delivery: Delivery,
+        run_id: str,
+        run_put: dict[str, Any],
+        now: int,
+        from_state: str = "pending_review",
+    ) -> bool:
+        """pending_review (or `from_state`: received, when a paused conversation resumes)
+        → running, with the run's record; False when it is not in that state."""
         try:
             transact_write(
                 self._db,
@@ -262,7 +221,7 @@ class CrewInboxStore:
                                     ":running": "running",
                                     ":run": run_id,
                                     ":now": now,
-                                    ":pending": "pending_review",
+                                    ":pending": from_state,
                                     ":crew": delivery.crew_id,
                                 }
                             ),
@@ -281,7 +240,7 @@ class CrewInboxStore:
         """pending_review → declined; False when it is not pending."""
         return self._move(
             delivery_key(delivery.conversation, delivery.seq),
-            "SET #state = :declined, #error = :reason, updated_at = :now",
+            f"SET #state = :declined, #error = :reason, updated_at = :now {closed_updates}",
             "#state = :pending AND crew_id = :crew",
             {
                 ":declined": "declined",
@@ -295,17 +254,48 @@ class CrewInboxStore:
     def set_delivery_outcome(
         self, conversation: str, seq: int, run_id: str, state: str, error: str | None, now: int
     ) -> None:
-        """The run's state on the message's record (only the run it names may set it)."""
+        """The run's state on the message's record (only the run it names may set it, and
+        not over a request that expired or was cancelled meanwhile)."""
         self._move(
             delivery_key(conversation, seq),
-            "SET #state = :state, #error = :error, updated_at = :now",
-            "run_id = :run",
-            {":state": state, ":error": error or "", ":now": now, ":run": run_id},
+            f"SET #state = :state, #error = :error, updated_at = :now {closed_updates}",
+            "run_id = :run AND NOT #state IN (:expired, :cancelled)",
+            {
+                ":state": state,
+                ":error": error or "",
+                ":now": now,
+                ":run": run_id,
+                ":expired": "expired",
+                ":cancelled": "cancelled",
+            },
+        )
+
+    def received(self, conversation: str) -> list[Delivery]:
+        """Deliveries a paused conversation held back (C4), oldest first."""
+        response = self._db.query(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :msg)",
+            FilterExpression="#state = :received",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=to_item(
+                {":pk": conversation_pk(conversation), ":msg": "MSG#", ":received": "received"}
+            ),
+            ConsistentRead=True,
+        )
+        return [delivery_from(from_item(raw) or {}) for raw in response["Items"]]
+
+    def hold_for_review(self, delivery: Delivery, now: int) -> bool:
+        """received → pending_review (a resumed conversation whose Crew reviews first)."""
+        return self._move(
+            delivery_key(delivery.conversation, delivery.seq),
+            "SET #state = :pending, updated_at = :now",
+            "#state = :received",
+            {":pending": "pending_review", ":now": now, ":received": "received"},
         )
 
     def recent_deliveries(self, conversation: str, limit: int) -> list[Delivery]:
         return [
-            _delivery_from(d)
+            delivery_from(d)
             for d in self._newest(conversation, "MSG#", limit)
             if d["sk"].startswith("MSG#")
         ]

@@ -156,6 +156,8 @@ class CallRecord:
     handoff_agent: str | None = None  # mailbox adapter: the agent the work went to
     handoff_agent_id: str | None = None  # … that identity of the name (M4)
     handoff_message: str | None = None  # the work, between the turn and its hand-off
+    # States its execution entered, as the step runner's invocations saw them (usage).
+    transitions: int = 0
 
     @property
     def terminal(self) -> bool:
@@ -289,3 +291,60 @@ class ReviewOutcome(BaseModel):
     state: str = Field(description="running (released) or declined")
     run_id: str | None = None
     reason: str | None = None
+
+
+# ---- requests in conversations (C1, C2) ----
+
+RequestState = Literal[
+    "waiting_for_review",
+    "received",
+    "in_progress",
+    "answered",
+    "declined",
+    "couldnt_complete",
+    "expired",
+    "cancelled",
+]
+
+
+class RequestView(BaseModel):
+    """A request to a Crew and where it stands (C2): `state` for programs, `label` in the
+    seed's words for people."""
+
+    message_id: str
+    state: RequestState
+    label: str = Field(description="Waiting for review, Received, In progress, Answered, …")
+    deadline_at: str | None = None
+    handoff: bool = False
+    run_id: str | None = None
+    reason: str | None = Field(default=None, description="Why it declined, failed or ended.")
+    created_at: str
+    updated_at: str
+
+
+class RequestList(BaseModel):
+    inbox_id: str
+    requests: list[RequestView] = Field(description="Newest first.")
+
+
+class CancelRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agent_name: str | None = Field(None, description="Cancel as this registered name.")
+
+
+# ---- a conversation's status (C4) ----
+
+
+class ConversationControl(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agent_name: str | None = Field(None, description="Act as this registered name.")
+
+
+class ConversationStatusView(BaseModel):
+    inbox_id: str
+    conversation_id: str
+    status: Literal["active", "paused", "closed", "deleted"]
+    cancelled_requests: int = Field(0, description="Close: the open requests it cancelled.")
+    started_runs: int = Field(0, description="Resume: runs of messages held while paused.")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from agentworks.crews.crew_inbox_store import parse_wakeup_id
 from agentworks.errors import AgentWorksError
 from agentworks.ids import parse_message_id
+from agentworks.observability import count_outcome
 
 if TYPE_CHECKING:
     from agentworks.crews.crew_inbox_store import CrewInboxStore
@@ -43,3 +44,10 @@ def report_outcome(
     if record.wakeup_id and inbox is not None:
         conversation, wake = parse_wakeup_id(record.wakeup_id)
         inbox.set_wakeup_run_state(conversation, wake, record.call_id, record.state, error, now)
+
+
+def count_ended(record: CallRecord) -> None:
+    """FunctionCallsEnded by outcome, counted where a function call's record turns terminal
+    (the step runner's Finish or Interrupted, the tick's reconciliation): once per call."""
+    if record.kind == "function":
+        count_outcome("FunctionCallsEnded", record.state)

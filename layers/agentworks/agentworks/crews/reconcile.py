@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.call_store import StaleCall
-from agentworks.crews.outcomes import report_outcome
+from agentworks.crews.outcomes import count_ended, report_outcome
 from agentworks.observability import logger
 
 if TYPE_CHECKING:
@@ -85,5 +85,6 @@ class CallReconciler:
         except StaleCall:
             return False  # it moved since it was read: the next tick looks again
         logger.warning("call reconciled", extra={"call_id": call_id, "execution": status})
+        count_ended(record)
         report_outcome(record, self._inbox, self._receipts, now)
         return True

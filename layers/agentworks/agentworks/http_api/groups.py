@@ -30,10 +30,14 @@ GROUPS = (
     RouteGroup("connections", "/v1", ("whoami", "connections")),
     RouteGroup("messages", "/v1", ("agents", "messages", "inboxes")),
     RouteGroup("crews", "/v1", ("crews", "functions", "calls")),
+    RouteGroup("requests", "/v1", ("requests",)),
+    RouteGroup("conversations", "/v1", ("conversations",)),
     RouteGroup("wakeups", "/v1", ("wakeups", "scheduler")),
     RouteGroup("adapters", "/v1", ("adapters",)),
     RouteGroup("workflows", "/v1", ("workflows",)),
     RouteGroup("workflow_definitions", "/v1", ("workflow-definitions", "hooks")),
+    RouteGroup("usage", "/v1", ("usage",)),  # issue 12
+    RouteGroup("runners", "/v1", ("runner",)),  # local runners of cli steps (issue 10)
     RouteGroup("relays", "/api", ("relays", "relay-runs")),  # SPEC §7: /api/relays as in R2
 )
 

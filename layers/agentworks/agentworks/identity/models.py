@@ -13,6 +13,9 @@ FUNCTIONS_CALL = "functions:call"
 FUNCTIONS_READ = "functions:read"
 WORKFLOWS_RUN = "workflows:run"
 RELAYS_RUN = "relays:run"
+# Claim and finish the account's `cli` workflow steps as a local runner (issue 10 item 6):
+# a runner reads those steps' prompts, whoever started the run.
+WORKFLOWS_RUNNER = "workflows:runner"
 ADMIN = "admin"
 
 ALL_SCOPES: tuple[str, ...] = (
@@ -22,10 +25,12 @@ ALL_SCOPES: tuple[str, ...] = (
     FUNCTIONS_READ,
     WORKFLOWS_RUN,
     RELAYS_RUN,
+    WORKFLOWS_RUNNER,
     ADMIN,
 )
-# A new connection gets every scope but admin unless told otherwise.
-DEFAULT_SCOPES: tuple[str, ...] = tuple(s for s in ALL_SCOPES if s != ADMIN)
+# A new connection gets every scope but admin and runner unless told otherwise: both reach
+# beyond what the connection itself starts.
+DEFAULT_SCOPES: tuple[str, ...] = tuple(s for s in ALL_SCOPES if s not in (ADMIN, WORKFLOWS_RUNNER))
 
 
 @dataclass(frozen=True)

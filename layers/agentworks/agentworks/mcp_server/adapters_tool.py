@@ -37,7 +37,8 @@ with ("adapter": "claude-code"). Pick an `action`:
 - list: the account's profiles (name, type; settings for an admin of the whole account).
 - get: one profile, by `name`.
 - create (admin without target bounds): `definition` = the profile: its name, adapter
-  type (scripted, bedrock, lambda or mailbox) and that type's settings, e.g.
+  type (scripted, bedrock, lambda, mailbox, or cli: a local runner's session) and that
+  type's settings, e.g.
   {"name": "claude-code", "type": "scripted",
    "rules": [{"when": "Review (\\\\S+)", "reply": "Found 2 bugs in {match.1}."},
              {"default": "Done."}]}

@@ -1,47 +1,37 @@
-"""The `messages` MCP tool: direct messages between agents (M1–M8, M12).
-
-One tool, one `action` argument. Each action is a row of `ACTIONS` (which arguments it
-takes, which it needs, how it runs, how its text reads), so adding one is a new row plus
-its name in `Action`. `state` with target=crew:NAME and `wakeup` (M8, M9) run through the
-Crews' services. The rules live in the domain services, exactly
-as behind the HTTP API; this module only maps arguments and results.
-"""
+"""The `messages` MCP tool: direct messages between agents and requests, replies and notes
+in conversations with a Crew (M1–M9, M12, C1–C2): its description, its arguments and its
+output schema. One `action` argument picks a row of `messages_actions.ACTIONS`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal, get_args
+from typing import Annotated
 
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import ConfigDict, Field, RootModel
 
 from agentworks import limits
-from agentworks.crews.access import parse_crew_target
-from agentworks.crews.models import CrewState, RescheduleWakeup, ScheduleWakeup, WakeupView
-from agentworks.errors import InvalidInput
-from agentworks.identity.models import Principal
-from agentworks.mcp_server.actions import ActionSpec, run_action, services
-from agentworks.mcp_server.actions import text as text_argument
-from agentworks.mcp_server.read_text import read_text
-from agentworks.mcp_server.results import build_model
+from agentworks.crews.models import CrewState, RequestList, RequestView, WakeupView
+from agentworks.mcp_server.messages_actions import (
+    ACTIONS as ACTIONS,  # the action table, for tests that walk every action
+)
+from agentworks.mcp_server.messages_actions import (
+    Action,
+    AgentList,
+    Delivery,
+    MessagesCall,
+    Unregistered,
+    WakeupAction,
+    run_messages,
+)
 from agentworks.mcp_server.tooling import domain_tool
 from agentworks.messaging.models import (
     AckResult,
     AgentView,
     InboxState,
     ReadPage,
-    RegisterAgent,
-    SendMessage,
     SendReceipt,
 )
-
-if TYPE_CHECKING:
-    pass
-
-Action = Literal["send", "read", "state", "register", "unregister", "list_agents", "ack", "wakeup"]
-Delivery = Literal["typed", "admitted", "processed"]
-WakeupAction = Literal["schedule", "cancel", "reschedule"]
 
 TOOL_NAME = "messages"
 TOOL_TITLE = "AgentWorks messages"
@@ -76,19 +66,19 @@ Direct messages between AI agents of this AgentWorks account. Pick an `action`:
   it (`inbox_id`, and `delay_seconds` or `at` (ISO 8601): 60 s to 7 days ahead); cancel or
   reschedule it by `wakeup_id`. Replies don't cancel a wakeup.
 - unregister: give up `agent_name`.
+- request / reply / note (conversations with a Crew): a request asks the Crew for
+  something (`deadline_seconds` {limits.REQUEST_DEADLINE_MIN_SECONDS}–\
+{limits.REQUEST_DEADLINE_MAX_SECONDS:,}, default 24 h; `handoff`=true when you don't need
+  the answer back); the Crew works on it in its own run and its reply (kind=reply,
+  `in_reply_to` = your request) arrives in your inbox. reply answers a request sent to you
+  (`inbox_id`, `in_reply_to`). A note adds information and starts no run.
+- requests: the requests of the conversation of `inbox_id` and where each stands
+  (waiting_for_review, received, in_progress, answered, declined, couldnt_complete,
+  expired, cancelled). cancel_request: take back an open request you sent (`message_id`).
 
 Errors come back as is_error results with {{"error": {{"code", "message"}}}}; `unavailable`
 means unknown or not yours (the two look the same).
 """
-
-
-class AgentList(BaseModel):
-    agents: list[AgentView]
-
-
-class Unregistered(BaseModel):
-    agent_name: str
-    unregistered: bool
 
 
 class MessagesOutput(
@@ -102,177 +92,14 @@ class MessagesOutput(
         | Unregistered
         | AckResult
         | WakeupView
+        | RequestList
+        | RequestView
     ]
 ):
     """One JSON object per action (the same bodies the HTTP API returns)."""
 
     # MCP wants an object at the root of an output schema; every arm is one.
     model_config = ConfigDict(json_schema_extra={"type": "object"})
-
-
-@dataclass(frozen=True)
-class MessagesCall:
-    """The tool's arguments, after the SDK checked their types against the input schema."""
-
-    action: Action
-    agent_name: str | None = None
-    target: str | None = None
-    inbox_id: str | None = None
-    message: str | None = None
-    submission_id: str | None = None
-    after: str | None = None
-    wait_seconds: float | None = None
-    limit: int | None = None
-    message_id: str | None = None
-    delivery: Delivery | None = None
-    purpose: str | None = None
-    provider: str | None = None
-    allowed_connection_ids: list[str] | None = None
-    wakeup_action: WakeupAction | None = None
-    wakeup_id: str | None = None
-    at: str | None = None
-    delay_seconds: int | None = None
-
-    def text(self, name: str) -> str | None:
-        """A string argument, blank meaning absent."""
-        return text_argument(self, name)
-
-
-# ---------------------------------------------------------------- actions
-
-
-def _send(principal: Principal, call: MessagesCall) -> SendReceipt:
-    request = build_model(
-        SendMessage,
-        message=call.message,
-        target=call.text("target"),
-        inbox_id=call.text("inbox_id"),
-        agent_name=call.text("agent_name"),
-        submission_id=call.text("submission_id"),
-    )
-    return services().messaging.send(principal, request)
-
-
-def _read(principal: Principal, call: MessagesCall) -> ReadPage:
-    return services().messaging.read(
-        principal,
-        inbox_id=call.text("inbox_id"),
-        agent_name=call.text("agent_name"),
-        after=call.text("after"),
-        wait_seconds=call.wait_seconds,
-        limit=call.limit,
-    )
-
-
-def _state(principal: Principal, call: MessagesCall) -> InboxState | CrewState:
-    target, inbox_id = call.text("target"), call.text("inbox_id")
-    if (target is None) == (inbox_id is None):
-        raise InvalidInput(
-            "action=state needs inbox_id (an inbox) or target=crew:NAME (a Crew's inboxes).",
-            field="inbox_id",
-        )
-    if target is not None:
-        if call.text("agent_name"):
-            raise InvalidInput("action=state with target takes no agent_name.", field="agent_name")
-        return services().crews.inboxes.state(
-            principal, parse_crew_target(target), call.text("after"), call.limit
-        )
-    if call.text("after") or call.limit is not None:
-        raise InvalidInput("after and limit page a Crew's state (target=crew:NAME).", field="after")
-    return services().messaging.inbox_state(principal, str(inbox_id), call.text("agent_name"))
-
-
-def _wakeup(principal: Principal, call: MessagesCall) -> WakeupView:
-    wakeups = services().crews.wakeups
-    if call.wakeup_action == "schedule":
-        if call.text("wakeup_id"):
-            raise InvalidInput("schedule makes a new wakeup: no wakeup_id.", field="wakeup_id")
-        if not call.text("inbox_id"):
-            raise InvalidInput("wakeup_action=schedule needs inbox_id.", field="inbox_id")
-        scheduled = build_model(
-            ScheduleWakeup,
-            inbox_id=call.text("inbox_id"),
-            agent_name=call.text("agent_name"),
-            at=call.text("at"),
-            delay_seconds=call.delay_seconds,
-        )
-        return wakeups.schedule(principal, scheduled)
-    wakeup_id = call.text("wakeup_id")
-    if wakeup_id is None:
-        raise InvalidInput(
-            f"wakeup_action={call.wakeup_action} needs wakeup_id.", field="wakeup_id"
-        )
-    if call.text("inbox_id") or call.text("agent_name"):
-        raise InvalidInput("The wakeup_id names the wakeup: no inbox_id or agent_name.")
-    if call.wakeup_action == "cancel":
-        if call.text("at") or call.delay_seconds is not None:
-            raise InvalidInput("cancel takes only wakeup_id.", field="at")
-        return wakeups.cancel(principal, wakeup_id)
-    request = build_model(RescheduleWakeup, at=call.text("at"), delay_seconds=call.delay_seconds)
-    return wakeups.reschedule(principal, wakeup_id, request)
-
-
-def _register(principal: Principal, call: MessagesCall) -> AgentView:
-    request = build_model(
-        RegisterAgent,
-        agent_name=call.agent_name,
-        purpose=call.purpose,
-        provider=call.provider,
-        allowed_connection_ids=call.allowed_connection_ids,
-    )
-    return services().directory.register(principal, request)
-
-
-def _unregister(principal: Principal, call: MessagesCall) -> Unregistered:
-    services().directory.unregister(principal, str(call.agent_name))
-    return Unregistered(agent_name=str(call.agent_name), unregistered=True)
-
-
-def _list_agents(principal: Principal, call: MessagesCall) -> AgentList:
-    return AgentList(agents=services().directory.list(principal))
-
-
-def _ack(principal: Principal, call: MessagesCall) -> AckResult:
-    return services().messaging.ack(principal, str(call.message_id), str(call.delivery))
-
-
-ACTIONS: dict[str, ActionSpec[MessagesCall]] = {
-    "send": ActionSpec(
-        _send,
-        frozenset({"message", "target", "inbox_id", "agent_name", "submission_id"}),
-        required=("message",),
-        operation="Send",
-    ),
-    "read": ActionSpec(
-        _read,
-        frozenset({"inbox_id", "agent_name", "after", "wait_seconds", "limit"}),
-        text=read_text,
-    ),
-    "state": ActionSpec(_state, frozenset({"inbox_id", "agent_name", "target", "after", "limit"})),
-    "register": ActionSpec(
-        _register,
-        frozenset({"agent_name", "purpose", "provider", "allowed_connection_ids"}),
-        required=("agent_name",),
-    ),
-    "unregister": ActionSpec(_unregister, frozenset({"agent_name"}), required=("agent_name",)),
-    "list_agents": ActionSpec(_list_agents),
-    "ack": ActionSpec(
-        _ack, frozenset({"message_id", "delivery"}), required=("message_id", "delivery")
-    ),
-    "wakeup": ActionSpec(
-        _wakeup,
-        frozenset({"wakeup_action", "wakeup_id", "inbox_id", "agent_name", "at", "delay_seconds"}),
-        required=("wakeup_action",),
-    ),
-}
-assert set(ACTIONS) == set(get_args(Action)), "every action needs a row in ACTIONS"
-
-
-def run_messages(call: MessagesCall) -> CallToolResult:
-    """Runs one action as the request's principal; domain errors become error results."""
-    result = run_action(call, ACTIONS[call.action])
-    assert isinstance(result, CallToolResult)  # no messages action asks the user
-    return result
 
 
 # ---------------------------------------------------------------- the tool itself
@@ -284,8 +111,9 @@ def messages(
     action: Annotated[
         Action,
         Field(
-            description="What to do: register, list_agents, send, read, ack, state, wakeup "
-            "or unregister (see the tool description)."
+            description="What to do: register, list_agents, send, read, ack, state, wakeup, "
+            "unregister, request, reply, note, requests or cancel_request (see the tool "
+            "description)."
         ),
     ],
     agent_name: Annotated[
@@ -419,6 +247,26 @@ def messages(
             },
         ),
     ] = None,
+    deadline_seconds: Annotated[
+        int | None,
+        Field(
+            description="request: seconds until it expires "
+            f"({limits.REQUEST_DEADLINE_MIN_SECONDS}–{limits.REQUEST_DEADLINE_MAX_SECONDS}; "
+            "default 24 hours).",
+            json_schema_extra={
+                "minimum": limits.REQUEST_DEADLINE_MIN_SECONDS,
+                "maximum": limits.REQUEST_DEADLINE_MAX_SECONDS,
+            },
+        ),
+    ] = None,
+    handoff: Annotated[
+        bool | None,
+        Field(description="request: true when you don't need the answer back."),
+    ] = None,
+    in_reply_to: Annotated[
+        str | None,
+        Field(description="reply: the message_id of the request you answer."),
+    ] = None,
 ) -> Annotated[CallToolResult, MessagesOutput]:
     return run_messages(
         MessagesCall(
@@ -440,6 +288,9 @@ def messages(
             wakeup_id=wakeup_id,
             at=at,
             delay_seconds=delay_seconds,
+            deadline_seconds=deadline_seconds,
+            handoff=handoff,
+            in_reply_to=in_reply_to,
         )
     )
 

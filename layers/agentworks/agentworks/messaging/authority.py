@@ -52,10 +52,14 @@ class InboxAuthority:
         units. A stale head can only cost a retry: the chained put refuses a seq already
         taken, and a conversation's parties never change. A head that would refuse (not
         found, expired) is read again strongly first. A stale rate window or history count
-        holds no more than the stored one, so a refusal they cause stands."""
+        holds no more than the stored one, so a refusal they cause stands. A conversation
+        with a Crew is read again strongly too: its status (C4: paused, closed) must be the
+        current one."""
         now_ms = self._now_ms()
         head = self._conversations.head(inbox.conversation, now_ms, consistent=not optimistic)
-        if not head.consistent and (head.conversation is None or is_expired(head, now_ms)):
+        if not head.consistent and (
+            head.conversation is None or is_expired(head, now_ms) or with_a_crew(head)
+        ):
             head = self._conversations.head(inbox.conversation, now_ms)
         party = party_of(principal, head.conversation, inbox.side)
         consent = check_party_identity(principal, party, agent_name, self.fresh_consents)
@@ -81,3 +85,8 @@ class InboxAuthority:
             consent = connection.consents.get(party.agent_name or "")
             if consent is None or consent.agent_id != party.agent_id:
                 raise Unavailable()
+
+
+def with_a_crew(head: Head) -> bool:
+    conv = head.conversation
+    return conv is not None and any(p.kind == "crew" for p in conv.parties.values())

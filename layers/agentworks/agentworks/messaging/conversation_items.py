@@ -7,7 +7,8 @@ from typing import Any, cast
 from agentworks import limits
 from agentworks.ids import Side
 from agentworks.messaging import keys
-from agentworks.messaging.models import Conversation, Party, StoredMessage
+from agentworks.messaging.message_kinds import PLAIN, Framing
+from agentworks.messaging.models import Conversation, ConversationStatus, Party, StoredMessage
 
 
 def ttl_after(ms: int, seconds: int) -> int:
@@ -45,6 +46,8 @@ def conversation_to_item(conv: Conversation) -> dict[str, Any]:
         "last_activity": conv.last_activity,
         "activity_hour": conv.activity_hour,
         "evicted_at": conv.evicted_at,
+        "status": None if conv.status == "active" else conv.status,
+        "depth": None if conv.depth == 1 else conv.depth,
         keys.TTL_ATTRIBUTE: conversation_ttl(conv.last_activity),
     }
 
@@ -58,6 +61,8 @@ def conversation_from_item(data: dict[str, Any]) -> Conversation:
         last_activity=int(data["last_activity"]),
         activity_hour=int(data.get("activity_hour", 0)),
         evicted_at=data.get("evicted_at"),
+        status=cast(ConversationStatus, data.get("status", "active")),
+        depth=int(data.get("depth", 1)),
     )
 
 
@@ -74,6 +79,7 @@ def message_to_item(msg: StoredMessage) -> dict[str, Any]:
         "n_b": msg.counts["b"],
         "submission_id": msg.submission_id,
         "to_agent": msg.to_agent,
+        **framing_attributes(msg.framing),
         keys.TTL_ATTRIBUTE: ttl_after(msg.created_at, limits.MESSAGE_RETENTION_SECONDS),
     }
 
@@ -93,4 +99,30 @@ def message_from_item(data: dict[str, Any]) -> StoredMessage:
         submission_id=data.get("submission_id"),
         expires_ttl=int(ttl) if ttl is not None else None,
         to_agent=data.get("to_agent"),
+        framing=framing_from(data),
+    )
+
+
+def framing_attributes(framing: Framing) -> dict[str, Any]:
+    """A plain message stores none (its item and its stream record stay as they were)."""
+    if framing.is_plain:
+        return {}
+    return {
+        "kind": framing.kind,
+        "deadline_at": framing.deadline_at,
+        "handoff": True if framing.handoff else None,
+        "reply_to": framing.in_reply_to,
+    }
+
+
+def framing_from(data: dict[str, Any]) -> Framing:
+    kind = data.get("kind")
+    if kind is None:
+        return PLAIN
+    deadline, reply_to = data.get("deadline_at"), data.get("reply_to")
+    return Framing(
+        kind=kind,
+        deadline_at=int(deadline) if deadline is not None else None,
+        handoff=bool(data.get("handoff", False)),
+        in_reply_to=int(reply_to) if reply_to is not None else None,
     )

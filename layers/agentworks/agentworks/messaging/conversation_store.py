@@ -401,6 +401,56 @@ class ConversationStore(MessagePages, SubmissionBindings):
             raise
         return True
 
+    # ---- status (C4) ----
+
+    def set_status(self, conversation: str, status: str, from_statuses: tuple[str, ...]) -> bool:
+        """Moves the conversation to `status` (active is stored as no status) from one of
+        `from_statuses`; False when it is elsewhere or gone."""
+        allowed = {f":from{i}": s for i, s in enumerate(x for x in from_statuses if x != "active")}
+        checks = [f"#status IN ({', '.join(allowed)})"] if allowed else []
+        if "active" in from_statuses:
+            checks.append("attribute_not_exists(#status)")
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": to_item(keys.conversation(conversation)),
+            "ConditionExpression": f"attribute_exists(pk) AND ({' OR '.join(checks)})",
+            "ExpressionAttributeNames": {"#status": "status"},
+        }
+        if status == "active":
+            request["UpdateExpression"] = "REMOVE #status"
+        else:
+            request["UpdateExpression"] = "SET #status = :status"
+            allowed[":status"] = status
+        if allowed:
+            request["ExpressionAttributeValues"] = to_item(allowed)
+        try:
+            self._db.update_item(**request)
+        except ClientError as error:
+            if condition_failed(error):
+                return False
+            raise
+        return True
+
+    def delete_messages(self, conversation: str) -> int:
+        """Deletes every message of the conversation (its META stays, closed); how many."""
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": to_item(
+                {":pk": keys.conversation(conversation)["pk"], ":prefix": keys.MESSAGE_PREFIX}
+            ),
+            "ProjectionExpression": "pk, sk",
+        }
+        deleted = 0
+        while True:
+            page = self._db.query(**query)
+            for key in page["Items"]:
+                self._db.delete_item(TableName=self._table, Key=key)
+                deleted += 1
+            if "LastEvaluatedKey" not in page:
+                return deleted
+            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
     # ---- helpers ----
 
     def _put(self, item: dict[str, Any], condition: str) -> dict[str, Any]:

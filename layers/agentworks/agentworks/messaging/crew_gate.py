@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 
 from agentworks.errors import AgentWorksError
 from agentworks.identity.models import Principal
+from agentworks.messaging.message_kinds import PLAIN, Framing
 
 Switch = Literal["off", "review", "on"]
 
@@ -33,6 +34,20 @@ class MessagingOff(AgentWorksError):
             reason="messaging is off",
             crew=f"crew:{crew_name}",
             enabled_by="an account admin",
+        )
+
+
+class ConversationClosed(AgentWorksError):
+    """C4: a closed conversation takes no more messages."""
+
+    status = 409
+    code = "conversation_closed"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This conversation is closed: it takes no more messages. Start a new one with "
+            "target=crew:NAME.",
+            reason="conversation closed",
         )
 
 
@@ -56,6 +71,8 @@ class CrewDelivery:
     sender: str  # the sending party's address
     connection_id: str  # the connection that sent it
     created_at: str
+    framing: Framing = PLAIN  # C1: a request (with its deadline), a reply or a note
+    paused: bool = False  # C4: the conversation starts no new runs now
 
 
 class CrewGate(Protocol):

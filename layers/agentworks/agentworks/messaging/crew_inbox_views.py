@@ -16,6 +16,7 @@ from agentworks.ids import InboxRef, parse_inbox_id, parse_message_id
 from agentworks.messaging.authority import is_expired
 from agentworks.messaging.models import (
     RECEIPT_ORDER,
+    Conversation,
     InboxOverview,
     MessageView,
     iso,
@@ -56,6 +57,36 @@ class CrewInboxViews:
         if found is None or found.side != ref.side:
             return None
         return message_view(ref.inbox, found)
+
+    def conversation_as_system(self, conversation: str) -> Conversation | None:
+        """The conversation's META (parties, status, depth), or None when it is gone."""
+        return self._conversations.get_conversation(conversation, self._now_ms())
+
+    def set_status_as_system(
+        self, conversation: str, status: str, from_statuses: tuple[str, ...]
+    ) -> bool:
+        """C4: pause, resume or close; False when it is not in one of `from_statuses`."""
+        return self._conversations.set_status(conversation, status, from_statuses)
+
+    def delete_messages_as_system(self, conversation: str) -> int:
+        """C4: a deleted conversation's messages go (it stays, closed, until its TTL)."""
+        return self._conversations.delete_messages(conversation)
+
+    def notes_before_as_system(self, message_id: str) -> list[MessageView]:
+        """C1: the notes delivered to the same side just before this message (since the
+        last message that was not a note), oldest first: what the other agent added since
+        the receiver last worked in the conversation."""
+        ref = parse_message_id(message_id)
+        earlier = self._conversations.received_before(
+            ref.conversation, ref.side, ref.seq, limits.NOTES_SHOWN_WITH_A_REQUEST
+        )
+        now = self._now_ms()
+        notes = []
+        for message in earlier:
+            if message.framing.kind != "note" or not message.is_live(now):
+                break
+            notes.append(message_view(ref.inbox, message))
+        return notes[::-1]
 
     def inbox_overview(self, inbox_id: str) -> InboxOverview | None:
         """An inbox's status and the last delivery records of what it received (no bodies),

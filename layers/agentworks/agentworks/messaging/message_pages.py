@@ -150,6 +150,30 @@ class MessagePages:
             query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
         return records[:limit]
 
+    def received_before(
+        self, conversation: str, side: Side, seq: int, limit: int
+    ) -> list[StoredMessage]:
+        """Up to `limit` messages delivered to `side` before message `seq`, newest first,
+        with their bodies (the notes a Crew's run reads with a request, C1)."""
+        if seq <= 1:
+            return []
+        response = self._db.query(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :first AND :before",
+            FilterExpression="to_side = :side",
+            ExpressionAttributeValues=to_item(
+                {
+                    ":pk": keys.conversation(conversation)["pk"],
+                    ":first": keys.message(conversation, max(1, seq - 2 * limit))["sk"],
+                    ":before": keys.message(conversation, max(1, seq - 1))["sk"],
+                    ":side": side,
+                }
+            ),
+            ScanIndexForward=False,
+            ConsistentRead=True,
+        )
+        return [message_from_item(from_item(i) or {}) for i in response["Items"]][:limit]
+
     def mailbox_page(
         self, agent_id: str, after_seq: int, limit: int, now_ms: int
     ) -> list[MailboxEntry]:

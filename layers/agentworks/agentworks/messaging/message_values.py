@@ -6,6 +6,7 @@ from __future__ import annotations
 from agentworks import limits
 from agentworks.errors import InvalidInput
 from agentworks.ids import InboxRef, MessageRef
+from agentworks.messaging.message_kinds import PLAIN, Framing
 from agentworks.messaging.models import Conversation, Party, SendReceipt, StoredMessage, iso
 
 HOUR_MS = 3_600_000
@@ -42,6 +43,7 @@ def opening(
     body: str,
     now: int,
     submission_id: str | None,
+    framing: Framing = PLAIN,
 ) -> tuple[Conversation, StoredMessage]:
     """A new conversation (side a = the sender, side b = the target) and its first message."""
     conv = Conversation(
@@ -63,5 +65,6 @@ def opening(
         counts={"a": 0, "b": 1},
         submission_id=submission_id,
         to_agent=target.agent_id if target.kind == "agent" else None,
+        framing=framing,
     )
     return conv, message

@@ -10,8 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentworks import limits
 from agentworks.ids import Side
+from agentworks.messaging.message_kinds import PLAIN, Framing, MessageKind
 
 ReceiptState = Literal["stored", "typed", "admitted", "processed"]
+ConversationStatus = Literal["active", "paused", "closed"]
 AckDelivery = Literal["typed", "admitted", "processed"]
 # M7: receipts only move forward.
 RECEIPT_ORDER: dict[str, int] = {"stored": 0, "typed": 1, "admitted": 2, "processed": 3}
@@ -42,6 +44,21 @@ class SendMessage(_Strict):
         max_length=limits.SUBMISSION_ID_MAX_CHARS,
         description="Retry key: the same id and content returns the original receipt.",
     )
+    kind: MessageKind = Field(
+        "message",
+        description="In a conversation with a Crew (C1): `request` asks for something, "
+        "`reply` answers a request sent to you, `note` adds information and starts no run.",
+    )
+    deadline_seconds: int | None = Field(
+        None,
+        description="Requests: seconds until it expires "
+        f"({limits.REQUEST_DEADLINE_MIN_SECONDS}–{limits.REQUEST_DEADLINE_MAX_SECONDS:,}; "
+        f"default {limits.REQUEST_DEADLINE_DEFAULT_SECONDS:,}).",
+    )
+    handoff: bool = Field(False, description="Requests: the answer is not needed back.")
+    in_reply_to: str | None = Field(
+        None, max_length=64, description="Replies: the message_id of the request answered."
+    )
 
 
 class SendReceipt(BaseModel):
@@ -65,6 +82,10 @@ class MessageView(BaseModel):
     created_at: str
     receipt: ReceiptState | None = None
     delivered_text: str = Field(description="The body framed as another agent's words (M12).")
+    kind: MessageKind = "message"
+    deadline_at: str | None = Field(default=None, description="Requests: when it expires.")
+    handoff: bool = False
+    in_reply_to: str | None = Field(default=None, description="Replies: the request answered.")
 
 
 class ReadPage(BaseModel):
@@ -190,6 +211,11 @@ class Conversation:
     last_activity: int  # ms
     activity_hour: int
     evicted_at: int | None = None
+    # C4: `paused` starts no new runs, `closed` takes no more messages (a conversation with
+    # a Crew; between named agents it stays `active`).
+    status: ConversationStatus = "active"
+    # C4: how many conversations deep it is (one a run opens is one deeper than its own).
+    depth: int = 1
 
     def is_expired(self, now_ms: int) -> bool:
         idle_ms = limits.INBOX_IDLE_SECONDS * 1000
@@ -218,6 +244,7 @@ class StoredMessage:
     # The receiving side's agent_id when that side is a registered name: the push notifier
     # finds the name's listeners from the stream record alone (no conversation read).
     to_agent: str | None = None
+    framing: Framing = PLAIN  # C1: request, reply or note (plain messages store nothing)
 
     def is_live(self, now_ms: int) -> bool:
         """False once its TTL passed, even before DynamoDB deletes it."""

@@ -1,6 +1,7 @@
 """Reading direct messages: pages with cursors and long-polls, mailboxes, receipts and an
 inbox's state (M3, M6, M7, M8). Reads never change a message; the only writes are the
-receipt an `ack` moves forward and a name's presence, at most once a minute.
+receipt an `ack` moves forward, a name's presence (at most once a minute) and the usage
+of a page that returned messages (agentworks.usage).
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ from agentworks.messaging.models import (
 )
 from agentworks.messaging.names import normalize_agent_name
 from agentworks.observability import count
+from agentworks.usage.counts import Counts
 
 if TYPE_CHECKING:
     from agentworks.messaging.agent_store import AgentStore
     from agentworks.messaging.cursors import Cursors
+    from agentworks.usage.recorder import UsageRecorder
 
 # A name's presence (online) is refreshed at most this often per connection.
 _SEEN_REFRESH_MS = 60_000
@@ -77,6 +80,15 @@ def message_view(inbox: InboxRef, m: StoredMessage) -> MessageView:
         delivered_text=delivery_text.render(
             m.sender, inbox.conversation_id, inbox.inbox_id, m.body
         ),
+        kind=m.framing.kind,
+        deadline_at=iso(m.framing.deadline_at),
+        handoff=m.framing.handoff,
+        # A reply answers a request its reader sent, one delivered to the other side.
+        in_reply_to=(
+            MessageRef(inbox.conversation, inbox.peer.side, m.framing.in_reply_to).message_id
+            if m.framing.in_reply_to is not None
+            else None
+        ),
     )
 
 
@@ -89,6 +101,7 @@ class InboxReads:
         authority: InboxAuthority,
         clock: Clock,
         poll_interval: float,
+        usage: UsageRecorder | None = None,
     ) -> None:
         self._conversations = conversations
         self._agents = agents
@@ -96,6 +109,7 @@ class InboxReads:
         self._authority = authority
         self._clock = clock
         self._poll_interval = poll_interval
+        self._usage = usage
 
     def _now_ms(self) -> int:
         return int(self._clock.now() * 1000)
@@ -126,6 +140,11 @@ class InboxReads:
                 field="inbox_id",
             )
         count("MessagesRead", len(page.messages))
+        if page.messages and self._usage is not None:
+            # A read writes nothing to fold this into (the cursor is the caller's): one
+            # ADD per page that returned messages, none for empty pages and idle polls.
+            read = Counts(messages_read=len(page.messages), read_requests=1)
+            self._usage.add(principal.account_id, principal.connection_id, read)
         return page
 
     def _read_inbox(

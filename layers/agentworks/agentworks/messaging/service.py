@@ -24,23 +24,29 @@ from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.errors import Conflict, InboxFull, InvalidInput, RateLimited, Unavailable
 from agentworks.identity.models import MESSAGES_SEND, Principal
-from agentworks.ids import InboxRef, MessageRef, Side, new_ulid, parse_inbox_id
+from agentworks.ids import InboxRef, MessageRef, Side, parse_inbox_id
 from agentworks.messaging import rate_window
 from agentworks.messaging.access import consent_for
 from agentworks.messaging.authority import InboxAuthority
 from agentworks.messaging.conversation_store import (
-    CapReached,
-    ConversationExists,
     ConversationStore,
     EvictionBlocked,
     WriteConflict,
 )
-from agentworks.messaging.crew_gate import CrewDelivery, CrewGate, CrewTarget
-from agentworks.messaging.crew_inbox_views import CrewInboxViews
-from agentworks.messaging.message_values import HOUR_MS, check_body, new_receipt, opening
+from agentworks.messaging.crew_gate import ConversationClosed, CrewGate, CrewTarget
+from agentworks.messaging.first_contacts import MAX_WRITE_ATTEMPTS, FirstContacts
+from agentworks.messaging.message_kinds import (
+    NOT_A_REQUEST,
+    PLAIN,
+    Framing,
+    framing_for,
+    hashed_body,
+    refuse_outside_crew_conversations,
+    reply_target,
+)
+from agentworks.messaging.message_values import HOUR_MS, check_body
 from agentworks.messaging.models import (
     Head,
-    MailboxEntry,
     Party,
     SendMessage,
     SendReceipt,
@@ -61,20 +67,10 @@ if TYPE_CHECKING:
     from agentworks.messaging.agent_store import AgentStore
     from agentworks.messaging.cursors import Cursors
     from agentworks.messaging.lifecycle import InboxLifecycle
-
-# Optimistic writes retry when another send took the next seq; 60 racing senders settle
-# well within this.
-_MAX_WRITE_ATTEMPTS = 100
+    from agentworks.usage.recorder import UsageRecorder
 
 
-def _possibly_stored() -> Conflict:
-    return Conflict(
-        "This send may already have been stored; retry with the same "
-        "submission_id to find out, or read the target's conversations.",
-    )
-
-
-class MessagingService(CrewInboxViews):
+class MessagingService(FirstContacts):
     """Sends (M1, M2, M11, M12), and the platform's sends for Crews; the platform's reads
     and receipts for Crews come from `CrewInboxViews`."""
 
@@ -87,6 +83,7 @@ class MessagingService(CrewInboxViews):
         clock: Clock = SYSTEM_CLOCK,
         poll_interval: float = 1.0,
         crew_gate: CrewGate | None = None,
+        usage: UsageRecorder | None = None,
     ) -> None:
         super().__init__(conversations, clock)
         self._lifecycle = lifecycle
@@ -96,17 +93,14 @@ class MessagingService(CrewInboxViews):
         self._crew_gate = crew_gate
         self._authority = InboxAuthority(conversations, agents, clock)
         self._submissions = SubmissionIds(conversations, clock)
-        reads = InboxReads(conversations, agents, cursors, self._authority, clock, poll_interval)
+        reads = InboxReads(
+            conversations, agents, cursors, self._authority, clock, poll_interval, usage
+        )
         # Reads (M3, M6), acks (M7) and state (M8) are reading.InboxReads'; callers keep
         # asking the messaging service for them.
         self.read = reads.read
         self.ack = reads.ack
         self.inbox_state = reads.inbox_state
-
-    def _gate(self) -> CrewGate:
-        if self._crew_gate is None:
-            raise InvalidInput("Crew targets are not available on this server.", field="target")
-        return self._crew_gate
 
     # ---------------------------------------------------------------- send (M1, M2)
 
@@ -126,9 +120,19 @@ class MessagingService(CrewInboxViews):
                 field="target",
             )
         sender_name = normalize_agent_name(request.agent_name) if request.agent_name else None
-        if request.inbox_id is not None:
-            inbox = parse_inbox_id(request.inbox_id)
-            return self._send_into(principal, inbox, sender_name, body, request.submission_id)
+        inbox = parse_inbox_id(request.inbox_id) if request.inbox_id is not None else None
+        framing = framing_for(
+            request.kind,
+            request.deadline_seconds,
+            request.handoff,
+            request.in_reply_to,
+            self._now_ms(),
+            inbox,
+        )
+        if inbox is not None:
+            return self._send_into(
+                principal, inbox, sender_name, body, request.submission_id, framing
+            )
         assert request.target is not None
         kind, target_name = parse_target(request.target)
         if not principal.may_target(f"{kind}:{target_name}"):
@@ -136,8 +140,9 @@ class MessagingService(CrewInboxViews):
         sender = self._sender(principal, sender_name)
         if kind == "crew":
             return self._first_contact_crew(
-                principal, target_name, sender, body, request.submission_id
+                principal, target_name, sender, body, request.submission_id, framing
             )
+        refuse_outside_crew_conversations(framing)
         receipt, _ = self._first_contact(
             principal.account_id, target_name, sender, body, request.submission_id
         )
@@ -157,13 +162,16 @@ class MessagingService(CrewInboxViews):
         sender_name: str | None,
         body: str,
         submission_id: str | None,
+        framing: Framing = PLAIN,
     ) -> SendReceipt:
         head, party, _ = self._authority.open(principal, inbox, sender_name, optimistic=True)
         self._authority.refuse_expired(head, "This inbox expired after 7 idle days.")
         crew = self._admit_crew_peer(principal, head, inbox)
+        if not framing.is_plain:
+            self._check_framing(head, inbox, framing)
         submission = None
         if submission_id is not None:
-            digest = content_hash(inbox.inbox_id, party.address, body)
+            digest = content_hash(inbox.inbox_id, party.address, hashed_body(body, framing))
             submission = Submission(
                 principal.account_id, party.address, submission_id, digest, inbox
             )
@@ -172,12 +180,27 @@ class MessagingService(CrewInboxViews):
             return self._authority.open(principal, inbox, sender_name)[0]
 
         def append(stored_submission_id: str | None) -> Stored:
-            return self._append(inbox, party, body, head, stored_submission_id, reopen)
+            return self._append(inbox, party, body, head, stored_submission_id, reopen, framing)
 
         receipt = self._submissions.once(submission, append)
         if crew is not None:
-            self._deliver_to_crew(principal, crew, inbox.peer, receipt, party)
+            assert head.conversation is not None
+            paused = head.conversation.status == "paused"
+            self._deliver_to_crew(principal, crew, inbox.peer, receipt, party, framing, paused)
         return receipt
+
+    def _check_framing(self, head: Head, inbox: InboxRef, framing: Framing) -> None:
+        """C1: requests, replies and notes go where a Crew is a party; a reply answers a
+        request that was sent to its sender in this conversation."""
+        conv = head.conversation
+        assert conv is not None
+        if all(party.kind != "crew" for party in conv.parties.values()):
+            refuse_outside_crew_conversations(framing)
+        asked = reply_target(inbox, framing)
+        if asked is not None:
+            request = self._conversations.get_message(asked.conversation, asked.seq, self._now_ms())
+            if request is None or request.side != inbox.side or request.framing.kind != "request":
+                raise InvalidInput(NOT_A_REQUEST, field="in_reply_to")
 
     def _admit_crew_peer(
         self, principal: Principal, head: Head, inbox: InboxRef
@@ -196,29 +219,6 @@ class MessagingService(CrewInboxViews):
             raise Unavailable()  # a re-created Crew is a new identity
         return crew
 
-    def _deliver_to_crew(
-        self,
-        principal: Principal,
-        crew: CrewTarget,
-        crew_inbox: InboxRef,
-        receipt: SendReceipt,
-        sender: Party,
-    ) -> None:
-        """Tells the gate, also for a replayed send: delivery is idempotent per message, so
-        a send that stopped between storing and delivering is completed by its retry."""
-        self._gate().delivered(
-            principal,
-            CrewDelivery(
-                account_id=principal.account_id,
-                crew=crew,
-                inbox_id=crew_inbox.inbox_id,
-                message_id=receipt.message_id,
-                sender=sender.address,
-                connection_id=principal.connection_id,
-                created_at=receipt.created_at,
-            ),
-        )
-
     def _append(
         self,
         inbox: InboxRef,
@@ -227,17 +227,20 @@ class MessagingService(CrewInboxViews):
         head: Head | None,
         submission_id: str | None,
         reopen: Callable[[], Head],
+        framing: Framing = PLAIN,
     ) -> Stored:
         """The chained append: next seq after the head's newest message, its window and
         counts carried forward; retried from a fresh head (`reopen`, which re-checks the
         sender) when another send took the seq."""
         to = inbox.peer.side
-        for _attempt in range(_MAX_WRITE_ATTEMPTS):
+        for _attempt in range(MAX_WRITE_ATTEMPTS):
             if head is None:
                 head = reopen()
             self._authority.refuse_expired(head, "This inbox expired after 7 idle days.")
             conv = head.conversation
             assert conv is not None
+            if conv.status == "closed":
+                raise ConversationClosed()
             now = self._now_ms()
             decision = rate_window.admit(head.window(), now)
             if not decision.allowed:
@@ -273,6 +276,7 @@ class MessagingService(CrewInboxViews):
                 counts=counts,
                 submission_id=submission_id,
                 to_agent=receiver.agent_id if receiver.kind == "agent" else None,
+                framing=framing,
             )
             try:
                 self._conversations.append(message)
@@ -297,126 +301,6 @@ class MessagingService(CrewInboxViews):
             )
             return Stored(receipt, now)
         raise Conflict("The conversation is too busy right now; retry with the same submission_id.")
-
-    def _first_contact(
-        self,
-        account_id: str,
-        target_name: str,
-        sender: Party,
-        body: str,
-        submission_id: str | None,
-    ) -> tuple[SendReceipt, str]:
-        """A new conversation with a registered name (its mailbox gets the message): the
-        receipt and the target's agent_id. The caller checked the sender's authority."""
-        ulid = new_ulid(self._clock)  # planned before any claim, so a retry can find it
-        mine = InboxRef(ulid, "a")
-        delivered = MessageRef(ulid, "b", 1)
-        submission = None
-        if submission_id is not None:
-            digest = content_hash(f"agent:{target_name}", sender.address, body)
-            submission = Submission(account_id, sender.address, submission_id, digest, mine)
-        target_ids: list[str] = []
-
-        def create(stored_submission_id: str | None) -> Stored:
-            for _attempt in range(_MAX_WRITE_ATTEMPTS):
-                now = self._now_ms()
-                target = self._agents.get(account_id, target_name)
-                if target is None:
-                    raise Unavailable()
-                target_ids.append(target.agent_id)
-                conv, message = opening(
-                    ulid,
-                    account_id,
-                    sender,
-                    Party("agent", target.agent_id, target.name),
-                    body,
-                    now,
-                    stored_submission_id,
-                )
-                mailbox = MailboxEntry(
-                    agent_id=target.agent_id,
-                    seq=target.mailbox_seq + 1,
-                    message_id=delivered.message_id,
-                    conversation_id=mine.conversation_id,
-                    reply_inbox_id=delivered.inbox.inbox_id,
-                    sender=sender.address,
-                    body=body,
-                    created_at=now,
-                )
-                try:
-                    self._conversations.create(conv, message, mailbox, target)
-                except WriteConflict:
-                    time.sleep(random.uniform(0, 0.01))  # the target's mailbox moved
-                    continue
-                except CapReached as full:
-                    # M11: admission past a cap retires the least recently active one.
-                    self._lifecycle.make_room(account_id, full.scope)
-                    continue
-                except ConversationExists:
-                    return self._committedopening(mine, delivered)
-                return Stored(new_receipt(mine, delivered, now), now)
-            raise Conflict("The name's mailbox is too busy right now; retry.")
-
-        receipt = self._submissions.once(submission, create)
-        if not target_ids:  # a replay: the registration as it is now
-            target = self._agents.get(account_id, target_name)
-            target_ids.append(target.agent_id if target else "")
-        return receipt, target_ids[-1]
-
-    def _first_contact_crew(
-        self,
-        principal: Principal,
-        crew_name: str,
-        sender: Party,
-        body: str,
-        submission_id: str | None,
-    ) -> SendReceipt:
-        """A new conversation whose target (side b) is a Crew: admitted by its switch (M10),
-        no mailbox; the gate then starts a run or holds the message for review."""
-        crew = self._gate().admit(principal, crew_name)
-        account_id = principal.account_id
-        ulid = new_ulid(self._clock)
-        mine = InboxRef(ulid, "a")
-        delivered = MessageRef(ulid, "b", 1)
-        submission = None
-        if submission_id is not None:
-            digest = content_hash(f"crew:{crew.name}", sender.address, body)
-            submission = Submission(account_id, sender.address, submission_id, digest, mine)
-
-        def create(stored_submission_id: str | None) -> Stored:
-            for _attempt in range(_MAX_WRITE_ATTEMPTS):
-                now = self._now_ms()
-                conv, message = opening(
-                    ulid,
-                    account_id,
-                    sender,
-                    Party("crew", crew.crew_id, crew.name),
-                    body,
-                    now,
-                    stored_submission_id,
-                )
-                try:
-                    self._conversations.create_direct(conv, message)
-                except CapReached as full:
-                    self._lifecycle.make_room(account_id, full.scope)
-                    continue
-                except ConversationExists:
-                    return self._committedopening(mine, delivered)
-                return Stored(new_receipt(mine, delivered, now), now)
-            raise Conflict("The conversation could not be created right now; retry.")
-
-        receipt = self._submissions.once(submission, create)
-        crew_inbox = parse_inbox_id(receipt.inbox_id).peer
-        self._deliver_to_crew(principal, crew, crew_inbox, receipt, sender)
-        return receipt
-
-    def _committedopening(self, mine: InboxRef, delivered: MessageRef) -> Stored:
-        """The conversation id is this send's own (planned per request), so an existing one
-        means an earlier attempt committed and only its answer was lost: that is the send."""
-        first = self._conversations.get_message(mine.conversation, 1, self._now_ms())
-        if first is None:
-            raise _possibly_stored()
-        return Stored(new_receipt(mine, delivered, first.created_at), first.created_at)
 
     def authorize_send(
         self,
@@ -443,7 +327,11 @@ class MessagingService(CrewInboxViews):
     # started) calls these. The chain, rate limit, history bound and expiry still apply.
 
     def send_as_system(
-        self, inbox_id: str, message: str, submission_id: str | None = None
+        self,
+        inbox_id: str,
+        message: str,
+        submission_id: str | None = None,
+        framing: Framing = PLAIN,
     ) -> SendReceipt:
         """Posts `message` from the party that holds `inbox_id` (a Crew's reply)."""
         body = check_body(message)
@@ -460,13 +348,13 @@ class MessagingService(CrewInboxViews):
         party = head.conversation.parties[inbox.side]
         submission = None
         if submission_id is not None:
-            digest = content_hash(inbox.inbox_id, party.address, body)
+            digest = content_hash(inbox.inbox_id, party.address, hashed_body(body, framing))
             submission = Submission(
                 head.conversation.account_id, party.address, submission_id, digest, inbox
             )
 
         def append(stored_submission_id: str | None) -> Stored:
-            return self._append(inbox, party, body, head, stored_submission_id, reopen)
+            return self._append(inbox, party, body, head, stored_submission_id, reopen, framing)
 
         return self._submissions.once(submission, append)
 

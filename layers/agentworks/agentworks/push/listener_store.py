@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentworks import limits
 from agentworks.dynamo import from_item, to_item
 from agentworks.push.subjects import Follow
 
@@ -32,6 +33,12 @@ class Listener:
 
     def is_live(self, now: float) -> bool:
         return now < self.expires_at
+
+    def connected_seconds(self, now: float) -> int:
+        """How long its WebSocket was open (usage), from the lifetime its expiry was set with."""
+        lifetime = limits.PUSH_CONNECTION_SECONDS + limits.PUSH_LISTENER_TTL_MARGIN_SECONDS
+        opened = self.expires_at - lifetime
+        return max(0, min(int(now - opened), limits.PUSH_CONNECTION_SECONDS))
 
 
 def _subscription_key(partition: str, ws_id: str) -> dict[str, str]:
@@ -73,10 +80,15 @@ class ListenerStore:
         for key in (_socket_key(listener.ws_id), subscription):
             self._db.put_item(TableName=self._table, Item=to_item(key | _fields(listener)))
 
-    def remove(self, listener: Listener) -> None:
+    def remove(self, listener: Listener) -> bool:
+        """Deletes both items; True for the one caller that deleted the WS item (a
+        `$disconnect` and the notifier may both remove it: only one counts its minutes)."""
         subscription = _subscription_key(listener.follow.partition, listener.ws_id)
-        for key in (subscription, _socket_key(listener.ws_id)):
-            self._db.delete_item(TableName=self._table, Key=to_item(key))
+        self._db.delete_item(TableName=self._table, Key=to_item(subscription))
+        removed = self._db.delete_item(
+            TableName=self._table, Key=to_item(_socket_key(listener.ws_id)), ReturnValues="ALL_OLD"
+        )
+        return bool(removed.get("Attributes"))
 
     def get(self, ws_id: str, now: float) -> Listener | None:
         response = self._db.get_item(

@@ -8,6 +8,8 @@ unknown and refused look alike.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.errors import InvalidInput, LimitReached
@@ -18,15 +20,24 @@ from agentworks.messaging.authority import InboxAuthority
 from agentworks.messaging.names import normalize_agent_name
 from agentworks.push.listener_store import Listener, ListenerStore
 from agentworks.push.subjects import Follow, one_inbox, whole_name
+from agentworks.usage.counts import Counts
+
+if TYPE_CHECKING:
+    from agentworks.usage.recorder import UsageRecorder
 
 
 class Listening:
     def __init__(
-        self, store: ListenerStore, authority: InboxAuthority, clock: Clock = SYSTEM_CLOCK
+        self,
+        store: ListenerStore,
+        authority: InboxAuthority,
+        clock: Clock = SYSTEM_CLOCK,
+        usage: UsageRecorder | None = None,
     ) -> None:
         self._store = store
         self._authority = authority
         self._clock = clock
+        self._usage = usage
 
     def follow(self, principal: Principal, inbox_id: str | None, agent_name: str | None) -> Follow:
         principal.require(MESSAGES_READ)
@@ -67,6 +78,11 @@ class Listening:
         return listener
 
     def disconnect(self, ws_id: str) -> None:
-        listener = self._store.get(ws_id, self._clock.now())
-        if listener is not None:
-            self._store.remove(listener)
+        now = self._clock.now()
+        listener = self._store.get(ws_id, now)
+        if listener is None or not self._store.remove(listener):
+            return  # already removed (by the notifier, which counted its minutes)
+        if self._usage is not None:
+            # The one write a close adds: its connection time, for its account (usage).
+            seconds = Counts(push_seconds=listener.connected_seconds(now))
+            self._usage.add(listener.account_id, ws_id, seconds)

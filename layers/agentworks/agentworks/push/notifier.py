@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from agentworks import limits
@@ -25,6 +25,7 @@ from agentworks.observability import count
 from agentworks.push.channel import PushChannel
 from agentworks.push.listener_store import Listener, ListenerStore
 from agentworks.push.subjects import partition_of
+from agentworks.usage.counts import Counts, day_of
 
 # account_id, connection_id -> the connection as stored now (None: gone)
 ConnectionOf = Callable[[str, str], Connection | None]
@@ -47,6 +48,12 @@ class NoticeReport:
     inboxes: int = 0  # inboxes that got new messages in the batch
     posted: int = 0  # notices sent
     dropped: int = 0  # listeners removed (gone, revoked, no longer allowed)
+    # (account, day) -> notices posted to its listeners and minutes of those it dropped
+    usage: dict[tuple[str, str], Counts] = field(default_factory=dict)
+
+    def add_usage(self, account_id: str, now: float, counts: Counts) -> None:
+        at = (account_id, day_of(now))
+        self.usage[at] = self.usage.get(at, Counts()) + counts
 
 
 def _text(image: Mapping[str, Any], name: str) -> str:
@@ -126,10 +133,22 @@ class Notifier:
                 continue
             connection = self._connection_of(listener.account_id, listener.connection_id)
             allowed = _still_allowed(listener, connection, now)
-            if allowed and self._channel.post(listener.ws_id, data):
+            try:
+                posted = allowed and self._channel.post(listener.ws_id, data)
+            except Exception:
+                # Not a closed socket (that is False): API Gateway refused or failed. The
+                # batch is retried, then named in its failure queue (template.yaml).
+                count("PushNoticesFailed")
+                raise
+            if posted:
                 report.posted += 1
+                report.add_usage(listener.account_id, now, Counts(push_notices=1))
                 continue
-            self._listeners.remove(listener)  # gone (closed by API Gateway), or refused
+            # Gone (closed by API Gateway), or refused; its minutes count once, here or
+            # in its `$disconnect`, whichever removes it.
+            if self._listeners.remove(listener):
+                seconds = Counts(push_seconds=listener.connected_seconds(now))
+                report.add_usage(listener.account_id, now, seconds)
             if not allowed:
                 self._channel.close(listener.ws_id)
             report.dropped += 1

@@ -14,12 +14,14 @@ if TYPE_CHECKING:
     from agentworks.push.listening import Listening
     from agentworks.push.notifier import Notifier
     from agentworks.settings import Settings
+    from agentworks.usage.stream_usage import StreamUsage
 
 
 @dataclass
 class Push:
     listening: Listening
     notifier: Notifier
+    usage: StreamUsage  # the notifier's batches also count sends (agentworks.usage)
 
 
 def management_client(endpoint: str) -> Any:
@@ -48,6 +50,9 @@ def build_push(
     from agentworks.push.listener_store import ListenerStore
     from agentworks.push.listening import Listening
     from agentworks.push.notifier import Notifier
+    from agentworks.usage.recorder import UsageRecorder
+    from agentworks.usage.stream_usage import StreamUsage
+    from agentworks.usage.usage_store import UsageStore
 
     conversations = ConversationStore(client, settings.messages_table)
     agents = AgentStore(client, settings.messages_table, settings.identity_table)
@@ -57,7 +62,19 @@ def build_push(
         if management is not None
         else (lambda: management_client(settings.push_endpoint))
     )
+    usage = UsageStore(client, settings.work_table)
+
+    def account_of(conversation: str) -> str | None:
+        found = conversations.get_conversation(conversation, int(clock.now() * 1000))
+        return found.account_id if found else None
+
     return Push(
-        listening=Listening(listeners, InboxAuthority(conversations, agents, clock), clock),
+        listening=Listening(
+            listeners,
+            InboxAuthority(conversations, agents, clock),
+            clock,
+            UsageRecorder(usage, clock),
+        ),
         notifier=Notifier(listeners, channel, agents.connection, clock),
+        usage=StreamUsage(usage, account_of),
     )

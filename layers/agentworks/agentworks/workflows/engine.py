@@ -19,14 +19,17 @@ from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.adapter_profile_store import AdapterProfileStore
 from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, TurnResult
-from agentworks.crews.schema_check import SchemaProblem, check
+from agentworks.crews.adapters.registry import runs_on_a_runner
 from agentworks.ids import new_id
+from agentworks.observability import count_outcome
 from agentworks.signing import Signer
-from agentworks.workflows import choices, crew_steps, sessions
+from agentworks.workflows import choices, crew_steps, replays, sessions
 from agentworks.workflows.crew_steps import CrewSteps
 from agentworks.workflows.definition import Step, WorkflowStart
+from agentworks.workflows.output_schema import output_problem
 from agentworks.workflows.records import TERMINAL_RUN, Position, RunRecord, StepRecord
 from agentworks.workflows.run_store import RunStore, StaleRecord
+from agentworks.workflows.runner_steps import RunnerSteps
 from agentworks.workflows.variables import parse_human, resolved_prompts, with_human
 from agentworks.workflows.webhooks import Webhooks
 
@@ -62,11 +65,13 @@ class WorkflowEngine:
         adapters: AdapterFactory,
         signer: Signer | None,
         crew_steps: CrewSteps,
+        runner_steps: RunnerSteps,
         clock: Clock = SYSTEM_CLOCK,
         webhooks: Webhooks | None = None,
     ) -> None:
         self._runs = runs
         self._crew_steps = crew_steps
+        self._runner = runner_steps
         self._profiles = profiles
         self._adapters = adapters
         self._signer = signer
@@ -85,6 +90,9 @@ class WorkflowEngine:
             return {"next": self.step(run_id, at)}
         if action == "await":
             self.await_answer(run_id, at, event["task_token"])
+            return {}
+        if action == "runner":
+            self.await_runner(run_id, at, event["task_token"])
             return {}
         if action == "interrupted":
             self.interrupted(run_id, at, event.get("error"))
@@ -177,49 +185,37 @@ class WorkflowEngine:
             return None
         earlier = sessions.history(start, step, done)
         if step.session_ref is not None:
-            record.session_id = done[step.session_ref].session_id
+            # Once set it stays: a CLI may name a resumed session anew (runner_steps).
+            named = done[step.session_ref]
+            record.session_id = record.session_id or named.session_id
+            record.runner = record.runner or named.runner
         record.input_hash = sessions.input_hash(prompt, profile.settings, earlier)
         return _Context(run, start, step, record, version, prompt, profile.settings, earlier)
 
     def _replayed(self, context: _Context) -> bool:
         """W6/W7: the same resolved inputs as a journaled success replay it — no session, no
         cost. The journal is the original run's steps (retry) or the resume cache."""
-        run, step, record = context.run, context.step, context.record
-        journaled: tuple[str | None, list[dict[str, str]]] | None = None
-        if run.retry_of:
-            # A retry keeps the original's stages and steps: its step is at the same place.
-            found = self._runs.get_step(run.retry_of, record.position)
-            earlier = found[0] if found else None
-            if (
-                earlier is not None
-                and earlier.label == step.label
-                and earlier.status == "succeeded"
-                and earlier.input_hash == record.input_hash
-            ):
-                journaled = (earlier.output, earlier.turns)
-        cache_key = context.start.cache_key
-        if journaled is None and step.cacheable and cache_key:
-            cached = self._runs.cached(
-                run.account_id,
-                cache_key,
-                step.label,
-                record.input_hash or "",
-                int(self._clock.now()),
-            )
-            if cached is not None:
-                journaled = (cached.output, cached.turns)
-        if journaled is None:
+        record = context.record
+        found = replays.journaled(
+            self._runs, context.run, context.start, context.step, record, int(self._clock.now())
+        )
+        if found is None:
             return False
-        record.output, record.turns = journaled
-        record.session_id = record.session_id or new_id("sess", self._clock)
+        record.output, record.turns = found.output, found.turns
+        # A cli step keeps its CLI session (a later step resumes it on the same runner).
+        record.session_id = found.session_id or record.session_id or new_id("sess", self._clock)
+        record.runner, record.runner_name = found.runner, found.runner_name
         record.replayed, record.started_at = True, self._now()
         self._end(record, context.version, "succeeded")
         return True
 
     def _run_turns(self, context: _Context) -> str:
-        run, step, record = context.run, context.step, context.record
-        record.session_id = record.session_id or new_id("sess", self._clock)
+        step, record = context.step, context.record
+        if not runs_on_a_runner(context.profile):  # a CLI names its session once it ran
+            record.session_id = record.session_id or new_id("sess", self._clock)
         record.status, record.started_at = "running", record.started_at or self._now()
+        if record.job_id is not None:
+            return self._runner_returned(context)
         if step.human_inputs and record.human is None:
             # W9: a person gives the step's inputs first (resolve), then it runs.
             if record.answer is None:
@@ -235,9 +231,36 @@ class WorkflowEngine:
         if answer is not None:
             record.turns.append({"role": "user", "content": answer})
         version = self._runs.save_step(record, context.version)
-        correction: str | None = None
+        return self._turns(context, version, answer, None, None)
+
+    def _runner_returned(self, context: _Context) -> str:
+        """A cli turn's job ended (the step re-entering while it is out waits again)."""
+        outcome = self._runner.outcome(context.run.account_id, context.record.job_id or "")
+        if outcome is None:
+            return "runner"
+        correction = self._runner.settle(context.record, outcome)
+        if outcome.error is not None:
+            spent = outcome.result.cost_usd if outcome.result else 0.0
+            context.record.cost_usd += spent
+            self._runs.add_cost(context.run.run_id, spent)
+            return self._end(context.record, context.version, "failed", error=outcome.error)
+        return self._turns(context, context.version, None, correction, outcome.result)
+
+    def _turns(
+        self,
+        context: _Context,
+        version: int,
+        answer: str | None,
+        correction: str | None,
+        returned: TurnResult | None,
+    ) -> str:
+        """The session's turns until the step ends or waits; `returned` is the answer of a
+        turn a runner carried out, checked first."""
+        run, step, record = context.run, context.step, context.record
         while True:
-            if len([t for t in record.turns if t["role"] == "assistant"]) >= (
+            if returned is not None:
+                result, returned = returned, None
+            elif len([t for t in record.turns if t["role"] == "assistant"]) >= (
                 limits.WORKFLOW_STEP_TURNS_MAX
             ):
                 return self._end(
@@ -247,14 +270,21 @@ class WorkflowEngine:
                     error=f"the session used {limits.WORKFLOW_STEP_TURNS_MAX} turns without "
                     "finishing",
                 )
-            refused = self._over_budget(context)
-            if refused:
+            elif refused := self._over_budget(context):
                 return self._end(record, version, "failed", error=refused)
-            try:
-                adapter = self._adapters(context.profile)
-                result = adapter.run_turn(self._request(context, answer, correction))
-            except AdapterError as error:
-                return self._end(record, version, "failed", error=str(error) or "the agent failed")
+            else:
+                try:
+                    adapter = self._adapters(context.profile)
+                    result = adapter.run_turn(self._request(context, answer, correction))
+                except AdapterError as error:
+                    return self._end(
+                        record, version, "failed", error=str(error) or "the agent failed"
+                    )
+                if result.runner_work is not None:  # a cli turn: AwaitRunner hands it out
+                    record.job_id = self._runner.create(run, record, result.runner_work)
+                    record.correction = correction
+                    self._runs.save_step(record, version)
+                    return "runner"
             record.cost_usd += result.cost_usd
             self._runs.add_cost(run.run_id, result.cost_usd)
             if result.question:
@@ -280,7 +310,7 @@ class WorkflowEngine:
                     record, version, "failed", error="a mailbox profile cannot run a workflow step"
                 )
             text = result.final_text or ""
-            problem = _output_problem(step, result)
+            problem = output_problem(step, result)
             if problem is None and step.kind == "routing":
                 record.route = choices.route_named(step, text)
                 problem = None if record.route else choices.route_problem(step)
@@ -313,6 +343,7 @@ class WorkflowEngine:
             # The session so far: the chain's turns, then this step's own before the last.
             history=tuple(context.history + context.record.turns[1:]),
             functions=self._crew_steps.access(context.run, context.step),
+            session_id=context.record.session_id,
         )
 
     def _over_budget(self, context: _Context) -> str | None:
@@ -361,6 +392,16 @@ class WorkflowEngine:
         if run is not None:
             self._notify(run[0], "escalation", {"step": record.label, "question": record.question})
 
+    def await_runner(self, run_id: str, at: Position, task_token: str) -> None:
+        """AwaitRunner: the step's job waits for a runner, answering this token."""
+        found = self._runs.get_step(run_id, at)
+        if found is None or found[0].terminal or found[0].job_id is None:
+            raise RunGone(run_id)
+        run = self._runs.get(run_id)
+        if run is None:
+            raise RunGone(run_id)
+        self._runner.hand_out(run[0].account_id, found[0].job_id, task_token)
+
     def interrupted(self, run_id: str, at: Position, error: Any) -> None:
         """The step's task failed or its wait timed out: the step fails, its siblings go on.
         A step that failed before it wrote anything is recorded now."""
@@ -375,7 +416,9 @@ class WorkflowEngine:
         if record.terminal:
             return
         cause = error if isinstance(error, dict) else {}
-        if cause.get("Error") == "States.Timeout":
+        if cause.get("Error") == "States.Timeout" and record.job_id is not None:
+            message = f"no runner finished it within {limits.RUNNER_WAIT_TIMEOUT_SECONDS // 3600} h"
+        elif cause.get("Error") == "States.Timeout":
             message = f"no answer within {limits.WORKFLOW_ESCALATION_TIMEOUT_SECONDS // 3600} h"
         else:
             message = f"the step's task failed ({cause.get('Error') or 'unknown error'})"
@@ -414,6 +457,7 @@ class WorkflowEngine:
             run.error = f"the run's execution failed: {json.dumps(error)[:500]}"
         run.ended_at = self._now()
         self._runs.save(run, state.run_version)
+        count_outcome("WorkflowRunsEnded", run.status)
         self._notify(run, "completed", {"status": run.status, "error": run.error})
 
     def _notify(self, run: RunRecord, event: str, payload: dict[str, Any]) -> None:
@@ -441,24 +485,6 @@ class WorkflowEngine:
 
 def _bounded(text: str, most: int) -> str:
     return text if len(text) <= most else text[: most - 1] + "…"
-
-
-def _output_problem(step: Step, result: TurnResult) -> str | None:
-    """W8: why the step's final message does not satisfy its outputSchema (None if it does)."""
-    if step.output_schema is None:
-        return None
-    if result.has_result:
-        value = result.result
-    else:
-        try:
-            value = json.loads(result.final_text or "")
-        except ValueError:
-            return "the final message is not JSON matching the outputSchema"
-    try:
-        check(step.output_schema, value)
-    except SchemaProblem as problem:
-        return problem.message.replace("data", "output", 1)
-    return None
 
 
 def new_record(run_id: str, start: WorkflowStart, at: Position) -> StepRecord:

@@ -87,6 +87,12 @@ class StepRecord:
     route: str | None = None  # routing/branch: the route taken (W9)
     human: dict[str, str] | None = None  # humanInputs a person gave (W9)
     item: int = 0  # a pipeline's item (W12); 0 for a run of stages
+    # cli steps (issue 10 item 6): the runner job of the turn that is out, the correction
+    # that turn asks for, and the runner that holds the step's CLI session.
+    job_id: str | None = None
+    correction: str | None = None
+    runner: str | None = None
+    runner_name: str | None = None
 
     @property
     def position(self) -> Position:

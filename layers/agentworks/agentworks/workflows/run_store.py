@@ -50,6 +50,11 @@ class CachedStep:
 
     output: str | None
     turns: list[dict[str, str]]
+    # A cli step's: the CLI session it left and the runner that holds it, so a later step
+    # can resume it there (issue 10 item 6).
+    session_id: str | None = None
+    runner: str | None = None
+    runner_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -317,10 +322,21 @@ class RunStore:
         if not data or int(data.get("expires_ttl", 0)) <= now_s:
             return None
         entry = json.loads(data["entry"])
-        return CachedStep(entry["output"], entry["turns"])
+        return CachedStep(
+            entry["output"],
+            entry["turns"],
+            entry.get("session_id"),
+            entry.get("runner"),
+            entry.get("runner_name"),
+        )
 
     def journal(self, account_id: str, cache_key: str, step: StepRecord, expires_at_s: int) -> None:
-        entry = _json({"output": step.output, "turns": step.turns})
+        journaled: dict[str, Any] = {"output": step.output, "turns": step.turns}
+        if step.runner is not None:
+            journaled.update(
+                session_id=step.session_id, runner=step.runner, runner_name=step.runner_name
+            )
+        entry = _json(journaled)
         if len(entry.encode()) > limits.WORKFLOW_STEP_ITEM_MAX_BYTES:
             return  # too large to journal: the next run runs the step again
         self._db.put_item(

@@ -21,6 +21,7 @@ from agentworks.errors import Conflict, InvalidInput, TryAgain, Unavailable
 from agentworks.identity.models import ADMIN, WORKFLOWS_RUN, Principal
 from agentworks.ids import new_id
 from agentworks.messaging.models import iso
+from agentworks.observability import count_outcome
 from agentworks.signing import Signer
 from agentworks.workflows.choices import checked_answer
 from agentworks.workflows.definition import WorkflowStart, parse_workflow
@@ -28,6 +29,7 @@ from agentworks.workflows.engine import WEBHOOK_PURPOSE
 from agentworks.workflows.function_call_store import WorkflowCallStore
 from agentworks.workflows.records import TERMINAL_RUN, TERMINAL_STEP, RunRecord
 from agentworks.workflows.run_store import RunState, RunStore, StaleRecord
+from agentworks.workflows.runner_steps import RunnerSteps
 from agentworks.workflows.variables import resolved_prompts
 from agentworks.workflows.views import (
     RunList,
@@ -72,8 +74,10 @@ class WorkflowRuns:
         clock: Clock = SYSTEM_CLOCK,
         call_executions: Executions | None = None,
         workflow_calls: WorkflowCallStore | None = None,
+        runner_steps: RunnerSteps | None = None,
     ) -> None:
         self._runs = runs
+        self._runner_steps = runner_steps  # cancel takes a cli step's job off the queue
         # Cancel stops what a crew step's call runs: the call's execution (the tick then
         # records the call interrupted) or the run a workflow function call started.
         self._call_executions = call_executions
@@ -202,10 +206,13 @@ class WorkflowRuns:
             self._runs.save(run, state.run_version)
         except StaleRecord:
             raise TryAgain("The run changed meanwhile; cancel it again.") from None
+        count_outcome("WorkflowRunsEnded", "cancelled")
         self._executions.stop(run_id, "cancelled by a caller")
         for step in state.steps:
             if step.status not in TERMINAL_STEP and step.call_id:
                 self._stop_call(principal, step.call_id)
+            if step.status not in TERMINAL_STEP and step.job_id and self._runner_steps:
+                self._runner_steps.cancel(run.account_id, step.job_id)
             if step.status not in TERMINAL_STEP:
                 step.status, step.ended_at, step.task_token = "cancelled", self._now(), None
                 # A step that just ended on its own (a stale version) keeps its outcome.

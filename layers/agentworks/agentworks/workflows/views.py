@@ -47,6 +47,9 @@ class StepView(SeedModel):
         default=None, description="What the waiting step asks (resolve it)"
     )
     error: str | None = None
+    runner: str | None = Field(
+        default=None, description="cli steps: the runner (bridge) that ran its session"
+    )
 
 
 class StageView(SeedModel):
@@ -137,6 +140,7 @@ def _step_view(step: StepRecord) -> StepView:
         question=step.question if step.status == "waiting" else None,
         route=step.route,
         error=step.error,
+        runner=step.runner_name,
     )
 
 

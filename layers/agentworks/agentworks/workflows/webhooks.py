@@ -17,6 +17,7 @@ from typing import Any
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.observability import count
 from agentworks.workflows.records import Notification
 
 SIGNATURE_HEADER = "X-AgentWorks-Signature"
@@ -59,6 +60,8 @@ class Webhooks:
                 self._clock.sleep(pause)
                 pause *= 2
         delivered = status is not None and 200 <= status < 300
+        if not delivered:
+            count("WebhookDeliveriesFailed")  # the operator's alarm; the run records why
         return Notification(
             event=event,
             step=payload.get("step"),

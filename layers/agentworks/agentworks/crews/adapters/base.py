@@ -44,6 +44,9 @@ class TurnRequest:
     crew_output_dir: str = ""
     function_result_file: str = ""
     functions: FunctionAccess | None = None  # a workflow step's access to functions (W10)
+    # The session this turn continues as its adapter named it (a `cli` adapter's CLI session
+    # id, which it resumes); None on a session's first turn and for adapters that keep none.
+    session_id: str | None = None
 
 
 @dataclass
@@ -54,10 +57,23 @@ class Handoff:
     message: str
 
 
+@dataclass(frozen=True)
+class RunnerWork:
+    """A turn a local runner carries out (`cli` adapter): the bridge that claims it runs the
+    CLI headless and reports the answer, the CLI's session id and the cost."""
+
+    command: str  # claude | codex, found on the runner's PATH
+    prompt: str
+    model: str | None = None
+    args: tuple[str, ...] = ()  # from the adapter's allow-list
+    timeout_seconds: int = 0
+    resume: str | None = None  # the CLI session this turn continues
+
+
 @dataclass
 class TurnResult:
     """Exactly one of: a final answer (with an optional structured result), a question
-    for a person, or a hand-off to an external agent."""
+    for a person, a hand-off to an external agent, or work for a local runner."""
 
     final_text: str | None = None
     result: Any = None  # the JSON the agent "wrote to FUNCTION_RESULT_FILE"
@@ -65,6 +81,7 @@ class TurnResult:
     files: dict[str, bytes] = field(default_factory=dict)  # relative path -> content
     question: str | None = None  # raise a pending human input (F7)
     handoff: Handoff | None = None
+    runner_work: RunnerWork | None = None
     cost_usd: float = 0.0
     progress: list[str] = field(default_factory=list)  # execution messages worth showing
 

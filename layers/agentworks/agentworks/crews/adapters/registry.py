@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from agentworks.crews.adapters import bedrock, lambda_adapter, mailbox, scripted
+from agentworks.crews.adapters import bedrock, cli, lambda_adapter, mailbox, scripted
 from agentworks.crews.adapters.base import Adapter, AdapterError
 
 _VALIDATORS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
@@ -19,8 +19,17 @@ _VALIDATORS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "bedrock": bedrock.validate,
     "lambda": lambda_adapter.validate,
     "mailbox": mailbox.validate,
+    "cli": cli.validate,
 }
 ADAPTER_TYPES = tuple(sorted(_VALIDATORS))
+# Adapters whose turns a local runner carries out (workflow steps only): the CLI names the
+# session, so the platform keeps the CLI's session id instead of making one.
+RUNNER_TYPES = frozenset({"cli"})
+
+
+def runs_on_a_runner(settings: dict[str, Any]) -> bool:
+    """Whether `settings` (an adapter block) hands its turns to a local runner."""
+    return settings.get("type") in RUNNER_TYPES
 
 
 @lru_cache(maxsize=1)
@@ -87,4 +96,6 @@ def build_adapter(settings: dict[str, Any], clients: AdapterClients) -> Adapter:
         return bedrock.BedrockAdapter(settings, clients.bedrock_runtime)
     if kind == "lambda":
         return lambda_adapter.LambdaAdapter(settings, clients.lambda_client)
+    if kind == "cli":
+        return cli.CliAdapter(settings)
     return mailbox.MailboxAdapter(settings)

@@ -1,0 +1,190 @@
+"""`agentworks conversations request|note|reply|show|cancel|pause|resume|close|delete` (C1,
+C2, C4): requests, replies
+and notes in a conversation with a Crew, and where each request stands."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+from urllib.parse import quote
+
+from agentworks_cli import shapes
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.commands.formatting import one_line, shell, table, when
+from agentworks_cli.commands.messages import message_text
+from agentworks_cli.commands.session import Session
+
+_DURATION = re.compile(r"^(\d+)([smhd]?)$")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    group = commands.add_parser(
+        "conversations",
+        parents=[common],
+        help="requests, replies and notes in conversations with a Crew",
+    )
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    request = actions.add_parser("request", parents=[common], help="ask a Crew for something")
+    _where(request, first_contact=True)
+    request.add_argument(
+        "--deadline",
+        metavar="DURATION",
+        help="how long it may take: 90s, 30m, 2h or 3d (1 minute to 7 days; default 24h)",
+    )
+    request.add_argument("--handoff", action="store_true", help="you do not need the answer back")
+    request.set_defaults(handler=run_send, kind="request")
+
+    note = actions.add_parser("note", parents=[common], help="add information; starts no run")
+    _where(note, first_contact=True)
+    note.set_defaults(handler=run_send, kind="note")
+
+    reply = actions.add_parser("reply", parents=[common], help="answer a request sent to you")
+    _where(reply, first_contact=False)
+    reply.add_argument("--to", required=True, metavar="MESSAGE_ID", help="the request answered")
+    reply.set_defaults(handler=run_send, kind="reply")
+
+    show = actions.add_parser(
+        "show", parents=[common], help="a conversation's requests and where each stands"
+    )
+    show.add_argument("--inbox", required=True, metavar="INBOX", help="your side of it")
+    show.add_argument("--agent", metavar="NAME", help="as this registered name")
+    show.set_defaults(handler=run_show)
+
+    _controls(actions, common)
+
+    cancel = actions.add_parser("cancel", parents=[common], help="cancel a request you sent")
+    cancel.add_argument("message_id", metavar="MESSAGE_ID")
+    cancel.add_argument("--agent", metavar="NAME", help="as this registered name")
+    cancel.set_defaults(handler=run_cancel)
+
+
+def _controls(actions: Any, common: argparse.ArgumentParser) -> None:
+    for action, what in (
+        ("pause", "no new runs start until it resumes"),
+        ("resume", "what arrived while paused starts its runs"),
+        ("close", "for good: its open requests are cancelled"),
+        ("delete", "close it and delete its messages; runs stay (account admins)"),
+    ):
+        parser = actions.add_parser(action, parents=[common], help=what)
+        parser.add_argument("--inbox", required=True, metavar="INBOX", help="either side of it")
+        if action != "delete":
+            parser.add_argument("--agent", metavar="NAME", help="as this registered name")
+        parser.set_defaults(handler=run_control, control=action)
+
+
+def _where(parser: argparse.ArgumentParser, first_contact: bool) -> None:
+    parser.add_argument("--agent", metavar="NAME", help="send as this registered name")
+    if first_contact:
+        where = parser.add_mutually_exclusive_group(required=True)
+        where.add_argument("--target", metavar="crew:NAME", help="open a conversation")
+        where.add_argument("--inbox", metavar="INBOX", help="continue this conversation")
+    else:
+        parser.add_argument("--inbox", required=True, metavar="INBOX", help="the conversation")
+    parser.add_argument(
+        "--message", required=True, metavar="TEXT", help="the body; '-' reads it from stdin"
+    )
+    parser.add_argument("--submission-id", metavar="ID", help="retry key")
+
+
+def deadline_seconds(value: str) -> int | None:
+    """'90s', '30m', '2h', '3d' or plain seconds; None when it is not a duration."""
+    found = _DURATION.match(value.strip().lower())
+    return int(found.group(1)) * _UNIT_SECONDS[found.group(2)] if found else None
+
+
+def run_send(session: Session) -> int:
+    args = session.args
+    body: dict[str, Any] = {"message": message_text(args.message), "kind": args.kind}
+    if getattr(args, "deadline", None):
+        seconds = deadline_seconds(args.deadline)
+        if seconds is None:
+            raise CliError(
+                f"--deadline {args.deadline!r}: give a duration such as 90s, 30m, 2h or 3d",
+                EXIT_USAGE,
+            )
+        body["deadline_seconds"] = seconds
+    if getattr(args, "handoff", False):
+        body["handoff"] = True
+    for key, value in (
+        ("target", getattr(args, "target", None)),
+        ("inbox_id", args.inbox),
+        ("agent_name", args.agent),
+        ("submission_id", args.submission_id),
+        ("in_reply_to", getattr(args, "to", None)),
+    ):
+        if value is not None:
+            body[key] = value
+    receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
+    if session.json:
+        session.print_json(receipt)
+        return EXIT_OK
+    session.out(f"sent {args.kind} {one_line(receipt.get('message_id'))}")
+    session.out(f"inbox: {one_line(receipt.get('inbox_id'))}")
+    if args.kind == "request":
+        words = ["conversations", "show", "--inbox", receipt.get("inbox_id", "")]
+        session.out("where it stands: " + shell(session.command(*words)))
+    return EXIT_OK
+
+
+def run_show(session: Session) -> int:
+    args = session.args
+    query = {"inbox_id": args.inbox}
+    if args.agent:
+        query["agent_name"] = args.agent
+    listing = session.call("GET", "/v1/requests", query=query, shape=shapes.REQUESTS)
+    if session.json:
+        session.print_json(listing)
+        return EXIT_OK
+    requests = listing.get("requests", [])
+    if not requests:
+        session.out("no requests in this conversation")
+        return EXIT_OK
+    rows = [
+        (
+            r["message_id"],
+            r["label"],
+            when(r.get("deadline_at")),
+            "yes" if r.get("handoff") else "",
+            r.get("reason") or "",
+        )
+        for r in requests
+    ]
+    for line in table(("REQUEST", "STATE", "DEADLINE", "HAND-OFF", "REASON"), rows):
+        session.out(line)
+    return EXIT_OK
+
+
+def run_cancel(session: Session) -> int:
+    args = session.args
+    body: dict[str, Any] = {"agent_name": args.agent} if args.agent else {}
+    path = f"/v1/requests/{quote(args.message_id, safe='')}/cancel"
+    view = session.call("POST", path, body=body, shape=shapes.REQUEST)
+    if session.json:
+        session.print_json(view)
+        return EXIT_OK
+    session.out(f"request {one_line(view.get('message_id'))}: {one_line(view.get('label'))}")
+    return EXIT_OK
+
+
+def run_control(session: Session) -> int:
+    args = session.args
+    inbox = quote(args.inbox, safe="")
+    if args.control == "delete":
+        view = session.call("DELETE", f"/v1/conversations/{inbox}", shape=shapes.CONVERSATION)
+    else:
+        body: dict[str, Any] = {"agent_name": args.agent} if args.agent else {}
+        path = f"/v1/conversations/{inbox}/{args.control}"
+        view = session.call("POST", path, body=body, shape=shapes.CONVERSATION)
+    if session.json:
+        session.print_json(view)
+        return EXIT_OK
+    line = f"conversation {one_line(view.get('conversation_id'))}: {one_line(view.get('status'))}"
+    if view.get("cancelled_requests"):
+        line += f" ({view['cancelled_requests']} open requests cancelled)"
+    if view.get("started_runs"):
+        line += f" ({view['started_runs']} held messages started their runs)"
+    session.out(line)
+    return EXIT_OK

@@ -1,0 +1,93 @@
+"""`agentworks ops redrive`: operating a deployed stack with your AWS credentials (not a
+connection token), as `bootstrap` does. docs/operations.md says when to use it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
+from agentworks_cli.commands.formatting import one_line
+from agentworks_cli.commands.session import Session
+
+REDRIVE_MAX = 100  # messages one run replays unless --max says otherwise
+
+
+def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    group = commands.add_parser(
+        "ops",
+        parents=[common],
+        help="operate a deployed stack with your AWS credentials (docs/operations.md)",
+    )
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    redrive = actions.add_parser(
+        "redrive",
+        parents=[common],
+        help="replay what a dead-letter queue kept",
+        description="Replays each message of a failure queue on the function it names: a "
+        "failed tick's event, a schedule's undelivered event, or a notifier batch (its records "
+        "read again from the stream). A message is deleted once its replay succeeded; one "
+        "that fails again stays. AWS credentials and region come from the usual places "
+        "(AWS_PROFILE, AWS_DEFAULT_REGION; AWS_ENDPOINT_URL for the local stack).",
+    )
+    redrive.add_argument(
+        "--queue-url",
+        required=True,
+        metavar="URL",
+        help="the stack's TickDeadLetterQueueUrl or NotifierFailedBatchesQueueUrl output "
+        "(or the queue's name)",
+    )
+    redrive.add_argument(
+        "--function",
+        metavar="NAME",
+        help="invoke this function (name or ARN) instead of the one each message names",
+    )
+    redrive.add_argument(
+        "--dry-run", action="store_true", help="list what would be replayed; change nothing"
+    )
+    redrive.add_argument(
+        "--max", type=int, default=REDRIVE_MAX, help=f"at most N messages (default {REDRIVE_MAX})"
+    )
+    redrive.set_defaults(handler=run_redrive)
+
+
+def run_redrive(session: Session) -> int:
+    args = session.args
+    if args.max < 1:
+        raise CliError("--max must be at least 1", EXIT_USAGE)
+    try:
+        # Lazy: only the ops commands talk to AWS directly.
+        import boto3
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        from agentworks_cli.dead_letters import Redrive
+    except ModuleNotFoundError as exc:
+        raise CliError(f"ops redrive needs {exc.name}; run `make install` first") from None
+    try:
+        sqs = boto3.client("sqs")
+        queue_url = args.queue_url
+        if not queue_url.startswith(("https://", "http://")):
+            queue_url = sqs.get_queue_url(QueueName=queue_url)["QueueUrl"]
+        from botocore.config import Config
+
+        # The regional endpoint (as the tests' stream reader uses): not an account-based one
+        # built from the credentials, which emulators such as moto do not answer.
+        streams = boto3.client(
+            "dynamodbstreams", config=Config(account_id_endpoint_mode="disabled")
+        )
+        redrive = Redrive(sqs, boto3.client("lambda"), streams, function=args.function)
+        replays = redrive.run(queue_url, dry_run=args.dry_run, limit=args.max)
+    except (BotoCoreError, ClientError) as exc:
+        raise CliError(f"cannot redrive {args.queue_url}: {one_line(str(exc))}") from None
+    if session.json:
+        session.print_json([r.as_dict() for r in replays])
+    else:
+        for replay in replays:
+            target = (replay.function or "-").rsplit(":function:", 1)[-1]
+            line = f"{replay.outcome:<12}  {replay.kind:<12}  {target}  {one_line(replay.summary)}"
+            session.out(line + (f"  ({one_line(replay.detail)})" if replay.detail else ""))
+        verb = "would replay" if args.dry_run else "replayed"
+        done = sum(r.outcome in ("replayed", "would replay") for r in replays)
+        session.out(f"{verb} {done} of {len(replays)} message(s) of {queue_url.rsplit('/', 1)[-1]}")
+    failed = any(r.outcome in ("failed", "skipped") for r in replays)
+    return EXIT_REFUSED if failed and not args.dry_run else EXIT_OK

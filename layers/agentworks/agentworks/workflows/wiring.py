@@ -1,0 +1,113 @@
+"""Wiring of workflow runs (SPEC §6): what callers do with them, what their executions
+run, registered workflows and their triggers. `runtime` builds it for each function."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.runners.wiring import build_runners
+from agentworks.settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from agentworks.crews.adapters.registry import AdapterClients
+    from agentworks.runtime import Workflows
+    from agentworks.signing import Signer
+
+
+def build_workflows(
+    settings: Settings,
+    client: DynamoDBClient,
+    signer: Signer | None,
+    clock: Clock = SYSTEM_CLOCK,
+    s3: Any = None,
+    stepfunctions: Any = None,
+    adapter_clients: AdapterClients | None = None,
+    scheduler: Any = None,
+) -> Workflows:
+    from agentworks.aws_clients import s3 as default_s3
+    from agentworks.aws_clients import scheduler as default_scheduler
+    from agentworks.crews.adapter_profile_store import AdapterProfileStore
+    from agentworks.crews.adapters.registry import AdapterClients, build_adapter
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.calls import FunctionCalls
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.outputs import OutputStore
+    from agentworks.identity.connection_store import ConnectionStore
+    from agentworks.runtime import Workflows, route_workflows
+    from agentworks.workflows.crew_steps import CrewSteps
+    from agentworks.workflows.engine import WorkflowEngine
+    from agentworks.workflows.function_call_store import WorkflowCallStore
+    from agentworks.workflows.functions import WorkflowFunctions
+    from agentworks.workflows.registry import WorkflowRegistry
+    from agentworks.workflows.registry_store import RegistryStore
+    from agentworks.workflows.run_store import RunStore
+    from agentworks.workflows.runs import WorkflowRuns
+    from agentworks.workflows.schedules import EventBridgeSchedules
+
+    runners = build_runners(settings, client, clock, stepfunctions)
+
+    runs = RunStore(
+        client,
+        settings.work_table,
+        (lambda: s3) if s3 is not None else default_s3,
+        settings.outputs_bucket,
+    )
+    profiles = AdapterProfileStore(client, settings.work_table)
+    clients = adapter_clients or AdapterClients()
+    outputs = OutputStore((lambda: s3) if s3 is not None else default_s3, settings.outputs_bucket)
+    # A crew step calls through the same path as any caller, as the run's starter.
+    calls = FunctionCalls(
+        CrewStore(client, settings.work_table),
+        CallStore(client, settings.work_table),
+        Executions(settings.function_call_state_machine_arn, stepfunctions),
+        outputs,
+        clock,
+    )
+    connections = ConnectionStore(client, settings.identity_table)
+    workflow_calls = WorkflowCallStore(client, settings.work_table)
+    call_executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
+    starts = WorkflowRuns(
+        runs,
+        profiles,
+        Executions(settings.workflow_state_machine_arn, stepfunctions),
+        signer,
+        clock,
+        call_executions=call_executions,
+        workflow_calls=workflow_calls,
+        runner_steps=runners.steps,
+    )
+    registry = RegistryStore(client, settings.work_table)
+    functions = WorkflowFunctions(registry, starts, workflow_calls, clock)
+    route_workflows(calls, functions)
+    crew_steps = CrewSteps(calls, connections, clock)
+    return Workflows(
+        runs=starts,
+        registry=WorkflowRegistry(
+            registry,
+            starts,
+            connections,
+            clock,
+            EventBridgeSchedules(
+                (lambda: scheduler) if scheduler is not None else default_scheduler,
+                settings.scheduler_role_arn,
+                settings.tick_function_arn,
+                settings.tick_dead_letter_queue_arn,
+            ),
+        ),
+        functions=functions,
+        calls=calls,
+        engine=WorkflowEngine(
+            runs,
+            profiles,
+            lambda adapter: build_adapter(adapter, clients),
+            signer,
+            crew_steps,
+            runners.steps,
+            clock,
+        ),
+        runners=runners,
+    )

@@ -1,0 +1,315 @@
+"""Requests, replies and notes in a conversation with a Crew (C1), and the request states
+each reaches through its real cause (C2): runs really execute on Step Functions (moto) and
+the tick is the real tick handler, driven with the test's clock."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import boto3
+import pytest
+
+from agentworks import limits
+from tests.integration.crew_support import CONTRACTS
+from tests.integration.test_crew_messages import crew, send, wait_for_messages
+from tests.integration.test_mailbox_adapter import DELEGATOR, wait_for_mailbox
+from tests.support.handlers import LambdaContext, load_handler
+
+TERMINAL = {"answered", "declined", "couldnt_complete", "expired", "cancelled"}
+
+
+def tick() -> dict[str, int]:
+    return load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
+
+
+def ask(api: Any, token: str, message: str, **fields: Any) -> Any:
+    where = {"target": "crew:contracts"} if not {"inbox_id", "target"} & set(fields) else {}
+    return api(
+        "POST", "/v1/messages", token, {"message": message, "kind": "request", **where, **fields}
+    )
+
+
+def requests_of(api: Any, token: str, inbox_id: str) -> list[dict]:
+    listing = api("GET", "/v1/requests", token, query={"inbox_id": inbox_id})
+    assert listing.status == 200, listing.body
+    return listing.body["requests"]
+
+
+def request_state(api: Any, token: str, sent: dict) -> dict:
+    [found] = [
+        r
+        for r in requests_of(api, token, sent["inbox_id"])
+        if r["message_id"] == sent["message_id"]
+    ]
+    return found
+
+
+def wait_for_request(api: Any, token: str, sent: dict, states: set[str], timeout=30) -> dict:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        found = request_state(api, token, sent)
+        if found["state"] in states:
+            return found
+        assert time.monotonic() < deadline, found
+        time.sleep(0.05)
+
+
+def executions(stack: Any) -> list[dict]:
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    return sfn.list_executions(stateMachineArn=stack.settings.function_call_state_machine_arn)[
+        "executions"
+    ]
+
+
+def test_c2_a_request_is_worked_on_in_a_run_and_its_output_is_the_reply(api, stack, agents):
+    crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "What does clause 7 say?")
+    assert sent.status == 201, sent.body
+    answered = wait_for_request(api, caller, sent.body, TERMINAL)
+    assert answered["state"] == "answered" and answered["label"] == "Answered"
+    assert answered["run_id"].startswith("run_")
+    # The default deadline is 24 hours after the request.
+    assert answered["deadline_at"] is not None
+    [reply] = wait_for_messages(api, caller, sent.body["inbox_id"])
+    assert reply["kind"] == "reply" and reply["in_reply_to"] == sent.body["message_id"]
+    assert reply["body"] == "Clause 7 covers termination."
+
+
+def test_c2_review_waits_for_a_person_then_in_progress_then_answered(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "What does clause 3 say?").body
+    waiting = request_state(api, caller, sent)
+    assert (waiting["state"], waiting["label"]) == ("waiting_for_review", "Waiting for review")
+    released = api(
+        "POST", "/v1/crews/contracts/release", stack.admin_token, {"message_id": sent["message_id"]}
+    )
+    assert released.status == 200, released.body
+    assert wait_for_request(api, caller, sent, TERMINAL)["state"] == "answered"
+
+
+def test_c2_a_declined_request_says_why(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "Please approve my own raise.").body
+    declined = api(
+        "POST",
+        "/v1/crews/contracts/decline",
+        stack.admin_token,
+        {"message_id": sent["message_id"], "reason": "Not ours to decide."},
+    )
+    assert declined.status == 200, declined.body
+    found = request_state(api, caller, sent)
+    assert (found["state"], found["label"], found["reason"]) == (
+        "declined",
+        "Declined",
+        "Not ours to decide.",
+    )
+    assert executions(stack) == []
+
+
+def test_c2_a_failed_run_leaves_couldnt_complete_and_nothing_retries(api, stack, agents):
+    definition = copy.deepcopy(CONTRACTS)
+    definition["adapter"]["rules"].insert(0, {"when": "explode", "fail": "The model broke."})
+    assert api("POST", "/v1/crews", stack.admin_token, definition).status == 201
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "Please explode.").body
+    found = wait_for_request(api, caller, sent, TERMINAL)
+    assert (found["state"], found["label"]) == ("couldnt_complete", "Couldn't complete")
+    assert found["reason"] == "The model broke."
+    tick()
+    assert len(executions(stack)) == 1  # no retry of its own
+
+
+def test_c1_a_note_starts_no_run_and_a_plain_message_still_does(api, stack, agents):
+    crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+    note = api(
+        "POST",
+        "/v1/messages",
+        caller,
+        {
+            "message": "FYI: the contract was signed in 2021.",
+            "target": "crew:contracts",
+            "kind": "note",
+        },
+    )
+    assert note.status == 201, note.body
+    assert executions(stack) == []
+    assert requests_of(api, caller, note.body["inbox_id"]) == []
+    plain = send(api, caller, "What does clause 7 say?", inbox_id=note.body["inbox_id"])
+    assert plain.status == 201
+    assert len(wait_for_messages(api, caller, note.body["inbox_id"])) == 1
+    assert len(executions(stack)) == 1
+
+
+def test_c2_a_deadline_expires_through_the_tick_exactly_once(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "Quick one.", deadline_seconds=limits.REQUEST_DEADLINE_MIN_SECONDS).body
+    assert tick()["requests_expired"] == 0  # not yet due
+    stack.clock.advance(limits.REQUEST_DEADLINE_MIN_SECONDS)
+    assert tick()["requests_expired"] == 1
+    assert tick()["requests_expired"] == 0  # once
+    found = request_state(api, caller, sent)
+    assert (found["state"], found["label"]) == ("expired", "Expired")
+    # An expired request can no longer be released into a run.
+    released = api(
+        "POST", "/v1/crews/contracts/release", stack.admin_token, {"message_id": sent["message_id"]}
+    )
+    assert released.status == 409, released.body
+    assert executions(stack) == []
+
+
+def test_c2_the_asker_cancels_an_open_request_and_only_the_asker_can(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    other = agents.connection("other")["token"]
+    sent = ask(api, caller, "Never mind soon.").body
+    path = f"/v1/requests/{sent['message_id']}/cancel"
+    refused = api("POST", path, other, {})
+    unknown = api("POST", f"/v1/requests/msg_{'0' * 26}b{1:010d}/cancel", other, {})
+    assert refused.status == unknown.status == 404
+    assert refused.body == unknown.body  # unknown and not yours look alike
+    assert request_state(api, caller, sent)["state"] == "waiting_for_review"  # nothing changed
+    cancelled = api("POST", path, caller, {})
+    assert cancelled.status == 200, cancelled.body
+    assert (cancelled.body["state"], cancelled.body["label"]) == ("cancelled", "Cancelled")
+    again = api("POST", path, caller, {})
+    assert again.status == 409 and again.body["error"]["state"] == "cancelled"
+    stack.clock.advance(limits.REQUEST_DEADLINE_DEFAULT_SECONDS)
+    assert tick()["requests_expired"] == 0  # a cancelled request never expires
+
+
+@pytest.mark.parametrize(
+    ("seconds", "status"),
+    [
+        (limits.REQUEST_DEADLINE_MIN_SECONDS, 201),
+        (limits.REQUEST_DEADLINE_MIN_SECONDS - 1, 400),
+        (limits.REQUEST_DEADLINE_MAX_SECONDS, 201),
+        (limits.REQUEST_DEADLINE_MAX_SECONDS + 1, 400),
+    ],
+)
+def test_c1_a_deadline_is_one_minute_to_seven_days(api, stack, agents, seconds, status):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "When?", deadline_seconds=seconds)
+    assert sent.status == status, sent.body
+    if status == 400:
+        assert sent.body["error"]["field"] == "deadline_seconds"
+        assert executions(stack) == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"kind": "note", "deadline_seconds": 600}, "deadline_seconds"),
+        ({"kind": "note", "handoff": True}, "handoff"),
+        ({"kind": "request", "in_reply_to": "msg_x"}, "in_reply_to"),
+        ({"kind": "reply"}, "in_reply_to"),
+        ({"kind": "reply", "in_reply_to": "msg_x"}, "inbox_id"),  # a reply opens nothing
+    ],
+)
+def test_c1_what_does_not_fit_a_kind_is_refused_and_nothing_is_stored(
+    api, stack, agents, fields, field
+):
+    crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+    refused = api(
+        "POST", "/v1/messages", caller, {"message": "x", "target": "crew:contracts", **fields}
+    )
+    assert refused.status == 400 and refused.body["error"]["field"] == field, refused.body
+    assert executions(stack) == []
+
+
+def test_c1_a_reply_must_answer_a_request_sent_to_its_sender(api, stack, agents):
+    crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "What does clause 7 say?").body
+    wait_for_messages(api, caller, sent["inbox_id"])
+    # The caller's own request went to the Crew: it is not the caller's to answer.
+    refused = api(
+        "POST",
+        "/v1/messages",
+        caller,
+        {
+            "message": "Answering myself.",
+            "inbox_id": sent["inbox_id"],
+            "kind": "reply",
+            "in_reply_to": sent["message_id"],
+        },
+    )
+    assert refused.status == 400 and refused.body["error"]["field"] == "in_reply_to"
+
+
+def test_c1_requests_belong_to_conversations_with_a_crew(api, stack, agents):
+    reviewer = agents.connection("reviewer")["token"]
+    assert api("POST", "/v1/agents", reviewer, {"agent_name": "reviewer"}).status == 200
+    caller = agents.connection("caller")["token"]
+    refused = api(
+        "POST",
+        "/v1/messages",
+        caller,
+        {"message": "Review this.", "target": "agent:reviewer", "kind": "request"},
+    )
+    assert refused.status == 400 and refused.body["error"]["field"] == "kind", refused.body
+
+
+def test_c2_a_request_in_progress_expires_its_run_stops_and_no_late_answer_is_posted(
+    api, stack, agents
+):
+    """The run waits on a named agent (mailbox adapter, a task token), so it is In progress
+    when the deadline passes: the tick expires the request and stops the run, and what the
+    agent posts afterwards answers nothing."""
+    assert api("POST", "/v1/crews", stack.admin_token, DELEGATOR).status == 201
+    worker = agents.named("worker")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "Check clause 4.", target="crew:delegator", deadline_seconds=60).body
+    [work] = wait_for_mailbox(api, worker, "worker")
+    assert request_state(api, caller, sent)["state"] == "in_progress"
+    stack.clock.advance(60)
+    assert tick()["requests_expired"] == 1
+    assert request_state(api, caller, sent)["state"] == "expired"
+    run_id = work["body"].split("AgentWorks call ", 1)[1].split(".", 1)[0]
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    arn = stack.settings.function_call_state_machine_arn.replace(":stateMachine:", ":execution:")
+    assert sfn.describe_execution(executionArn=f"{arn}:{run_id}")["status"] == "ABORTED"
+    api(
+        "POST",
+        f"/v1/calls/{run_id}/result",
+        worker,
+        {"agent_name": "worker", "final_text": "Clause 4 is fine."},
+    )
+    page = api("GET", "/v1/messages", caller, query={"inbox_id": sent["inbox_id"]}).body
+    assert page["messages"] == []
+    # The tick's reconciliation later records the stopped run interrupted: the request
+    # keeps saying Expired (its record is not the run's to move any more).
+    stack.clock.advance(limits.RECONCILE_RECHECK_SECONDS)
+    assert tick()["calls_reconciled"] == 1
+    assert request_state(api, caller, sent)["state"] == "expired"
+
+
+def test_c1_the_crew_reads_the_notes_with_the_next_request_as_information(api, stack, agents):
+    """A note starts nothing; the run of the request after it reads it (labelled as the
+    other side's words), and a note older than the last request is not read again."""
+    definition = copy.deepcopy(CONTRACTS)
+    definition["adapter"]["rules"].insert(
+        0, {"when": "signed in (\\d+)", "reply": "It was signed in {match.1}."}
+    )
+    assert api("POST", "/v1/crews", stack.admin_token, definition).status == 201
+    caller = agents.connection("caller")["token"]
+    note = {"message": "FYI: it was signed in 2021.", "target": "crew:contracts", "kind": "note"}
+    noted = api("POST", "/v1/messages", caller, note).body
+    inbox = noted["inbox_id"]
+    first = ask(api, caller, "When was the contract signed?", inbox_id=inbox).body
+    assert wait_for_request(api, caller, first, TERMINAL)["state"] == "answered"
+    [reply] = wait_for_messages(api, caller, inbox)
+    assert reply["body"] == "It was signed in 2021." and reply["in_reply_to"] == first["message_id"]
+    second = ask(api, caller, "And when was it renewed?", inbox_id=inbox).body
+    assert wait_for_request(api, caller, second, TERMINAL)["state"] == "answered"
+    later = wait_for_messages(api, caller, inbox, count=2)
+    assert later[-1]["body"] == "I can only discuss clauses."  # the 2021 note was read once
