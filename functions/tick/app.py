@@ -30,7 +30,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     schedules = tick.schedules.fire_due()
     count("SchedulesFired", schedules["schedules_fired"])
     relay_runs = tick.relay_runs.reconcile()
-    expired = {"requests_expired": tick.requests.expire_due()}  # counted by the service
+    conversations = {
+        "requests_expired": tick.requests.expire_due(),  # counted by the service
+        "asked_runs_started": tick.asked_starts.start_due(),
+    }
     runner_jobs = tick.runner_jobs.settle_due()  # cli steps nobody claimed or renewed
     count("RunnerJobsExpired", runner_jobs["runner_jobs_expired"])
     done = {
@@ -39,7 +42,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         **calls,
         **schedules,
         **relay_runs,
-        **expired,
+        **conversations,
         **runner_jobs,
     }
     logger.info("tick", extra=done)

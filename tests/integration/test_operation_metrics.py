@@ -6,6 +6,7 @@ template names only these)."""
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,10 @@ def test_workflow_runs_are_counted_when_they_end_and_when_they_are_cancelled(api
     seed = json.loads((EXAMPLES / "review-then-fix.json").read_text())
     run_id = start(api, stack.admin_token, seed)
     assert wait_run(api, stack.admin_token, run_id)["status"] == "succeeded"
+    # The runner counts right after it records the end: the API can see the end first.
+    until = time.monotonic() + 10
+    while counted["WorkflowRunsEnded/succeeded"] == 0 and time.monotonic() < until:
+        time.sleep(0.02)
     assert counted["WorkflowRunsEnded/succeeded"] == 1
 
     workflow_agents.reset()

@@ -56,6 +56,9 @@ CREW_VIEW = {
     "messaging": "on",
     "adapter": {"type": "scripted", "rules": []},
     "access": [],
+    "may_ask": [],
+    "visibility": "account",
+    "owner_connection_id": "con_admin",
     "functions": [
         {
             "name": "summarize",

@@ -147,6 +147,10 @@ REQUEST_DEADLINE_MAX_SECONDS = 7 * 24 * 3600
 REQUEST_EXPIRIES_PER_TICK = 100
 # Requests shown for one conversation.
 REQUESTS_SHOWN_PER_CONVERSATION = 50
+# C3: requests Crews' runs sent whose runs the tick starts per run.
+ASKED_STARTS_PER_TICK = 100
+# C4: a run working in a conversation may open another, up to this many deep.
+CONVERSATION_DEPTH_MAX = 3
 # Notes a Crew's run reads with the request that follows them (C1).
 NOTES_SHOWN_WITH_A_REQUEST = 20
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
     from agentworks.crews.adapter_profiles import AdapterProfiles
     from agentworks.crews.adapters.registry import AdapterClients
+    from agentworks.crews.asked_starts import AskedStarts
+    from agentworks.crews.asker_runs import AskerRuns
     from agentworks.crews.calls import FunctionCalls
     from agentworks.crews.conversation_controls import ConversationControls
     from agentworks.crews.conversations import CrewInboxes, CrewReception, LiveConnection
@@ -60,6 +62,7 @@ class Crews:
     reconciler: CallReconciler
     requests: Requests  # requests in conversations with a Crew (C1, C2)
     controls: ConversationControls  # pause, resume, close, delete (C4)
+    asked_starts: AskedStarts  # the tick starts runs of requests Crews' runs sent (C3)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,7 @@ class TickServices:
     relay_runs: RelayReconciler  # runs whose execution ended unrecorded (R5)
     requests: Requests  # requests past their deadline expire (C2)
     runner_jobs: JobDelivery  # cli steps' jobs nobody claimed or renewed (issue 10 item 6)
+    asked_starts: AskedStarts  # requests Crews' runs sent start their runs (C3)
 
 
 @dataclass(frozen=True)
@@ -275,8 +279,11 @@ def build_crews(
     outputs = OutputStore((lambda: s3) if s3 is not None else default_s3, settings.outputs_bucket)
     clients = adapter_clients or AdapterClients()
     inbox, runs = _message_runs(settings, client, clock, stepfunctions)
+    controls = _controls(settings, client, clock, stepfunctions, messaging, inbox, runs)
+    definitions = CrewService(crews, clock)
+    definitions.on_deleted = controls.close_all_of
     return Crews(
-        definitions=CrewService(crews, clock),
+        definitions=definitions,
         adapters=AdapterProfiles(AdapterProfileStore(client, settings.work_table), clock),
         calls=FunctionCalls(
             crews,
@@ -293,12 +300,15 @@ def build_crews(
             clock,
             messaging=messaging,
             inbox=inbox,
+            askers=_askers(settings, client, stepfunctions),
+            is_live=is_live_connection,
         ),
         inboxes=CrewInboxes(crews, inbox, runs, messaging, is_live_connection, clock),
         wakeups=Wakeups(inbox, runs, messaging, clock),
         reconciler=_reconciler(settings, client, clock, stepfunctions, inbox),
         requests=_requests(settings, client, clock, stepfunctions, messaging),
-        controls=_controls(settings, client, clock, stepfunctions, messaging, inbox, runs),
+        controls=controls,
+        asked_starts=_asked_starts(settings, client, clock, inbox, runs),
     )
 
 
@@ -343,7 +353,41 @@ def _requests(
         messaging,
         Executions(settings.function_call_state_machine_arn, stepfunctions),
         clock,
+        askers=_askers(settings, client, stepfunctions),
     )
+
+
+def _asked_starts(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    inbox: CrewInboxStore,
+    runs: MessageRuns,
+) -> AskedStarts:
+    from agentworks.crews.asked_starts import AskedStarts
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.crews.request_store import RequestStore
+    from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.messaging.crew_inbox_views import CrewInboxViews
+
+    return AskedStarts(
+        RequestStore(client, settings.work_table),
+        inbox,
+        runs,
+        CrewStore(client, settings.work_table),
+        CrewInboxViews(ConversationStore(client, settings.messages_table), clock),
+        clock,
+    )
+
+
+def _askers(settings: Settings, client: DynamoDBClient, stepfunctions: Any) -> AskerRuns:
+    """C3: the runs that asked another Crew, woken by what comes of their requests."""
+    from agentworks.crews.asker_runs import AskerRuns
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.execution import Executions
+
+    executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
+    return AskerRuns(CallStore(client, settings.work_table), executions)
 
 
 _installed: Services | None = None
@@ -456,6 +500,7 @@ def tick_services() -> TickServices:
             _installed.relays.reconciler,
             _installed.crews.requests,
             _installed.workflows.runners.delivery,
+            _installed.crews.asked_starts,
         )
     return _default_tick()
 
@@ -481,4 +526,5 @@ def _default_tick() -> TickServices:
         build_reconciler(settings, dynamodb()),
         _requests(settings, dynamodb(), SYSTEM_CLOCK, None, None),
         workflows.runners.delivery,
+        _asked_starts(settings, dynamodb(), SYSTEM_CLOCK, inbox, runs),
     )

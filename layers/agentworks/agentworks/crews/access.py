@@ -23,6 +23,8 @@ def visible(principal: Principal, crew: Crew | None) -> Crew:
         raise Unavailable()
     if not principal.may_target(f"crew:{crew.name}"):
         raise Unavailable()
+    if crew.is_private and principal.connection_id != crew.owner_connection_id:
+        raise Unavailable()  # C4: a private Crew counts for its owner only, admins included
     access = crew.definition.access
     if access and principal.connection_id not in access and ADMIN not in principal.scopes:
         raise Unavailable()

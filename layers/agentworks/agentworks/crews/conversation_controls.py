@@ -18,9 +18,10 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.access import visible
-from agentworks.crews.models import ConversationStatusView
+from agentworks.crews.models import ConversationStatusView, Crew
 from agentworks.errors import Conflict, Unavailable
 from agentworks.identity.models import ADMIN, Principal
 from agentworks.ids import InboxRef, parse_inbox_id
@@ -99,6 +100,26 @@ class ConversationControls:
         messaging.delete_messages_as_system(inbox.conversation)
         return _view(inbox, "deleted", cancelled_requests=cancelled)
 
+    def close_all_of(self, crew: Crew) -> int:
+        """C4: a deleted Crew's conversations close (their open requests cancelled)."""
+        if self._messaging is None:
+            return 0
+        closed, after = 0, None
+        while True:
+            inboxes, more = self._messaging.crew_inboxes(
+                crew.account_id, crew.crew_id, after, limits.STATE_PAGE_MAX
+            )
+            for inbox_id in inboxes:
+                conversation = parse_inbox_id(inbox_id).conversation
+                if self._messaging.set_status_as_system(
+                    conversation, "closed", ("active", "paused")
+                ):
+                    self._cancel_open(conversation)
+                    closed += 1
+            if not more or not inboxes:
+                return closed
+            after = inboxes[-1]
+
     # ---- the parts ----
 
     def _authorized(
@@ -173,6 +194,7 @@ class ConversationControls:
                 held.connection_id,
                 message_id=held.message_id,
             )
+            record.depth = held.depth
             put = self._runs.record_put(record)
             if self._inbox.release(held, record.call_id, put, now, from_state="received"):
                 started += int(self._runs.start(record))

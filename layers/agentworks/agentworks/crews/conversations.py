@@ -95,9 +95,13 @@ class CrewReception:
             kind="request" if framing.kind == "request" else "message",
             deadline_at=framing.deadline_at,
             handoff=framing.handoff,
+            asker_run_id=delivery.asker_run_id,
+            depth=delivery.depth,
         )
-        if delivery.paused:
-            record.state = "received"  # C4: its run starts when the conversation resumes
+        if delivery.paused or delivery.asker_run_id:
+            # C4: a paused conversation's runs start when it resumes; C3: a request another
+            # Crew's run sent starts at the next tick (crews/asked_starts.py).
+            record.state = "received"
             self._inbox.open_delivery(record, None)
             return
         if delivery.crew.switch == "review":
@@ -161,6 +165,7 @@ class CrewInboxes:
             waiting.connection_id,
             message_id=waiting.message_id,
         )
+        record.depth = waiting.depth
         if not self._inbox.release(
             waiting, record.call_id, self._runs.record_put(record), self._now()
         ):

@@ -28,6 +28,7 @@ from agentworks.crews.delivery_items import (
     Delivery,
     closed_updates,
     conversation_pk,
+    deadline_index,
     delivery_from,
     delivery_item,
     delivery_key,
@@ -202,8 +203,23 @@ class CrewInboxStore:
         now: int,
         from_state: str = "pending_review",
     ) -> bool:
-        """pending_review (or `from_state`: received, when a paused conversation resumes)
-        → running, with the run's record; False when it is not in that state."""
+        """pending_review (or `from_state`: received, when a paused conversation resumes
+        or the tick starts a request a Crew's run sent) → running, with the run's record;
+        False when it is not in that state. A request goes (back) under its deadline."""
+        index = deadline_index(delivery) if delivery.is_request else {}
+        update = "SET #state = :running, run_id = :run, updated_at = :now"
+        values: dict[str, Any] = {
+            ":running": "running",
+            ":run": run_id,
+            ":now": now,
+            ":pending": from_state,
+            ":crew": delivery.crew_id,
+        }
+        if index:
+            update += ", open_store = :store, open_check = :check"
+            values |= {":store": index["open_store"], ":check": index["open_check"]}
+        elif from_state == "received":
+            update += " REMOVE open_store, open_check"
         try:
             transact_write(
                 self._db,
@@ -212,19 +228,10 @@ class CrewInboxStore:
                         "Update": {
                             "TableName": self._table,
                             "Key": to_item(delivery_key(delivery.conversation, delivery.seq)),
-                            "UpdateExpression": "SET #state = :running, run_id = :run, "
-                            "updated_at = :now",
+                            "UpdateExpression": update,
                             "ConditionExpression": "#state = :pending AND crew_id = :crew",
                             "ExpressionAttributeNames": {"#state": "state"},
-                            "ExpressionAttributeValues": to_item(
-                                {
-                                    ":running": "running",
-                                    ":run": run_id,
-                                    ":now": now,
-                                    ":pending": from_state,
-                                    ":crew": delivery.crew_id,
-                                }
-                            ),
+                            "ExpressionAttributeValues": to_item(values),
                         }
                     },
                     "run": run_put,
@@ -285,13 +292,22 @@ class CrewInboxStore:
         return [delivery_from(from_item(raw) or {}) for raw in response["Items"]]
 
     def hold_for_review(self, delivery: Delivery, now: int) -> bool:
-        """received → pending_review (a resumed conversation whose Crew reviews first)."""
-        return self._move(
-            delivery_key(delivery.conversation, delivery.seq),
-            "SET #state = :pending, updated_at = :now",
-            "#state = :received",
-            {":pending": "pending_review", ":now": now, ":received": "received"},
-        )
+        """received → pending_review (a Crew that reviews first); a request goes (back)
+        under its deadline."""
+        index = deadline_index(delivery) if delivery.is_request else {}
+        values: dict[str, Any] = {
+            ":pending": "pending_review",
+            ":now": now,
+            ":received": "received",
+        }
+        update = "SET #state = :pending, updated_at = :now"
+        if index:
+            update += ", open_store = :store, open_check = :check"
+            values |= {":store": index["open_store"], ":check": index["open_check"]}
+        else:
+            update += " REMOVE open_store, open_check"
+        key = delivery_key(delivery.conversation, delivery.seq)
+        return self._move(key, update, "#state = :received", values)
 
     def recent_deliveries(self, conversation: str, limit: int) -> list[Delivery]:
         return [

@@ -1,6 +1,7 @@
 """Data access for Crews in the work table.
 
-ACCOUNT#<account>   CREW#<name>   definition (JSON), crew_id, version, running (F5 slots)
+ACCOUNT#<account>   CREW#<name>   definition (JSON), crew_id, version, running (F5 slots),
+                                  owner_connection_id (C4: the connection that created it)
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def _from_item(data: dict[str, Any]) -> Crew:
         running=int(data.get("running", 0)),
         created_at=int(data["created_at"]),
         updated_at=int(data["updated_at"]),
+        owner_connection_id=data.get("owner_connection_id"),
     )
 
 
@@ -79,6 +81,7 @@ class CrewStore:
                         "running": 0,
                         "created_at": crew.created_at,
                         "updated_at": crew.updated_at,
+                        "owner_connection_id": crew.owner_connection_id,
                     }
                 ),
                 ConditionExpression="attribute_not_exists(pk)",

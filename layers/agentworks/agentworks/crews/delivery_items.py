@@ -12,6 +12,12 @@ partition, so the tick finds the ones past their deadline with one Query:
     open_store = DEADLINE    open_check = <deadline ms:013d>#<conversation>#<seq:010d>
 
 Terminal moves remove those two attributes, so the index holds open requests only.
+
+A request one Crew's run sent another waits `received` under the START partition until the
+tick starts its run (the step runner may not start executions of the state machine that
+invokes it: its role can't name that state machine without a dependency cycle):
+
+    open_store = START    open_check = <created ms:013d>#<conversation>#<seq:010d>
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from agentworks import limits
 
 TTL_ATTRIBUTE = "expires_ttl"
 DEADLINES = "DEADLINE"
+STARTS = "START"
 # States in which a request still waits for its answer (and can expire or be cancelled).
 OPEN_STATES = ("pending_review", "received", "running")
 # REMOVEs that take a record out of the deadline index (append to a terminal update).
@@ -65,6 +72,8 @@ class Delivery:
     kind: str = "message"  # or "request" (C1); notes have no delivery record
     deadline_at: int | None = None  # ms, requests
     handoff: bool = False
+    asker_run_id: str | None = None  # C3: the run of the Crew that asked, waiting on it
+    depth: int = 1  # C4: how many conversations deep
 
     @property
     def is_request(self) -> bool:
@@ -86,13 +95,31 @@ def delivery_item(d: Delivery) -> dict[str, Any]:
         TTL_ATTRIBUTE: d.created_at // 1000 + limits.DELIVERY_RECORD_SECONDS,
     }
     if d.is_request:
-        item |= {"kind": d.kind, "deadline_at": d.deadline_at, "handoff": d.handoff or None}
-        if d.deadline_at is not None and d.state in OPEN_STATES:
+        item |= {
+            "kind": d.kind,
+            "deadline_at": d.deadline_at,
+            "handoff": d.handoff or None,
+            "asker_run_id": d.asker_run_id,
+            "depth": d.depth if d.depth > 1 else None,
+        }
+        if d.state == "received" and d.asker_run_id:
             item |= {
-                "open_store": DEADLINES,
-                "open_check": deadline_key(d.deadline_at, d.conversation, d.seq),
+                "open_store": STARTS,
+                "open_check": deadline_key(d.created_at, d.conversation, d.seq),
             }
+        elif d.deadline_at is not None and d.state in OPEN_STATES:
+            item |= deadline_index(d)
     return item
+
+
+def deadline_index(d: Delivery) -> dict[str, Any]:
+    """The deadline index attributes of an open request (none without a deadline)."""
+    if d.deadline_at is None:
+        return {}
+    return {
+        "open_store": DEADLINES,
+        "open_check": deadline_key(d.deadline_at, d.conversation, d.seq),
+    }
 
 
 def delivery_from(data: dict[str, Any]) -> Delivery:
@@ -112,4 +139,6 @@ def delivery_from(data: dict[str, Any]) -> Delivery:
         kind=data.get("kind", "message"),
         deadline_at=int(deadline) if deadline is not None else None,
         handoff=bool(data.get("handoff", False)),
+        asker_run_id=data.get("asker_run_id"),
+        depth=int(data.get("depth", 1)),
     )

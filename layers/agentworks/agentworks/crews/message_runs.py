@@ -86,6 +86,7 @@ class MessageRuns:
             delivery.connection_id,
             message_id=delivery.message_id,
         )
+        record.depth = delivery.depth
         delivery.state, delivery.run_id = "running", record.call_id
         if not self._inbox.open_delivery(delivery, self._calls.new_record_put(record)):
             return False

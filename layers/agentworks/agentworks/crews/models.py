@@ -52,8 +52,19 @@ class CrewDefinition(BaseModel):
         max_length=limits.CREW_ACCESS_MAX_ENTRIES,
         description="Connection ids that may call or message this Crew; empty = the account.",
     )
+    may_ask: list[str] = Field(
+        default_factory=list,
+        max_length=limits.CREW_ACCESS_MAX_ENTRIES,
+        description="C4 (specific only): the Crews this one may ask in conversations; "
+        "empty = none.",
+    )
     functions: list[FunctionSpec] = Field(
         default_factory=list, max_length=limits.FUNCTIONS_PER_CREW
+    )
+    visibility: Literal["account", "private"] = Field(
+        "account",
+        description="C4: `private` — only its owner (the connection that created it) sees, "
+        "calls or messages it; account admins don't.",
     )
 
     @field_validator("name")
@@ -102,10 +113,15 @@ class Crew:
     running: int
     created_at: int
     updated_at: int
+    owner_connection_id: str | None = None  # C4: the connection that created it
 
     @property
     def name(self) -> str:
         return self.definition.name.lower()
+
+    @property
+    def is_private(self) -> bool:
+        return self.definition.visibility == "private"
 
 
 @dataclass
@@ -156,6 +172,13 @@ class CallRecord:
     handoff_agent: str | None = None  # mailbox adapter: the agent the work went to
     handoff_agent_id: str | None = None  # … that identity of the name (M4)
     handoff_message: str | None = None  # the work, between the turn and its hand-off
+    # C3: a request this run sends another Crew, and what came of it
+    asked_crew: str | None = None
+    asked_message: str | None = None  # the request's words, between the turn and sending
+    asked_handoff: bool = False
+    asked_request_id: str | None = None  # the request's message id, once sent
+    asked_reply: str | None = None  # what the next turn reads (its reply, or why none)
+    depth: int = 1  # C4: how many conversations deep this run works
     # States its execution entered, as the step runner's invocations saw them (usage).
     transitions: int = 0
 

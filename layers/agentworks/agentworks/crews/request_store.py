@@ -10,6 +10,7 @@ from botocore.exceptions import ClientError
 from agentworks.crews.delivery_items import (
     DEADLINES,
     OPEN_STATES,
+    STARTS,
     Delivery,
     closed_updates,
     conversation_pk,
@@ -37,6 +38,18 @@ class RequestStore:
             IndexName=OPEN_CALLS,
             KeyConditionExpression="open_store = :due AND open_check <= :now",
             ExpressionAttributeValues=to_item({":due": DEADLINES, ":now": f"{now:013d}#~"}),
+            Limit=limit,
+        )
+        keys = [from_item(raw) or {} for raw in response["Items"]]
+        return [parse_deadline_key(str(k["open_check"])) for k in keys if "open_check" in k]
+
+    def waiting_to_start(self, limit: int) -> list[tuple[str, int]]:
+        """(conversation, seq) of requests Crews' runs sent, oldest first (C3)."""
+        response = self._db.query(
+            TableName=self._table,
+            IndexName=OPEN_CALLS,
+            KeyConditionExpression="open_store = :start",
+            ExpressionAttributeValues=to_item({":start": STARTS}),
             Limit=limit,
         )
         keys = [from_item(raw) or {} for raw in response["Items"]]

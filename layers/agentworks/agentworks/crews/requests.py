@@ -31,6 +31,7 @@ from agentworks.messaging.models import iso
 from agentworks.observability import count
 
 if TYPE_CHECKING:
+    from agentworks.crews.asker_runs import AskerRuns
     from agentworks.crews.execution import Executions
     from agentworks.crews.request_store import RequestStore
     from agentworks.messaging.service import MessagingService
@@ -84,8 +85,10 @@ class Requests:
         messaging: MessagingService | None,  # None in the tick: it only expires
         executions: Executions,
         clock: Clock = SYSTEM_CLOCK,
+        askers: AskerRuns | None = None,
     ) -> None:
         self._store = store
+        self._askers = askers  # C3: a Crew's run that asked hears what came of it
         self._messaging = messaging
         self._executions = executions
         self._clock = clock
@@ -135,6 +138,8 @@ class Requests:
                 state=current.state,
             )
         self._stop_run(before, "The request was cancelled.")
+        if self._askers is not None:
+            self._askers.tell(before, f"Your request was cancelled: {CANCELLED_REASON}")
         count("RequestsCancelled")
         return self._current(ref.conversation, ref.seq, ref.message_id)
 
@@ -147,6 +152,8 @@ class Requests:
             if before is None:
                 continue  # answered, cancelled or expired meanwhile
             self._stop_run(before, "The request's deadline passed.")
+            if self._askers is not None:
+                self._askers.tell(before, f"Your request expired: {EXPIRED_REASON}")
             expired += 1
         count("RequestsExpired", expired)
         return expired

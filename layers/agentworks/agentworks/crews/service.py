@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -63,6 +64,7 @@ def crew_view(crew: Crew, viewer: Principal) -> dict[str, Any]:
         "running": crew.running,
         "created_at": iso(crew.created_at),
         "updated_at": iso(crew.updated_at),
+        "owner_connection_id": crew.owner_connection_id,
         **crew.definition.model_dump(mode="json"),
     }
     if ADMIN not in viewer.scopes:
@@ -73,6 +75,8 @@ def crew_view(crew: Crew, viewer: Principal) -> dict[str, Any]:
 class CrewService:
     def __init__(self, store: CrewStore, clock: Clock = SYSTEM_CLOCK) -> None:
         self._store = store
+        # What else goes with a deleted Crew (its conversations close); set by the wiring.
+        self.on_deleted: Callable[[Crew], object] | None = None
         self._clock = clock
 
     def _now(self) -> int:
@@ -86,7 +90,16 @@ class CrewService:
         if len(self._store.list_all(principal.account_id)) >= limits.CREWS_PER_ACCOUNT:
             raise LimitReached(f"At most {limits.CREWS_PER_ACCOUNT} Crews per account.")
         now = self._now()
-        crew = Crew(principal.account_id, new_id("crew", self._clock), definition, 1, 0, now, now)
+        crew = Crew(
+            principal.account_id,
+            new_id("crew", self._clock),
+            definition,
+            1,
+            0,
+            now,
+            now,
+            owner_connection_id=principal.connection_id,
+        )
         try:
             self._store.create(crew)
         except CrewExists:
@@ -127,3 +140,5 @@ class CrewService:
         crew = visible(principal, self._store.get(principal.account_id, name.lower()))
         if not self._store.delete(crew):
             raise Unavailable()
+        if self.on_deleted is not None:
+            self.on_deleted(crew)  # C4: deleting a Crew closes its conversations

@@ -27,6 +27,11 @@ class CrewView(BaseModel):
     adapter: dict[str, Any] | None
     access: list[str]
     functions: list[FunctionSpec]
+    may_ask: list[str] = Field(default_factory=list, description="C4: Crews it may ask.")
+    visibility: Literal["account", "private"] = "account"
+    owner_connection_id: str | None = Field(
+        default=None, description="C4: the connection that created it (None before owners)."
+    )
 
 
 class CrewList(BaseModel):

@@ -73,6 +73,8 @@ class CrewDelivery:
     created_at: str
     framing: Framing = PLAIN  # C1: a request (with its deadline), a reply or a note
     paused: bool = False  # C4: the conversation starts no new runs now
+    asker_run_id: str | None = None  # C3: a Crew's run sent it and waits on it
+    depth: int = 1  # C4: the conversation's depth
 
 
 class CrewGate(Protocol):

@@ -19,7 +19,7 @@ from agentworks.messaging.conversation_store import CapReached, ConversationExis
 from agentworks.messaging.crew_gate import CrewDelivery, CrewGate, CrewTarget
 from agentworks.messaging.crew_inbox_views import CrewInboxViews
 from agentworks.messaging.message_kinds import PLAIN, Framing, hashed_body
-from agentworks.messaging.message_values import new_receipt, opening
+from agentworks.messaging.message_values import check_body, new_receipt, opening
 from agentworks.messaging.models import MailboxEntry, Party, SendReceipt
 from agentworks.messaging.submissions import Stored, Submission, SubmissionIds, content_hash
 
@@ -59,6 +59,8 @@ class FirstContacts(CrewInboxViews):
         sender: Party,
         framing: Framing = PLAIN,
         paused: bool = False,
+        asker_run_id: str | None = None,
+        depth: int = 1,
     ) -> None:
         """Tells the gate, also for a replayed send: delivery is idempotent per message, so
         a send that stopped between storing and delivering is completed by its retry."""
@@ -74,6 +76,8 @@ class FirstContacts(CrewInboxViews):
                 created_at=receipt.created_at,
                 framing=framing,
                 paused=paused,
+                asker_run_id=asker_run_id,
+                depth=depth,
             ),
         )
 
@@ -150,6 +154,8 @@ class FirstContacts(CrewInboxViews):
         body: str,
         submission_id: str | None,
         framing: Framing = PLAIN,
+        asker_run_id: str | None = None,
+        depth: int = 1,
     ) -> SendReceipt:
         """A new conversation whose target (side b) is a Crew: admitted by its switch (M10),
         no mailbox; the gate then starts a run or holds the message for review."""
@@ -176,6 +182,7 @@ class FirstContacts(CrewInboxViews):
                     stored_submission_id,
                     framing,
                 )
+                conv.depth = depth
                 try:
                     self._conversations.create_direct(conv, message)
                 except CapReached as full:
@@ -188,7 +195,9 @@ class FirstContacts(CrewInboxViews):
 
         receipt = self._submissions.once(submission, create)
         crew_inbox = parse_inbox_id(receipt.inbox_id).peer
-        self._deliver_to_crew(principal, crew, crew_inbox, receipt, sender, framing)
+        self._deliver_to_crew(
+            principal, crew, crew_inbox, receipt, sender, framing, False, asker_run_id, depth
+        )
         return receipt
 
     def _committedopening(self, mine: InboxRef, delivered: MessageRef) -> Stored:
@@ -198,3 +207,28 @@ class FirstContacts(CrewInboxViews):
         if first is None:
             raise possibly_stored()
         return Stored(new_receipt(mine, delivered, first.created_at), first.created_at)
+
+    def ask_crew_as_system(
+        self,
+        run_as: Principal,
+        asker: Party,
+        crew_name: str,
+        message: str,
+        framing: Framing,
+        asker_run_id: str,
+        depth: int,
+        submission_id: str,
+    ) -> SendReceipt:
+        """C3: a Crew's run opens a conversation with another Crew and sends it a request,
+        as whoever started the work (`run_as`: the target's access list and switch are
+        checked for that connection, as for any first contact)."""
+        return self._first_contact_crew(
+            run_as,
+            crew_name,
+            asker,
+            check_body(message),
+            submission_id,
+            framing,
+            asker_run_id=asker_run_id,
+            depth=depth,
+        )

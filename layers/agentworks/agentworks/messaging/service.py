@@ -185,8 +185,11 @@ class MessagingService(FirstContacts):
         receipt = self._submissions.once(submission, append)
         if crew is not None:
             assert head.conversation is not None
-            paused = head.conversation.status == "paused"
-            self._deliver_to_crew(principal, crew, inbox.peer, receipt, party, framing, paused)
+            conv = head.conversation
+            paused = conv.status == "paused"
+            self._deliver_to_crew(
+                principal, crew, inbox.peer, receipt, party, framing, paused, None, conv.depth
+            )
         return receipt
 
     def _check_framing(self, head: Head, inbox: InboxRef, framing: Framing) -> None:

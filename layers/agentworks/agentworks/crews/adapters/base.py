@@ -57,6 +57,16 @@ class Handoff:
     message: str
 
 
+@dataclass
+class CrewRequest:
+    """A request to another Crew (C3): the run waits for what comes of it and carries on
+    (at once, for a hand-off)."""
+
+    crew_name: str
+    message: str
+    handoff: bool = False
+
+
 @dataclass(frozen=True)
 class RunnerWork:
     """A turn a local runner carries out (`cli` adapter): the bridge that claims it runs the
@@ -81,6 +91,7 @@ class TurnResult:
     files: dict[str, bytes] = field(default_factory=dict)  # relative path -> content
     question: str | None = None  # raise a pending human input (F7)
     handoff: Handoff | None = None
+    crew_request: CrewRequest | None = None
     runner_work: RunnerWork | None = None
     cost_usd: float = 0.0
     progress: list[str] = field(default_factory=list)  # execution messages worth showing

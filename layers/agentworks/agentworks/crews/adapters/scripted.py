@@ -14,7 +14,9 @@ Used by tests and demos. Settings::
       entrypoint: "package.module:function"     # optional: handles turns no rule matched
 
 Rule actions, applied in this order: `ask` (returns the question while no answer is set),
-`fail` (AdapterError), `handoff` ({agent, message}), `call` ({target, function, args}: in a
+`fail` (AdapterError), `ask_crew` ({crew, request, handoff}: in a conversation, a request
+to another Crew; the next turn's `{answer}` is what came of it), `handoff` ({agent,
+message}), `call` ({target, function, args}: in a
 workflow step, calls the function as the source workflow and waits; `{call.…}` is its
 status), then `reply` (final text), `result` or —
 when the turn is a correction — `result_on_correction`, and `files` ({path: text}). Templates
@@ -31,7 +33,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentworks.crews.adapters import settings_checks as checks
-from agentworks.crews.adapters.base import AdapterError, Handoff, TurnRequest, TurnResult
+from agentworks.crews.adapters.base import (
+    AdapterError,
+    CrewRequest,
+    Handoff,
+    TurnRequest,
+    TurnResult,
+)
 from agentworks.crews.adapters.scripted_template import (
     TemplateContext,
     history_text,
@@ -43,6 +51,7 @@ SETTINGS_KEYS = ("type", "rules", "entrypoint")
 MATCH_KEYS = ("when", "function", "default")
 ACTION_KEYS = (
     "reply", "result", "result_on_correction", "ask", "files", "fail", "handoff", "call",
+    "ask_crew",
 )  # fmt: skip
 _ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -99,6 +108,16 @@ def _rule_problems(rule: Any, where: str) -> list[str]:
         and isinstance(handoff.get("message", ""), str)
     ):
         problems.append(f"{where}: 'handoff' must be {{agent: NAME, message: TEXT}}")
+    ask_crew = rule.get("ask_crew")
+    if ask_crew is not None and not (
+        isinstance(ask_crew, dict)
+        and isinstance(ask_crew.get("crew"), str)
+        and isinstance(ask_crew.get("request"), str)
+        and isinstance(ask_crew.get("handoff", False), bool)
+    ):
+        problems.append(
+            f"{where}: 'ask_crew' must be {{crew: NAME, request: TEXT, handoff: true|false}}"
+        )
     return problems
 
 
@@ -220,6 +239,13 @@ def _apply(rule: dict[str, Any], ctx: TemplateContext, request: TurnRequest) -> 
         return TurnResult(question=render(rule["ask"], ctx))
     if "fail" in rule:
         raise AdapterError(render(rule["fail"], ctx))
+    if "ask_crew" in rule and request.answer is None:
+        spec = rule["ask_crew"]
+        return TurnResult(
+            crew_request=CrewRequest(
+                render(spec["crew"], ctx), render(spec["request"], ctx), spec.get("handoff", False)
+            )
+        )
     if "handoff" in rule:
         spec = rule["handoff"]
         return TurnResult(

@@ -1,0 +1,63 @@
+"""The asking run of a request one Crew sent another (C3): it waits on a task token, and
+whatever becomes of the request — its reply, a refusal, a failure, its deadline — is
+what it reads when it carries on. Each request wakes its run once (the token is taken in
+the same conditional save)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from agentworks.crews.call_store import StaleCall
+
+if TYPE_CHECKING:
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.delivery_items import Delivery
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.models import CallRecord
+
+logger = logging.getLogger(__name__)
+
+
+class AskerRuns:
+    def __init__(self, calls: CallStore, executions: Executions) -> None:
+        self._calls = calls
+        self._executions = executions
+
+    def tell(self, request: Delivery, answer: str) -> bool:
+        """Wakes the run that sent `request` with `answer`; False when no run waits on it
+        (none sent it, it ended, or it was woken already)."""
+        if not request.asker_run_id:
+            return False
+        for _attempt in range(5):
+            found = self._calls.get(request.asker_run_id)
+            if found is None:
+                return False
+            record, version = found
+            if not waits_on(record, request.message_id):
+                return False
+            token = record.task_token
+            assert token is not None
+            record.asked_reply, record.task_token = answer, None
+            record.progress.append(f"request {request.message_id}: {answer[:80]}")
+            try:
+                self._calls.save(record, version)
+            except StaleCall:
+                continue
+            self.resume(token)
+            return True
+        return False
+
+    def resume(self, token: str) -> None:
+        with contextlib.suppress(Exception):  # a stopped execution has nothing to resume
+            self._executions.resume(token, {"answered": True})
+
+
+def waits_on(record: CallRecord, request_id: str) -> bool:
+    return (
+        not record.terminal
+        and record.asked_request_id == request_id
+        and record.task_token is not None
+        and record.asked_reply is None
+    )
