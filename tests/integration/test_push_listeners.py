@@ -219,3 +219,19 @@ def test_only_new_messages_wake_anyone():
     [only] = delivered_messages(records)
     assert (only.message.conversation, only.message.side, only.message.seq) == (conv, "b", 2)
     assert only.to_agent is None
+
+
+def test_the_directory_says_which_names_have_a_listener_connected(api, agents, stack):
+    """Issue 10 item 5: `agents --all` (GET /v1/agents?listening=true) shows whether a
+    listener of each name is connected; a plain listing reads no listener."""
+    reader = agents.named("reader")
+    agents.named("quiet")
+    ws_id, status, _ = _connect(reader, agent_name="reader")
+    assert status == 200
+    listed = api("GET", "/v1/agents", reader, query={"listening": "true"}).body["agents"]
+    assert {a["agent_name"]: a["listening"] for a in listed} == {"quiet": False, "reader": True}
+    plain = api("GET", "/v1/agents", reader).body["agents"]
+    assert {a["listening"] for a in plain} == {None}
+    assert _push(_ws_event("$disconnect", ws_id, None))[0] == 200
+    listed = api("GET", "/v1/agents", reader, query={"listening": "true"}).body["agents"]
+    assert {a["agent_name"]: a["listening"] for a in listed} == {"quiet": False, "reader": False}

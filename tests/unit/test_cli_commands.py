@@ -432,6 +432,15 @@ def test_register_list_ack_state_unregister(server, config, capsys):
     assert lines[0].split() == ["NAME", "STATUS", "PROVIDER", "PURPOSE"]
     assert lines[1].split()[:2] == ["reviewer", "online"] and lines[1].endswith("Reviews changes")
     assert lines[2].split()[:2] == ["worker", "offline"]
+    # agents --all: the directory, with whether a listener of each name is connected.
+    listened = {"agents": [{**agent, "listening": True}, {**offline, "listening": False}]}
+    server.on("GET", "/v1/agents", listened)
+    code, out, _ = run(capsys, "agents", "--all")
+    assert code == 0 and server.last.query == {"listening": ["true"]}
+    lines = out.splitlines()
+    assert lines[0].split() == ["NAME", "STATUS", "LISTENER", "PROVIDER", "PURPOSE"]
+    assert lines[1].split()[:3] == ["reviewer", "online", "connected"]
+    assert lines[2].split()[:3] == ["worker", "offline", "-"]
 
     server.on("POST", "/v1/messages/msg_1/ack", {"message_id": "msg_1", "receipt": "admitted"})
     code, out, _ = run(capsys, "messages", "ack", "--message-id", "msg_1", "--delivery", "admitted")

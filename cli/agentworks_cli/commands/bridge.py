@@ -247,7 +247,7 @@ def run_agents(session: Session) -> int:
     if session.args.all:
         from agentworks_cli.commands.messages import run_list
 
-        return int(run_list(session))
+        return int(run_list(session, listening=True))
     return run_status(session)
 
 

@@ -174,8 +174,10 @@ def run_register(session: Session) -> int:
     return EXIT_OK
 
 
-def run_list(session: Session) -> int:
-    listed = session.call("GET", "/v1/agents", shape=shapes.AGENTS)
+def run_list(session: Session, listening: bool = False) -> int:
+    """The directory; `listening` (agents --all) adds whether a listener is connected."""
+    query = {"listening": "true"} if listening else None
+    listed = session.call("GET", "/v1/agents", query=query, shape=shapes.AGENTS)
     if session.json:
         session.print_json(listed)
         return EXIT_OK
@@ -184,16 +186,21 @@ def run_list(session: Session) -> int:
         session.out("no agents registered; register one with:")
         session.out("  " + shell(session.command("messages", "register", "--agent", "NAME")))
         return EXIT_OK
-    rows = [
-        (
+    headers = ["NAME", "STATUS", "PROVIDER", "PURPOSE"]
+    rows: list[list[object]] = [
+        [
             a.get("agent_name"),
             "online" if a.get("online") else "offline",
             a.get("provider") or "-",
             _shorten(one_line(a.get("purpose") or "-"), PURPOSE_COLUMN_CHARS),
-        )
+        ]
         for a in agents
     ]
-    for line in table(("NAME", "STATUS", "PROVIDER", "PURPOSE"), rows):
+    if listening:
+        headers.insert(2, "LISTENER")
+        for row, a in zip(rows, agents, strict=True):
+            row.insert(2, "connected" if a.get("listening") else "-")
+    for line in table(headers, rows):
         session.out(line)
     return EXIT_OK
 

@@ -40,8 +40,11 @@ def register_agent(request: Annotated[RegisterAgent, Body()]) -> AgentView:
     summary="The account's directory of named agents",
     responses=documented(200, 403),
 )
-def list_agents() -> AgentList:
-    return AgentList(agents=services().directory.list(current_principal(router)))
+def list_agents(
+    listening: Annotated[bool, Query(description="Say which names have a listener.")] = False,
+) -> AgentList:
+    listeners = services().push.listening.is_listening if listening else None
+    return AgentList(agents=services().directory.list(current_principal(router), listeners))
 
 
 @router.delete(

@@ -142,10 +142,20 @@ class AgentDirectory:
         if not self._agents.delete(reg):
             raise Unavailable()
 
-    def list(self, principal: Principal) -> list[AgentView]:
+    def list(
+        self,
+        principal: Principal,
+        listening: Callable[[str], bool] | None = None,
+    ) -> list[AgentView]:
+        """The directory (M4); with `listening` (agent_id → is a push listener of it
+        connected, issue 10) each entry says so, for one more read per name."""
         principal.require(MESSAGES_READ)
         now = self._now_ms()
         regs = self._agents.list_all(principal.account_id)
         if principal.target_bounds is not None:
             regs = [r for r in regs if principal.may_target(f"agent:{r.name}")]
-        return [agent_view(r, now) for r in sorted(regs, key=lambda r: r.name)]
+        views = [agent_view(r, now) for r in sorted(regs, key=lambda r: r.name)]
+        if listening is not None:
+            for view in views:
+                view.listening = listening(view.agent_id)
+        return views

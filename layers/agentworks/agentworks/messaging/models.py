@@ -114,6 +114,10 @@ class AgentView(BaseModel):
     allowed_connection_ids: list[str]
     created_at: str
     last_seen_at: str | None = None
+    listening: bool | None = Field(
+        default=None,
+        description="With listening=true: a push-channel listener of this name is connected.",
+    )
 
 
 class AgentList(BaseModel):

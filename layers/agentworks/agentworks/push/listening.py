@@ -39,6 +39,11 @@ class Listening:
         self._clock = clock
         self._usage = usage
 
+    def is_listening(self, agent_id: str) -> bool:
+        """A live listener of the name `agent_id` is connected (the directory, issue 10)."""
+        partition = whole_name(agent_id).partition
+        return bool(self._store.of_partition(partition, self._clock.now(), 1))
+
     def follow(self, principal: Principal, inbox_id: str | None, agent_name: str | None) -> Follow:
         principal.require(MESSAGES_READ)
         name = normalize_agent_name(agent_name) if agent_name else None
