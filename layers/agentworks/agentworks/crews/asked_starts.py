@@ -62,16 +62,7 @@ class AskedStarts:
             if crew.definition.messaging == "review":
                 self._inbox.hold_for_review(waiting, now)
                 continue
-            record = self._runs.new_run(
-                crew.account_id,
-                crew.crew_id,
-                crew.name,
-                InboxRef(conversation, side).inbox_id,
-                waiting.connection_id,
-                message_id=waiting.message_id,
-            )
-            record.depth = waiting.depth
-            put = self._runs.record_put(record)
-            if self._inbox.release(waiting, record.call_id, put, now, from_state="received"):
-                started += int(self._runs.start(record))
+            crew_inbox = InboxRef(conversation, side).inbox_id
+            record = self._runs.for_held(waiting, crew.name, crew_inbox, "received")
+            started += int(record is not None and record.state != "failed")
         return started

@@ -186,18 +186,8 @@ class ConversationControls:
             if crew.definition.messaging == "review":
                 self._inbox.hold_for_review(held, now)
                 continue
-            record = self._runs.new_run(
-                crew.account_id,
-                crew.crew_id,
-                crew.name,
-                crew_inbox,
-                held.connection_id,
-                message_id=held.message_id,
-            )
-            record.depth = held.depth
-            put = self._runs.record_put(record)
-            if self._inbox.release(held, record.call_id, put, now, from_state="received"):
-                started += int(self._runs.start(record))
+            record = self._runs.for_held(held, crew.name, crew_inbox, "received")
+            started += int(record is not None and record.state != "failed")
         return started
 
 

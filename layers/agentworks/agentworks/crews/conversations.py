@@ -157,20 +157,10 @@ class CrewInboxes:
             raise MessagingOff(crew.name)
         waiting = self._waiting(crew, message_id)
         crew_inbox = InboxRef(waiting.conversation, "b").inbox_id
-        record = self._runs.new_run(
-            crew.account_id,
-            crew.crew_id,
-            crew.name,
-            crew_inbox,
-            waiting.connection_id,
-            message_id=waiting.message_id,
-        )
-        record.depth = waiting.depth
-        if not self._inbox.release(
-            waiting, record.call_id, self._runs.record_put(record), self._now()
-        ):
+        record = self._runs.for_held(waiting, crew.name, crew_inbox, "pending_review")
+        if record is None:
             raise Conflict("This message was released or declined meanwhile.")
-        started = self._runs.start(record)
+        started = record.state != "failed"
         return ReviewOutcome(
             target=f"crew:{crew.name}",
             message_id=waiting.message_id,

@@ -93,6 +93,28 @@ class MessageRuns:
         self.start(record)
         return True
 
+    def for_held(
+        self, delivery: Delivery, crew_name: str, crew_inbox_id: str, from_state: str
+    ) -> CallRecord | None:
+        """A message that waited (`pending_review` for a person, `received` in a paused
+        conversation or for the tick) gets its run: recorded in the transaction that moves
+        the message to `running`, then started (its state says whether it did). None when
+        the message moved meanwhile."""
+        record = self.new_run(
+            delivery.account_id,
+            delivery.crew_id,
+            crew_name,
+            crew_inbox_id,
+            delivery.connection_id,
+            message_id=delivery.message_id,
+        )
+        record.depth = delivery.depth
+        put = self.record_put(record)
+        if not self._inbox.release(delivery, record.call_id, put, self._now(), from_state):
+            return None
+        self.start(record)
+        return record
+
     def for_wakeup(self, wakeup: Wakeup, run_id: str) -> CallRecord:
         """The run of a wakeup that fired, stored (not started yet)."""
         record = self.new_run(

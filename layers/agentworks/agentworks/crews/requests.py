@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from agentworks import limits
@@ -127,9 +128,8 @@ class Requests:
         is_admin = ADMIN in principal.scopes and principal.target_bounds is None
         if asked.connection_id != principal.connection_id and not is_admin:
             raise Unavailable()  # C5: the asker, or a person who can act for it
-        before = self._store.close(
-            ref.conversation, ref.seq, "cancelled", CANCELLED_REASON, self._now()
-        )
+        now = self._now()
+        before = self._store.close(ref.conversation, ref.seq, "cancelled", CANCELLED_REASON, now)
         if before is None:
             current = self._current(ref.conversation, ref.seq, ref.message_id)
             raise Conflict(
@@ -141,7 +141,10 @@ class Requests:
         if self._askers is not None:
             self._askers.tell(before, f"Your request was cancelled: {CANCELLED_REASON}")
         count("RequestsCancelled")
-        return self._current(ref.conversation, ref.seq, ref.message_id)
+        # The record as the close wrote it (no read back).
+        return request_view(
+            replace(before, state="cancelled", error=CANCELLED_REASON, updated_at=now)
+        )
 
     def expire_due(self) -> int:
         """The tick's part: requests past their deadline become Expired, each once."""

@@ -1,0 +1,220 @@
+"""How the Crew services are put together (SPEC §4, §7): the stores, message runs and
+reconciliation behind `runtime.Crews`, and the parts the tick uses on its own."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from agentworks.crews.adapters.registry import AdapterClients
+    from agentworks.crews.asked_starts import AskedStarts
+    from agentworks.crews.asker_runs import AskerRuns
+    from agentworks.crews.conversation_controls import ConversationControls
+    from agentworks.crews.conversations import CrewReception, LiveConnection
+    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.crews.message_runs import MessageRuns
+    from agentworks.crews.reconcile import CallReconciler
+    from agentworks.crews.requests import Requests
+    from agentworks.messaging.service import MessagingService
+    from agentworks.runtime import Crews
+
+
+def message_runs(
+    settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any
+) -> tuple[CrewInboxStore, MessageRuns]:
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.message_runs import MessageRuns
+
+    inbox = CrewInboxStore(client, settings.work_table)
+    executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
+    return inbox, MessageRuns(CallStore(client, settings.work_table), inbox, executions, clock)
+
+
+def call_reconciler(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    stepfunctions: Any,
+    inbox: CrewInboxStore,
+) -> CallReconciler:
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.open_call_store import OpenCallStore
+    from agentworks.crews.reconcile import CallReconciler
+    from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.messaging.crew_inbox_views import CrewInboxViews
+
+    # A reconciled message run's receipt goes `processed`, as a run that ended itself does.
+    receipts = CrewInboxViews(ConversationStore(client, settings.messages_table), clock)
+    return CallReconciler(
+        CallStore(client, settings.work_table),
+        OpenCallStore(client, settings.work_table),
+        Executions(settings.function_call_state_machine_arn, stepfunctions),
+        inbox,
+        clock,
+        receipts,
+    )
+
+
+def build_reception(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock = SYSTEM_CLOCK,
+    stepfunctions: Any = None,
+) -> CrewReception:
+    """The gate of messages to Crews (M10)."""
+    from agentworks.crews.conversations import CrewReception
+    from agentworks.crews.crew_store import CrewStore
+
+    inbox, runs = message_runs(settings, client, clock, stepfunctions)
+    return CrewReception(CrewStore(client, settings.work_table), inbox, runs, clock)
+
+
+def build_crews(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock = SYSTEM_CLOCK,
+    s3: Any = None,
+    stepfunctions: Any = None,
+    adapter_clients: AdapterClients | None = None,
+    messaging: MessagingService | None = None,
+    is_live_connection: LiveConnection | None = None,
+) -> Crews:
+    """Without `messaging`, function calls work but message runs, hand-offs, review and
+    wakeup scheduling answer that messages are unavailable."""
+    from agentworks.aws_clients import s3 as default_s3
+    from agentworks.crews.adapter_profile_store import AdapterProfileStore
+    from agentworks.crews.adapter_profiles import AdapterProfiles
+    from agentworks.crews.adapters.registry import AdapterClients, build_adapter
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.calls import FunctionCalls
+    from agentworks.crews.conversations import CrewInboxes
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.outputs import OutputStore
+    from agentworks.crews.runner import StepRunner
+    from agentworks.crews.service import CrewService
+    from agentworks.crews.wakeups import Wakeups
+    from agentworks.runtime import Crews
+
+    crews = CrewStore(client, settings.work_table)
+    calls = CallStore(client, settings.work_table)
+    outputs = OutputStore((lambda: s3) if s3 is not None else default_s3, settings.outputs_bucket)
+    clients = adapter_clients or AdapterClients()
+    inbox, runs = message_runs(settings, client, clock, stepfunctions)
+    controls = conversation_controls(settings, client, clock, stepfunctions, messaging, inbox, runs)
+    definitions = CrewService(crews, clock)
+    definitions.on_deleted = controls.close_all_of
+    return Crews(
+        definitions=definitions,
+        adapters=AdapterProfiles(AdapterProfileStore(client, settings.work_table), clock),
+        calls=FunctionCalls(
+            crews,
+            calls,
+            Executions(settings.function_call_state_machine_arn, stepfunctions),
+            outputs,
+            clock,
+        ),
+        runner=StepRunner(
+            crews,
+            calls,
+            outputs,
+            lambda settings: build_adapter(settings, clients),
+            clock,
+            messaging=messaging,
+            inbox=inbox,
+            askers=asker_runs(settings, client, stepfunctions),
+            is_live=is_live_connection,
+        ),
+        inboxes=CrewInboxes(crews, inbox, runs, messaging, is_live_connection, clock),
+        wakeups=Wakeups(inbox, runs, messaging, clock),
+        reconciler=call_reconciler(settings, client, clock, stepfunctions, inbox),
+        requests=request_service(settings, client, clock, stepfunctions, messaging),
+        controls=controls,
+        asked_starts=asked_starts(settings, client, clock, inbox, runs),
+    )
+
+
+def conversation_controls(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    stepfunctions: Any,
+    messaging: MessagingService | None,
+    inbox: CrewInboxStore,
+    runs: MessageRuns,
+) -> ConversationControls:
+    from agentworks.crews.conversation_controls import ConversationControls
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.request_store import RequestStore
+
+    return ConversationControls(
+        CrewStore(client, settings.work_table),
+        inbox,
+        RequestStore(client, settings.work_table),
+        runs,
+        messaging,
+        Executions(settings.function_call_state_machine_arn, stepfunctions),
+        clock,
+    )
+
+
+def request_service(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    stepfunctions: Any,
+    messaging: MessagingService | None,
+) -> Requests:
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.request_store import RequestStore
+    from agentworks.crews.requests import Requests
+
+    return Requests(
+        RequestStore(client, settings.work_table),
+        messaging,
+        Executions(settings.function_call_state_machine_arn, stepfunctions),
+        clock,
+        askers=asker_runs(settings, client, stepfunctions),
+    )
+
+
+def asked_starts(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    inbox: CrewInboxStore,
+    runs: MessageRuns,
+) -> AskedStarts:
+    from agentworks.crews.asked_starts import AskedStarts
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.crews.request_store import RequestStore
+    from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.messaging.crew_inbox_views import CrewInboxViews
+
+    return AskedStarts(
+        RequestStore(client, settings.work_table),
+        inbox,
+        runs,
+        CrewStore(client, settings.work_table),
+        CrewInboxViews(ConversationStore(client, settings.messages_table), clock),
+        clock,
+    )
+
+
+def asker_runs(settings: Settings, client: DynamoDBClient, stepfunctions: Any) -> AskerRuns:
+    """C3: the runs that asked another Crew, woken by what comes of their requests."""
+    from agentworks.crews.asker_runs import AskerRuns
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.execution import Executions
+
+    executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
+    return AskerRuns(CallStore(client, settings.work_table), executions)
