@@ -104,6 +104,7 @@ SHOWN = (
     "usage_notifier_requests_per_send",
     "usage_extra_requests_per_read_page",
     "usage_write_units_per_read_page",
+    "usage_tally_flush_requests",
     "usage_estimate_per_million_usd",
     "usage_estimate_vs_measured",
     "bridge_duplicate_turns",

@@ -8,6 +8,11 @@ from aws_lambda_powertools.logging import correlation_paths
 
 from agentworks.http_api.app import resolve
 from agentworks.observability import logger, metrics, tracer
+from agentworks.shutdown import enable_in_lambda
+
+# Lambda warns before retiring this environment only if an extension is registered, and
+# only during init: the read tally (agentworks.usage.tally) is written then.
+enable_in_lambda()
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -271,5 +271,9 @@ USAGE_RETENTION_SECONDS = (USAGE_DAYS_MAX + 2) * DAY_SECONDS
 # Each account-day is this many items, so concurrent writers (call ends in transactions,
 # read pages, stream batches) rarely meet on one item; a report sums them.
 USAGE_SHARDS = 8
+# Read pages are tallied in memory and written at most this often per process (no request
+# of its own on a read): what a recycled container had not written yet is lost, at most
+# this long of its reads (usage is an estimate).
+USAGE_FLUSH_SECONDS = 60
 # Conversation -> account lookups the stream counter remembers (an account never changes).
 USAGE_ACCOUNT_CACHE = 10_000

@@ -134,9 +134,11 @@ def build_services(
     from agentworks.messaging.service import MessagingService
     from agentworks.usage.recorder import UsageRecorder
     from agentworks.usage.reports import UsageReports
+    from agentworks.usage.tally import UsageTally
     from agentworks.usage.usage_store import UsageStore
 
     usage = UsageStore(client, settings.work_table)
+    reads_tally = UsageTally(UsageRecorder(usage, clock), clock)
     identity = IdentityService(ConnectionStore(client, settings.identity_table), clock)
     agents = AgentStore(client, settings.messages_table, settings.identity_table)
     lifecycle = InboxLifecycle(LifecycleStore(client, settings.messages_table), clock)
@@ -150,7 +152,7 @@ def build_services(
         clock,
         poll_interval,
         crew_gate=build_reception(settings, client, clock, stepfunctions),
-        usage=UsageRecorder(usage, clock),  # read pages (agentworks.usage)
+        usage=reads_tally,  # read pages, written at most once a minute
     )
     crews = build_crews(
         settings,
@@ -184,7 +186,7 @@ def build_services(
         workflows=workflows,
         relays=relays,
         push=build_push(settings, client, clock, push_management),
-        usage=UsageReports(usage, clock),
+        usage=UsageReports(usage, clock, pending=reads_tally),
     )
 
 
@@ -217,10 +219,13 @@ def services() -> Services:
 @lru_cache(maxsize=1)
 def _default_services() -> Services:
     from agentworks.aws_clients import dynamodb
+    from agentworks.shutdown import on_shutdown
     from agentworks.signing import signer_from_secret
 
     settings = get_settings()
-    return build_services(settings, dynamodb(), signer_from_secret(settings.signing_secret_arn))
+    built = build_services(settings, dynamodb(), signer_from_secret(settings.signing_secret_arn))
+    on_shutdown(built.usage.flush_pending)  # the read tally, when Lambda retires us
+    return built
 
 
 def identity_only() -> IdentityService:

@@ -18,6 +18,7 @@ from mcp.server.mcpserver import RequestStateSecurity
 from mcp.server.request_state import AESGCMRequestStateCodec
 
 from agentworks.mcp_server.principal import acting_principal
+from agentworks.signing import secret_keys
 
 # Domain separation: the same secret also signs cursors.
 _KEY_LABEL = b"agentworks/mcp-request-state/v1"
@@ -53,7 +54,9 @@ class SharedKeyCodec:
     def _ready(self) -> AESGCMRequestStateCodec:
         with self._lock:
             if self._codec is None:
-                self._codec = AESGCMRequestStateCodec([derive_key(self._secret())])
+                # Sealed under the current key, opened under any (a rotation, signing.py).
+                keys = secret_keys(self._secret().decode())
+                self._codec = AESGCMRequestStateCodec([derive_key(k) for k in keys])
             return self._codec
 
     def seal(self, payload: bytes) -> str:

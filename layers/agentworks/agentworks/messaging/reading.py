@@ -1,7 +1,7 @@
 """Reading direct messages: pages with cursors and long-polls, mailboxes, receipts and an
 inbox's state (M3, M6, M7, M8). Reads never change a message; the only writes are the
-receipt an `ack` moves forward, a name's presence (at most once a minute) and the usage
-of a page that returned messages (agentworks.usage).
+receipt an `ack` moves forward and a name's presence (at most once a minute); the usage
+of a page that returned messages is tallied in memory (agentworks.usage.tally).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from agentworks.usage.counts import Counts
 if TYPE_CHECKING:
     from agentworks.messaging.agent_store import AgentStore
     from agentworks.messaging.cursors import Cursors
-    from agentworks.usage.recorder import UsageRecorder
+    from agentworks.usage.tally import UsageTally
 
 # A name's presence (online) is refreshed at most this often per connection.
 _SEEN_REFRESH_MS = 60_000
@@ -101,7 +101,7 @@ class InboxReads:
         authority: InboxAuthority,
         clock: Clock,
         poll_interval: float,
-        usage: UsageRecorder | None = None,
+        usage: UsageTally | None = None,
     ) -> None:
         self._conversations = conversations
         self._agents = agents
@@ -141,8 +141,8 @@ class InboxReads:
             )
         count("MessagesRead", len(page.messages))
         if page.messages and self._usage is not None:
-            # A read writes nothing to fold this into (the cursor is the caller's): one
-            # ADD per page that returned messages, none for empty pages and idle polls.
+            # A read writes nothing to fold this into (the cursor is the caller's): tallied
+            # here, written at most once a minute; empty pages and idle polls are no read.
             read = Counts(messages_read=len(page.messages), read_requests=1)
             self._usage.add(principal.account_id, principal.connection_id, read)
         return page

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from agentworks.messaging.agent_store import AgentStore
     from agentworks.messaging.cursors import Cursors
     from agentworks.messaging.lifecycle import InboxLifecycle
-    from agentworks.usage.recorder import UsageRecorder
+    from agentworks.usage.tally import UsageTally
 
 
 class MessagingService(FirstContacts):
@@ -83,7 +83,7 @@ class MessagingService(FirstContacts):
         clock: Clock = SYSTEM_CLOCK,
         poll_interval: float = 1.0,
         crew_gate: CrewGate | None = None,
-        usage: UsageRecorder | None = None,
+        usage: UsageTally | None = None,
     ) -> None:
         super().__init__(conversations, clock)
         self._lifecycle = lifecycle

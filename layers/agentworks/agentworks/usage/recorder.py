@@ -1,5 +1,5 @@
-"""Adding to usage counters from a request that does its own work first (a read page, a
-WebSocket closing): one `ADD`, and a failure never fails the request it counts."""
+"""Adding to usage counters from a request that does its own work first (a WebSocket
+closing, a tally of read pages): one `ADD`, and a failure never fails the request it counts."""
 
 from __future__ import annotations
 
@@ -18,11 +18,14 @@ class UsageRecorder:
         """Adds `counts` to today's counters of `account_id`, in the shard `spread_by`
         (an id the caller holds) picks; False when the write was dropped (a metric and a
         log line say so: usage is an estimate, the read or close it counts is not)."""
+        return self.add_to(account_id, day_of(self._clock.now()), shard_of(spread_by), counts)
+
+    def add_to(self, account_id: str, day: str, shard: int, counts: Counts) -> bool:
+        """Adds to one shard of one day (a tally written later keeps the day it counted)."""
         if not counts:
             return True
-        day = day_of(self._clock.now())
         try:
-            self._store.add(account_id, day, shard_of(spread_by), counts)
+            self._store.add(account_id, day, shard, counts)
         except Exception:
             logger.exception("usage write dropped", extra={"account_id": account_id})
             count("UsageWritesDropped")

@@ -12,6 +12,7 @@ from agentworks.usage.counts import COUNTERS, Counts, day_of, days_back
 if TYPE_CHECKING:
     from agentworks.identity.models import Principal
     from agentworks.usage.costs import Cost
+    from agentworks.usage.tally import UsageTally
     from agentworks.usage.usage_store import UsageStore
     from agentworks.usage.views import UsageCost, UsageReport
 
@@ -47,9 +48,17 @@ def cost_view(cost: Cost) -> UsageCost:
 
 
 class UsageReports:
-    def __init__(self, store: UsageStore, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self, store: UsageStore, clock: Clock = SYSTEM_CLOCK, pending: UsageTally | None = None
+    ) -> None:
         self._store = store
         self._clock = clock
+        self._pending = pending  # this process's read pages not written yet
+
+    def flush_pending(self) -> None:
+        """Writes this process's read tally now (at shutdown, agentworks.shutdown)."""
+        if self._pending is not None:
+            self._pending.flush()
 
     def report(
         self, principal: Principal, account: str | None = None, days: int | None = None
@@ -64,6 +73,7 @@ class UsageReports:
         principal.require_account_admin()
         if account is not None and account != principal.account_id:
             raise Unavailable()
+        self.flush_pending()  # what this process counted shows at once
         now = self._clock.now()
         window = days_back(day_of(now), check_days(days))
         found = self._store.days(principal.account_id, window[0], window[-1], now)

@@ -464,9 +464,9 @@ class WorkflowEngine:
         url = run.definition.get("notifyUrl")
         if not url or self._signer is None:
             return
-        key = self._signer.derived_key(WEBHOOK_PURPOSE, run.account_id)
+        keys = self._signer.derived_keys(WEBHOOK_PURPOSE, run.account_id)  # >1 mid-rotation
         body = {"runId": run.run_id, "workflowId": run.workflow_id, **payload}
-        note = self._webhooks.send(url, key, event, body)
+        note = self._webhooks.send(url, keys, event, body)
         for _ in range(3):  # the run item is shared with cancel and finish: re-read on a race
             found = self._runs.get(run.run_id)
             if found is None:

@@ -2,8 +2,10 @@
 
 Each carries `X-AgentWorks-Signature: t=<unix seconds>,v1=<hex>`, the HMAC-SHA256 of
 `"<t>.<body>"` under the account's webhook key (`agentworks workflow webhook-key`), so a
-receiver can tell it came from this deployment and is fresh. A failing receiver is retried a
-few times with a doubling pause, then recorded on the run; it never fails a step or a run.
+receiver can tell it came from this deployment and is fresh. While the signing secret is
+being rotated, one `v1=` per key (the new key's first): a receiver accepts any that matches.
+A failing receiver is retried a few times with a doubling pause, then recorded on the run;
+it never fails a step or a run.
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ from agentworks.workflows.records import Notification
 SIGNATURE_HEADER = "X-AgentWorks-Signature"
 
 
-def signature(key: str, timestamp: int, body: bytes) -> str:
-    mac = hmac.new(key.encode(), str(timestamp).encode() + b"." + body, hashlib.sha256)
-    return f"t={timestamp},v1={mac.hexdigest()}"
+def _v1(key: str, timestamp: int, body: bytes) -> str:
+    return hmac.new(key.encode(), str(timestamp).encode() + b"." + body, hashlib.sha256).hexdigest()
+
+
+def signature(key: str | list[str], timestamp: int, body: bytes) -> str:
+    keys = [key] if isinstance(key, str) else key
+    return ",".join([f"t={timestamp}", *(f"v1={_v1(k, timestamp, body)}" for k in keys)])
 
 
 def verify(
@@ -33,21 +39,24 @@ def verify(
 ) -> bool:
     """What a receiver does (tests, docs and webhook triggers use it): the header matches
     the body — and, given `now`, was signed at most `max_age` seconds from it (replays)."""
-    parts = dict(p.split("=", 1) for p in header.split(",") if "=" in p)
+    parts = [p.split("=", 1) for p in header.split(",") if "=" in p]
     try:
-        signed_at = int(parts.get("t", ""))
-    except ValueError:
+        signed_at = int(next(v for k, v in parts if k == "t"))
+    except (StopIteration, ValueError):
         return False
     if now is not None and abs(now - signed_at) > max_age:
         return False
-    return hmac.compare_digest(signature(key, signed_at, body), header)
+    expected = _v1(key, signed_at, body)
+    return any(k == "v1" and hmac.compare_digest(expected, v) for k, v in parts)
 
 
 class Webhooks:
     def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
         self._clock = clock
 
-    def send(self, url: str, key: str, event: str, payload: dict[str, Any]) -> Notification:
+    def send(
+        self, url: str, key: str | list[str], event: str, payload: dict[str, Any]
+    ) -> Notification:
         body = json.dumps({"event": event, **payload}, separators=(",", ":")).encode()
         attempts, status, error = 0, None, None
         pause = limits.WEBHOOK_BACKOFF_SECONDS
@@ -72,7 +81,7 @@ class Webhooks:
             at=int(self._clock.now() * 1000),
         )
 
-    def _post(self, url: str, key: str, body: bytes) -> tuple[int | None, str | None]:
+    def _post(self, url: str, key: str | list[str], body: bytes) -> tuple[int | None, str | None]:
         timestamp = int(self._clock.now())
         request = urllib.request.Request(
             url,
