@@ -29,6 +29,7 @@ run: $(STAMP)
 	@$(BIN)/agentworks dev --port $(PORT)
 
 test: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || echo "browser tests skipped: no chromium on PATH — apt-get install chromium"
 	@$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10
 
 test-fast: $(STAMP)

@@ -25,6 +25,7 @@ from moto import mock_aws
 from bench import (
     bridge,
     cold_start,
+    conversations,
     functions,
     prices,
     push,
@@ -37,6 +38,7 @@ from bench import (
     wake,
     workflows,
 )
+from bench.inbox import inbox_figures
 from bench.meter import Tally
 from bench.stack import open_stack
 from tests.support.clock import FakeClock
@@ -171,6 +173,10 @@ def main() -> int:
     results.update(scale.measure_restart())
     _progress("function calls on Step Functions (one-turn scripted call)")
     results.update(functions.measure())
+    _progress("a request in a conversation with a Crew: send, the Crew's run, its reply")
+    results.update(conversations.measure())
+    _progress("the web Inbox on the local stack (page size, load with its first API call)")
+    results.update(inbox_figures())
     _progress("workflow runs on Step Functions (2 stages × 3 scripted steps)")
     results.update(workflows.measure())
     _progress("relay runs on Step Functions (N durable steps vs N plain calls, own process)")
@@ -185,6 +191,12 @@ def main() -> int:
             "cost_sqs_per_million": "send + receive + delete, unbatched",
             "import_ratio_vs_boto3": "worst function but mcp",
             "function_call_state_transitions": "StateEntered events of one single-turn call",
+            "conversation_round_trip_ddb_requests": "send + the Crew's run + one read page; "
+            "token checks and status polls excluded",
+            "conversation_round_trip_write_units": "table and index units of all their writes",
+            "conversation_round_trip_state_transitions": "StateEntered events of the run",
+            "inbox_page_bytes": "HTML + JS + CSS as served",
+            "inbox_load_ms": "median: the three files and the first GET /v1/conversations",
             "function_call_ddb_requests": "admission + execution; token check and polls excluded",
             "function_call_latency_s": f"median of {functions.CALLS}, accept to terminal status",
             "workflow_2x3_wall_s": f"median of {workflows.RUNS}, start to terminal status",

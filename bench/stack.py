@@ -219,6 +219,7 @@ class ExecutingStack:
     admin_token: str
     stepfunctions: Any  # an unhooked client, for looking at executions
     services: Any
+    dynamodb: Any = None  # the services' own client (a bench.meter.Meter may hook it)
 
 
 def executing_stack(prefix: str, requests: Requests) -> ExecutingStack:
@@ -246,4 +247,4 @@ def executing_stack(prefix: str, requests: Requests) -> ExecutingStack:
     )
     runtime.install(services)
     admin = services.identity.bootstrap("bench").token
-    return ExecutingStack(Api(), admin, session.client("stepfunctions"), services)
+    return ExecutingStack(Api(), admin, session.client("stepfunctions"), services, dynamodb)

@@ -18,11 +18,13 @@ from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, CliError
 from agentworks_cli.commands import (
     account,
     adapters,
+    audit,
     bridge,
     connections,
     conversations,
     crews,
     functions,
+    inbox,
     listen,
     messages,
     ops,
@@ -69,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     messages.add_parsers(commands, common)
     crews.add_parsers(commands, common)
     conversations.add_parsers(commands, common)
+    inbox.add_parsers(commands, common)
     functions.add_parsers(commands, common)
     adapters.add_parsers(commands, common)
     workflows.add_parsers(commands, common)
@@ -77,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     bridge.add_parsers(commands, common)
     ops.add_parsers(commands, common)
     usage.add_parsers(commands, common)
+    audit.add_parsers(commands, common)
     return parser
 
 

@@ -75,8 +75,17 @@ WAKEUP = Shape(_CREW_MODELS, "WakeupView")
 REQUEST = Shape(_CREW_MODELS, "RequestView")
 REQUESTS = Shape(_CREW_MODELS, "RequestList")
 CONVERSATION = Shape(_CREW_MODELS, "ConversationStatusView")
+CONVERSATIONS = Shape("agentworks.crews.inbox_models", "ConversationList")  # C5
+SESSION_LINK = Shape("agentworks.http_api.session", "SessionLink")  # C5 web sign-in
 
 USAGE = Shape("agentworks.usage.views", "UsageReport")
+
+AUDIT = Shape("agentworks.audit.models", "AuditPage")  # C6
+_WEBHOOKS = "agentworks.conversation_webhooks.models"
+WEBHOOK = Shape(_WEBHOOKS, "WebhookView")
+WEBHOOKS = Shape(_WEBHOOKS, "WebhookList")
+WEBHOOK_DELETED = Shape(_WEBHOOKS, "DeletedWebhook")
+WEBHOOK_DELIVERIES = Shape(_WEBHOOKS, "WebhookDeliveries")
 
 ALL: tuple[Shape, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Shape))
 

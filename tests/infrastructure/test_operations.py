@@ -114,7 +114,7 @@ def alarm_gaps(translated: dict[str, Any]) -> list[str]:
 
 def test_every_function_machine_table_and_queue_has_its_alarms(translated):
     assert alarm_gaps(translated) == []
-    assert len(resources_of_type(translated, "AWS::Lambda::Function")) == 9
+    assert len(resources_of_type(translated, "AWS::Lambda::Function")) == 10
 
 
 def test_a_function_added_without_alarms_is_reported():
@@ -157,13 +157,14 @@ def test_the_api_alarms_on_its_5xx_rate_and_p99_latency(translated):
 
 
 def test_alarms_on_the_codes_own_metrics_name_metrics_it_emits(translated):
-    """Push notices that failed to post and webhooks that failed every attempt."""
+    """Push notices that failed to post and webhooks (workflow and conversation ones) that
+    failed every attempt; the stream readers' iterator age."""
     metrics = [metric for alarm in alarms(translated).values() for metric in watched(alarm)]
     ours = {name for namespace, name, _ in metrics if namespace == "AgentWorks"}
-    assert ours == {"PushNoticesFailed", "WebhookDeliveriesFailed"}
+    assert ours == {"PushNoticesFailed", "WebhookDeliveriesFailed", "ConversationWebhooksFailed"}
     assert ours <= emitted_metrics()
-    notifier = {"FunctionName": {"Ref": "NotifierFunction"}}
-    assert ("AWS/Lambda", "IteratorAge", notifier) in metrics
+    for reader in ("NotifierFunction", "WebhooksFunction"):
+        assert ("AWS/Lambda", "IteratorAge", {"FunctionName": {"Ref": reader}}) in metrics
 
 
 def _evaluate(value: Any, conditions: dict[str, bool]) -> Any:

@@ -205,9 +205,12 @@ def world(api: Any, stack: Any) -> World:
         "crew_message": crew_sent["message_id"],
         "crew_request": crew_request["message_id"],
         "control_inbox": controlled["inbox_id"],
+        "crew_conversation": "cnv_" + crew_sent["inbox_id"][4:-1],  # C5: its conversation
         "wakeup": wakeup["wakeup_id"],
         "call": call["call_id"],
     }
+    hook = {"url": "https://hooks.example.com/aw", "events": ["agent_asked"]}  # C6
+    w.ids["webhook"] = _ok(api("POST", "/v1/webhooks", admin, hook), 201)["webhook_id"]
     _ok(api("PUT", "/v1/workflow-definitions", admin, {"content": REGISTERED_FILE}))
     _ok(api("POST", "/api/relays", admin, {"files": RELAY_FILES}), 200)
     started = {"function": "run", "input": {"plan": SECRET}, "idempotency_key": "k"}
@@ -388,6 +391,34 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
         ]
         for step in ("pause", "resume", "close")
     },
+    # C5 the Inbox: a list of what the caller may see (nothing of the owner's for anyone
+    # else), and one conversation, refused like an unknown one to whoever may not see it.
+    _http("GET", "/v1/conversations"): [
+        Row("list", "messages:read", lambda w: ("/v1/conversations", None, None), kind="account")
+    ],
+    _http("GET", "/v1/conversations/<conversation_id>"): [
+        Row(
+            "show",
+            "messages:read",
+            lambda w: (f"/v1/conversations/{w.ids['crew_conversation']}", None, None),
+        )
+    ],
+    # C5 stepping in: whoever can edit the Crew answers for it (its owner, or an admin).
+    _http("POST", "/v1/conversations/<inbox_id>/answer"): [
+        Row(
+            "answer",
+            ADMIN,
+            lambda w: (
+                f"/v1/conversations/{w.ids['control_inbox']}/answer",
+                {"crew": "contracts", "kind": "note", "message": "from a person"},
+                None,
+            ),
+        )
+    ],
+    # C5 web sign-in: any connection may ask for a link to sign in as itself.
+    _http("POST", "/v1/session/links"): [
+        Row("link", None, lambda w: ("/v1/session/links", None, None), kind="account")
+    ],
     _http("DELETE", "/v1/conversations/<inbox_id>"): [
         Row(
             "delete",
@@ -764,6 +795,62 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             expect={"bounded_admin": "forbidden"},
         ),
     ],
+    # The audit log and conversation webhooks (C6) are the account's: an unbounded admin's.
+    # Another account reads its own (empty) log, and a webhook id of ours as an unknown one.
+    _http("GET", "/v1/audit"): [
+        Row(
+            "account",
+            ADMIN,
+            lambda w: ("/v1/audit", None, None),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        ),
+        Row(
+            "one-conversation",
+            ADMIN,
+            lambda w: ("/v1/audit", None, {"inbox_id": w.ids["crew_inbox"]}),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        ),
+    ],
+    _http("POST", "/v1/webhooks"): [
+        Row(
+            "subscribe",
+            ADMIN,
+            lambda w: (
+                "/v1/webhooks",
+                {"url": "https://x.example/h", "events": ["agent_asked"]},
+                None,
+            ),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("GET", "/v1/webhooks"): [
+        Row(
+            "list",
+            ADMIN,
+            lambda w: ("/v1/webhooks", None, None),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("DELETE", "/v1/webhooks/<webhook_id>"): [
+        Row(
+            "delete",
+            ADMIN,
+            lambda w: (f"/v1/webhooks/{w.ids['webhook']}", None, None),
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("GET", "/v1/webhooks/<webhook_id>/deliveries"): [
+        Row(
+            "deliveries",
+            ADMIN,
+            lambda w: (f"/v1/webhooks/{w.ids['webhook']}/deliveries", None, None),
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
     # Relays (issue 9): no allow-lists — any unbounded connection with relays:run may run
     # one; a run is its caller's (or an unbounded admin's) to see and retry.
     _http("POST", "/api/relays"): [
@@ -840,7 +927,13 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
     },
 }
 # The webhook route checks the trigger's signature instead (test_workflow_triggers.py).
-PUBLIC_ROUTES = {("GET", "/v1/openapi.json"), ("POST", "/v1/hooks/<trigger_id>")}
+PUBLIC_ROUTES = {
+    ("GET", "/v1/openapi.json"),
+    ("POST", "/v1/hooks/<trigger_id>"),
+    # C5: the one-time code is the exchange's credential; sign-out ends the cookie's session.
+    ("POST", "/v1/session"),
+    ("POST", "/v1/session/logout"),
+}
 
 
 def _m(tool: str, action: str) -> tuple[str, str]:
@@ -953,6 +1046,13 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
     ],
     _m("messages", "cancel_request"): [
         Row("cancel", "messages:send", lambda w: {"message_id": w.ids["crew_request"]})
+    ],
+    _m("messages", "decline"): [  # C5: as POST /v1/crews/{name}/decline
+        Row(
+            "decline",
+            ADMIN,
+            lambda w: {"target": "crew:contracts", "message_id": w.ids["crew_message"]},
+        )
     ],
     _m("messages", "read"): [
         Row("named-inbox", "messages:read", lambda w: {"inbox_id": w.ids["reviewer_inbox"]}),
@@ -1100,6 +1200,9 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
     ],
     _m("crews", "decline"): [
         Row("decline", ADMIN, lambda w: {"name": "contracts", "message_id": w.ids["crew_message"]})
+    ],
+    _m("crews", "audit"): [  # C6: the account's log, an unbounded admin's
+        Row("audit", ADMIN, lambda w: {}, kind="account", expect={"bounded_admin": "forbidden"})
     ],
     _m("functions", "list"): [
         Row("list", "functions:read", lambda w: {"target": "crew:contracts"})

@@ -221,11 +221,18 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
 
     _drive_workflows(api, stack, admin)
     _drive_push(api, stack, agents)
+    _drive_webhooks(api, stack, agents)
 
     # The deployed wiring reads the signing secret once per process (tests inject a signer).
     from agentworks.signing import signer_from_secret
 
-    for function in ("ApiFunction", "McpFunction", "StepRunnerFunction", "WorkflowRunnerFunction"):
+    for function in (
+        "ApiFunction",
+        "McpFunction",
+        "StepRunnerFunction",
+        "WorkflowRunnerFunction",
+        "WebhooksFunction",
+    ):
         with running(function):
             signer_from_secret.__wrapped__(stack.settings.signing_secret_arn)
 
@@ -329,6 +336,35 @@ def _drive_push(api: Any, stack: Any, agents: Any) -> None:
     assert api("POST", "/v1/messages", caller, more).status == 201
     assert stream.deliver() == {"inboxes": 2, "posted": 1, "dropped": 1}
     assert _push(_ws_event("$disconnect", listener))[0] == 200
+
+
+def _drive_webhooks(api: Any, stack: Any, agents: Any) -> None:
+    """Conversation webhooks (C6): the work table's stream of audit entries to the webhooks
+    function, which reads subscriptions, the conversation and its Crews, claims a delivery
+    and records its attempts."""
+    from agentworks import runtime
+    from agentworks.signing import Signer
+    from tests.integration.test_conversation_webhooks import Receiver
+    from tests.support.streams import StreamReader
+
+    receiver = Receiver()
+    runtime.install_webhook_delivery(
+        runtime.build_webhook_delivery(
+            stack.settings, stack.client, Signer(b"test-signing-key-0123456789"), stack.clock
+        )
+    )
+    try:
+        stream = StreamReader(stack.client, stack.settings.work_table)
+        hook = {"url": receiver.url, "events": ["agent_asked"]}
+        assert api("POST", "/v1/webhooks", stack.admin_token, hook).status == 201
+        caller = agents.connection("hooked")["token"]
+        asked = {"target": "crew:contracts", "message": "clause 2", "kind": "request"}
+        assert api("POST", "/v1/messages", caller, asked).status == 201
+        delivered = load_handler("webhooks").handler({"Records": stream.records()}, LambdaContext())
+        assert delivered["sent"] == 1, delivered
+    finally:
+        runtime.install_webhook_delivery(None)
+        receiver.server.shutdown()
 
 
 @pytest.fixture

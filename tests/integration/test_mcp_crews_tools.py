@@ -142,7 +142,7 @@ def test_tools_list_offers_crews_and_functions_next_to_messages(
 
     crews = tools["crews"]
     assert set(crews["inputSchema"]["properties"]["action"]["enum"]) == {
-        "create", "update", "get", "list", "delete", "release", "decline",
+        "create", "update", "get", "list", "delete", "release", "decline", "audit",
     }  # fmt: skip
     assert crews["inputSchema"]["required"] == ["action"]
     assert "object" in json.dumps(crews["inputSchema"]["properties"]["definition"])

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
 ACTIONS = {
     *("send", "read", "state", "register", "unregister", "list_agents", "ack", "wakeup"),
-    *("request", "reply", "note", "requests", "cancel_request"),
+    *("request", "reply", "note", "requests", "cancel_request", "decline"),
 }
 
 

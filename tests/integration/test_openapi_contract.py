@@ -228,10 +228,24 @@ class Seed:
         _ok(api("POST", "/v1/messages", beta, noted), 201)
         _ok(api("GET", "/v1/requests", beta, query={"inbox_id": request["inbox_id"]}))
         _ok(api("POST", f"/v1/requests/{request['message_id']}/cancel", beta, {}))
+        # C5: the Inbox's list and conversation view, and a sign-in link.
+        listed = _ok(api("GET", "/v1/conversations", admin, query={"tab": "active"}))
+        shown = listed["conversations"][0]["conversation_id"]
+        _ok(api("GET", f"/v1/conversations/{shown}", admin))
+        _ok(api("POST", "/v1/session/links", beta))
+        stepped = {"crew": "contracts", "kind": "note", "message": "From a person."}
+        _ok(api("POST", f"/v1/conversations/{request['inbox_id']}/answer", admin, stepped), 201)
         controls = f"/v1/conversations/{request['inbox_id']}"
         for step in ("pause", "resume", "close"):
             _ok(api("POST", f"{controls}/{step}", beta, {}))
         _ok(api("DELETE", controls, admin))
+        # C6: the audit log of those changes; a conversation webhook and its deliveries.
+        _ok(api("GET", "/v1/audit", admin, query={"inbox_id": request["inbox_id"], "limit": 5}))
+        hook = {"url": "https://hooks.example.com/aw", "events": ["agent_asked"]}
+        webhook = _ok(api("POST", "/v1/webhooks", admin, hook), 201)
+        _ok(api("GET", "/v1/webhooks", admin))
+        _ok(api("GET", f"/v1/webhooks/{webhook['webhook_id']}/deliveries", admin))
+        _ok(api("DELETE", f"/v1/webhooks/{webhook['webhook_id']}", admin))
         _ok(api("DELETE", "/v1/crews/scratch", admin))
         profile = {"name": "claude-code", "type": "scripted", "rules": [{"default": "Done."}]}
         _ok(api("POST", "/v1/adapters", admin, profile), 201)
@@ -481,7 +495,11 @@ class Fuzz:
 # posted result needs the mailbox adapter (tests/integration/test_mailbox_adapter.py).
 # A durable step's routes answer only a running relay's credential, which relay code holds
 # in its own process (tests/integration/test_relay_steps.py drives them).
+# The web sign-in's exchange and sign-out need the page's header and cookie
+# (tests/integration/test_web_inbox.py drives them).
 NO_SCENARIO = {
+    "POST /v1/session",
+    "POST /v1/session/logout",
     "GET /v1/calls/{call_id}/files",
     "POST /v1/calls/{call_id}/result",
     *(

@@ -183,7 +183,7 @@ def _states(call: AwsCall) -> list[Permission]:
     operation, params = call.operation, call.params
     if operation == "StartExecution":
         return [Permission("states:StartExecution", params["stateMachineArn"])]
-    if operation in {"DescribeExecution", "StopExecution"}:
+    if operation in {"DescribeExecution", "StopExecution", "GetExecutionHistory"}:
         return [Permission(f"states:{operation}", params["executionArn"])]
     if operation in {"SendTaskSuccess", "SendTaskFailure", "SendTaskHeartbeat"}:
         return [Permission(f"states:{operation}", "*")]  # a task token is not an ARN

@@ -273,6 +273,7 @@ PAGE = {
             "deadline_at": None,
             "handoff": False,
             "in_reply_to": None,
+            "written_by": None,
         }
     ],
     "next_cursor": "CUR_2",
@@ -670,6 +671,9 @@ def test_non_json_success_is_refused_in_one_line(server, config, capsys):
     [
         (("--ephemeral", "--data-dir", "somewhere"), "--ephemeral keeps no state"),
         (("--ephemeral", "--reset"), "--reset empties a data folder; --ephemeral has none"),
+        (("--ephemeral", "--fsync-every", "1"), "--ephemeral keeps no journal"),
+        (("--fsync-every", "-1"), "--fsync-every must be 0 to 60 seconds"),
+        (("--fsync-every", "61"), "--fsync-every must be 0 to 60 seconds"),
     ],
 )
 def test_dev_refuses_options_that_contradict_each_other(capsys, argv, says) -> None:

@@ -3,6 +3,7 @@ damages the file is refused, never repaired."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,33 @@ def test_an_atomic_write_replaces_the_whole_file(tmp_path: Path) -> None:
     assert path.read_bytes() == b"new"
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_every_record_is_fsynced_before_append_returns_with_sync_every_0(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j", sync_every=0)
+    for payload in PAYLOADS:
+        journal.append(payload)
+    assert journal.syncs == len(PAYLOADS)
+    journal.close()
+
+
+def test_with_sync_every_records_are_written_at_once_and_fsynced_in_the_background(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "j"
+    journal = Journal(path, sync_every=0.05)
+    for payload in PAYLOADS:
+        journal.append(payload)
+    assert journal.syncs == 0  # no append waited for the disk
+    # Written before append returned: another process (a restart after kill -9) reads them.
+    assert read_records(path).records == PAYLOADS
+    deadline = time.monotonic() + 5
+    while journal.syncs == 0:  # one fsync covers what the interval gathered
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert journal.syncs == 1
+    time.sleep(0.15)
+    assert journal.syncs == 1  # nothing new: no fsync for nothing
+    journal.append(b"later")
+    journal.close()  # a clean stop syncs what is pending
+    assert journal.syncs == 2 and read_records(path).records == [*PAYLOADS, b"later"]

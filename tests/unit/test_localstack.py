@@ -41,6 +41,11 @@ def test_routes_are_the_templates_http_api_events() -> None:
         ("ANY", "/v1/{proxy+}"): "ApiFunction",
         ("ANY", "/api/{proxy+}"): "ApiFunction",  # SPEC §7: the Relay API (R2)
         ("ANY", "/mcp"): "McpFunction",
+        # C5: the web Inbox and Runs pages (GET only; tests/infrastructure/test_inbox_routes.py).
+        ("GET", "/inbox"): "ApiFunction",
+        ("GET", "/inbox/{proxy+}"): "ApiFunction",
+        ("GET", "/runs"): "ApiFunction",
+        ("GET", "/runs/{proxy+}"): "ApiFunction",
     }
 
 

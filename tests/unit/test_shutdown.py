@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,10 @@ def test_registers_an_extension_and_runs_the_callbacks_at_sigterm(tmp_path: Path
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "True"
         assert not out.exists()
+        deadline = time.monotonic() + 10
+        while len(RuntimeApi.seen) < 2:  # the extension's thread asks for its next event
+            assert time.monotonic() < deadline, RuntimeApi.seen
+            time.sleep(0.01)
         child.send_signal(signal.SIGTERM)
         assert child.wait(timeout=10) == 0
     finally:

@@ -52,6 +52,15 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "--reset", action="store_true", help="empty the data folder first (asks to confirm)"
     )
     dev.add_argument("--yes", action="store_true", help="with --reset: don't ask")
+    dev.add_argument(
+        "--fsync-every",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how often the journal reaches the disk (default 1: a power cut loses at most "
+        "the last second; a killed process never loses an answered write); 0 fsyncs every "
+        "write before answering it",
+    )
     dev.set_defaults(handler=run_dev)
 
     bootstrap = commands.add_parser(
@@ -102,7 +111,11 @@ def run_dev(session: Session) -> int:
         ) from None
     if args.ephemeral and args.data_dir is not None:
         raise CliError("--ephemeral keeps no state, so it takes no --data-dir", EXIT_USAGE)
-    from agentworks_cli.localstack.durable_state import DEFAULT_DATA_DIR
+    if args.ephemeral and args.fsync_every is not None:
+        raise CliError("--ephemeral keeps no journal, so it takes no --fsync-every", EXIT_USAGE)
+    if args.fsync_every is not None and not 0 <= args.fsync_every <= 60:
+        raise CliError("--fsync-every must be 0 to 60 seconds", EXIT_USAGE)
+    from agentworks_cli.localstack.durable_state import DEFAULT_DATA_DIR, DEFAULT_SYNC_EVERY_SECONDS
 
     data_dir = None if args.ephemeral else (args.data_dir or DEFAULT_DATA_DIR)
     return int(
@@ -113,6 +126,9 @@ def run_dev(session: Session) -> int:
             data_dir=data_dir,
             reset=args.reset,
             assume_yes=args.yes,
+            fsync_every=(
+                DEFAULT_SYNC_EVERY_SECONDS if args.fsync_every is None else args.fsync_every
+            ),
             push_port=args.push_port,
         )
     )

@@ -1,4 +1,4 @@
-"""`agentworks conversations request|note|reply|show|cancel|pause|resume|close|delete` (C1,
+"""`agentworks conversations request|note|reply|list|show|cancel|pause|resume|close|delete` (C1,
 C2, C4): requests, replies
 and notes in a conversation with a Crew, and where each request stands."""
 
@@ -45,6 +45,17 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     _where(reply, first_contact=False)
     reply.add_argument("--to", required=True, metavar="MESSAGE_ID", help="the request answered")
     reply.set_defaults(handler=run_send, kind="reply")
+
+    listed = actions.add_parser(
+        "list", parents=[common], help="the conversations you may see, in the Inbox's tabs"
+    )
+    listed.add_argument(
+        "--tab", choices=("needs_you", "active", "waiting_on_others", "closed"), help="one tab"
+    )
+    listed.add_argument("--agent", metavar="AGENT", help="one agent's only (crew:NAME)")
+    listed.add_argument("--after", metavar="CURSOR", help="the next page (next_cursor)")
+    listed.add_argument("--limit", type=int, metavar="N", help="conversations per page")
+    listed.set_defaults(handler=run_list)
 
     show = actions.add_parser(
         "show", parents=[common], help="a conversation's requests and where each stands"
@@ -126,6 +137,45 @@ def run_send(session: Session) -> int:
     if args.kind == "request":
         words = ["conversations", "show", "--inbox", receipt.get("inbox_id", "")]
         session.out("where it stands: " + shell(session.command(*words)))
+    return EXIT_OK
+
+
+def run_list(session: Session) -> int:
+    args = session.args
+    query = {
+        k: v
+        for k, v in (("tab", args.tab), ("agent", args.agent), ("after", args.after))
+        if v is not None
+    }
+    if args.limit is not None:
+        query["limit"] = str(args.limit)
+    listing = session.call("GET", "/v1/conversations", query=query, shape=shapes.CONVERSATIONS)
+    if session.json:
+        session.print_json(listing)
+        return EXIT_OK
+    counts = listing.get("counts", {})
+    session.out(
+        f"Needs You {counts.get('needs_you', 0)} · Active {counts.get('active', 0)} · "
+        f"Waiting on Others {counts.get('waiting_on_others', 0)} · "
+        f"Closed {counts.get('closed', 0)}"
+    )
+    rows = [
+        (
+            c["conversation_id"],
+            " → ".join(a["address"] for a in c["agents"]),
+            c["tab_label"],
+            c["status"],
+            ", ".join(r["label"] for r in c["open_requests"]),
+        )
+        for c in listing.get("conversations", [])
+    ]
+    if not rows:
+        session.out("no conversations")
+    for line in table(("CONVERSATION", "AGENTS", "TAB", "STATUS", "OPEN REQUESTS"), rows):
+        session.out(line)
+    if listing.get("next_cursor"):
+        words = ["conversations", "list", "--after", listing["next_cursor"]]
+        session.out("more: " + shell(session.command(*words)))
     return EXIT_OK
 
 

@@ -25,17 +25,17 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="replay what a dead-letter queue kept",
         description="Replays each message of a failure queue on the function it names: a "
-        "failed tick's event, a schedule's undelivered event, or a notifier batch (its records "
-        "read again from the stream). A message is deleted once its replay succeeded; one "
-        "that fails again stays. AWS credentials and region come from the usual places "
-        "(AWS_PROFILE, AWS_DEFAULT_REGION; AWS_ENDPOINT_URL for the local stack).",
+        "failed tick's event, a schedule's undelivered event, or a notifier or webhooks batch "
+        "(its records read again from the stream). A message is deleted once its replay "
+        "succeeded; one that fails again stays. AWS credentials and region come from the "
+        "usual places (AWS_PROFILE, AWS_DEFAULT_REGION; AWS_ENDPOINT_URL for the local stack).",
     )
     redrive.add_argument(
         "--queue-url",
         required=True,
         metavar="URL",
-        help="the stack's TickDeadLetterQueueUrl or NotifierFailedBatchesQueueUrl output "
-        "(or the queue's name)",
+        help="the stack's TickDeadLetterQueueUrl, NotifierFailedBatchesQueueUrl or "
+        "WebhooksFailedBatchesQueueUrl output (or the queue's name)",
     )
     redrive.add_argument(
         "--function",

@@ -140,9 +140,11 @@ class DevStack:
         ttl_lag_seconds: float = 0.0,
         data_dir: Path | None = None,
         push_port: int | None = None,
+        fsync_every: float | None = None,
     ) -> None:
         # None: ephemeral, everything in memory (tests, experiments).
         self.data = DataDir(data_dir) if data_dir is not None else None
+        self.fsync_every = fsync_every  # None: the journal's default (durable_state.py)
         self.restored = RestoreReport()
         self.resumed = Resumed()
         self.resumed_relays: list[str] = []
@@ -365,7 +367,14 @@ class DevStack:
 
         moto_patches.apply()  # the in-process server shares moto's modules
         route_aws_logs(self.output)
-        self.moto = AwsServer(DurableState(self.data) if self.data is not None else None)
+        durable = None
+        if self.data is not None:
+            durable = (
+                DurableState(self.data)
+                if self.fsync_every is None
+                else DurableState(self.data, sync_every=self.fsync_every)
+            )
+        self.moto = AwsServer(durable)
         if self.data is not None and self.data.holds_state():
             self._warn(f"Restoring the saved state from {home_relative(self.data.path)}…")
         try:

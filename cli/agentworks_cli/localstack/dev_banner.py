@@ -41,9 +41,20 @@ def _state_lines(stack: DevStack) -> list[str]:
     calls = [f"  Calls: {stack.resumed.describe()}."] if resumed else []
     if stack.resumed_relays:
         calls.append(f"  Relay runs resumed from their checkpoints: {len(stack.resumed_relays)}.")
+    state = stack.moto.state if stack.moto is not None else None
+    every = state.sync_every if state is not None else None
+    disk = []
+    if every == 0:
+        disk = ["  Every answered write is on disk before its answer (--fsync-every 0)."]
+    elif every is not None:
+        disk = [
+            f"  Answered writes reach the disk within {every:g} s: a power cut can lose that",
+            "  much (--fsync-every 0 waits for the disk on each write).",
+        ]
     return [
         f"State: kept in {where} across restarts and crashes",
         f"  ({stack.restored.describe()}).",
+        *disk,
         *calls,
         "  Start afresh with `agentworks dev --reset`; `--ephemeral` keeps nothing.",
     ]
@@ -94,6 +105,9 @@ def banner(stack: DevStack) -> str:
         "--target agent:reviewer --message 'Ready for review'",
         f"  AGENTWORKS_CONFIG={reviewer} agentworks messages read --agent reviewer "
         f"--after 0 --wait {limits.WAIT_MAX_SECONDS}",
+        "",
+        f"Follow and step into conversations in the web Inbox ({url}/inbox):",
+        f"  {admin_env}agentworks inbox   # prints (and opens) a one-time sign-in link",
         "",
         "Connect Claude Code over MCP (this uses the admin token; an agent is better "
         "served by its own connection's token):",

@@ -44,6 +44,7 @@ def run_dev(
     reset: bool = False,
     assume_yes: bool = False,
     push_port: int | None = None,
+    fsync_every: float | None = None,
 ) -> int:
     """Runs the local stack until Ctrl-C or SIGTERM; returns the process exit code
     (0 after a clean stop, 2 when the port is taken, 1 when the stack could not start).
@@ -70,6 +71,7 @@ def run_dev(
             ttl_lag_seconds=_env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 0.0, allow_zero=True),
             data_dir=data_dir,
             push_port=push_port,
+            fsync_every=fsync_every,
         )
         print("Starting the AgentWorks local stack…", file=sys.stderr, flush=True)
         stack.start()

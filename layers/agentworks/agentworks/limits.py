@@ -147,6 +147,16 @@ REQUEST_DEADLINE_MAX_SECONDS = 7 * 24 * 3600
 REQUEST_EXPIRIES_PER_TICK = 100
 # Requests shown for one conversation.
 REQUESTS_SHOWN_PER_CONVERSATION = 50
+# C5 the Inbox (GET /v1/conversations): a page of conversations, from at most this many of
+# the newest conversations of each Crew (newest first across them), and per conversation
+# the messages a conversation view shows (the newest, both directions).
+CONVERSATIONS_PAGE_DEFAULT = 25
+CONVERSATIONS_PAGE_MAX = 100
+CONVERSATIONS_SCANNED_PER_CREW = 100
+CONVERSATION_MESSAGES_SHOWN = 100
+# C5 sign-in: a one-time link lives 5 minutes, the session cookie it gives an hour.
+WEB_LINK_SECONDS = 5 * 60
+WEB_SESSION_SECONDS = 60 * 60
 # C3: requests Crews' runs sent whose runs the tick starts per run.
 ASKED_STARTS_PER_TICK = 100
 # C4: a run working in a conversation may open another, up to this many deep.
@@ -277,3 +287,26 @@ USAGE_SHARDS = 8
 USAGE_FLUSH_SECONDS = 60
 # Conversation -> account lookups the stream counter remembers (an account never changes).
 USAGE_ACCOUNT_CACHE = 10_000
+
+# ---- Audit log and conversation webhooks (issue 11 item 7, C6) ----
+
+# An audit entry is kept this long (TTL), then removed.
+AUDIT_RETENTION_SECONDS = 90 * DAY_SECONDS
+AUDIT_DETAIL_MAX_CHARS = 200  # platform-written details only; never a message body
+# `GET /v1/audit?limit=N` / `agentworks audit list --limit N`.
+AUDIT_PAGE_DEFAULT = 50
+AUDIT_PAGE_MAX = 100
+# With an inbox_id filter, one read examines at most this many pages of the account's
+# entries; a page can come back short with a cursor to go on.
+AUDIT_FILTER_PAGES = 5
+# Webhook subscriptions per account, and what one may be.
+CONVERSATION_WEBHOOKS_MAX = 10
+CONVERSATION_WEBHOOK_URL_MAX_CHARS = 2048
+# A delivery is tried this many times, the pause doubling from the first (the function
+# waits in between: a batch takes at most the sum of the pauses plus the timeouts).
+CONVERSATION_WEBHOOK_ATTEMPTS = 4
+CONVERSATION_WEBHOOK_BACKOFF_SECONDS = 1.0
+CONVERSATION_WEBHOOK_TIMEOUT_SECONDS = 5.0
+# A delivery record (each attempt's status, error and time) is kept this long.
+CONVERSATION_WEBHOOK_DELIVERY_SECONDS = 7 * DAY_SECONDS
+CONVERSATION_WEBHOOK_DELIVERIES_SHOWN = 50

@@ -23,16 +23,21 @@ from agentworks.settings import Settings, get_settings
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from agentworks.audit.log import AuditLog
+    from agentworks.conversation_webhooks.delivery import WebhookDelivery
+    from agentworks.conversation_webhooks.subscriptions import WebhookSubscriptions
     from agentworks.crews.adapter_profiles import AdapterProfiles
     from agentworks.crews.adapters.registry import AdapterClients
     from agentworks.crews.asked_starts import AskedStarts
     from agentworks.crews.calls import FunctionCalls
     from agentworks.crews.conversation_controls import ConversationControls
     from agentworks.crews.conversations import CrewInboxes
+    from agentworks.crews.inbox import ConversationInbox
     from agentworks.crews.reconcile import CallReconciler
     from agentworks.crews.requests import Requests
     from agentworks.crews.runner import StepRunner
     from agentworks.crews.service import CrewService
+    from agentworks.crews.stepping_in import SteppingIn
     from agentworks.crews.wakeups import Wakeups
     from agentworks.identity.service import IdentityService
     from agentworks.messaging.directory import AgentDirectory
@@ -68,6 +73,8 @@ class Crews:
     requests: Requests  # requests in conversations with a Crew (C1, C2)
     controls: ConversationControls  # pause, resume, close, delete (C4)
     asked_starts: AskedStarts  # the tick starts runs of requests Crews' runs sent (C3)
+    inbox: ConversationInbox  # the conversations a person may see, in tabs (C5)
+    stepping_in: SteppingIn  # a person answers for a Crew they can edit (C5)
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,8 @@ class Services:
     relays: Relays
     push: Push
     usage: UsageReports  # usage and cost per account (issue 12)
+    audit: AuditLog  # the audit log of conversations with a Crew (C6)
+    webhooks: WebhookSubscriptions  # conversation webhooks' subscriptions (C6)
 
 
 def build_services(
@@ -177,6 +186,7 @@ def build_services(
     route_relays(workflows.calls, relays.functions)  # …from a workflow's steps too
     from agentworks.push.wiring import build_push
 
+    audit, webhooks = build_audit(settings, client, signer, clock)
     return Services(
         identity=identity,
         directory=AgentDirectory(agents, identity.is_live_connection, clock),
@@ -187,7 +197,66 @@ def build_services(
         relays=relays,
         push=build_push(settings, client, clock, push_management),
         usage=UsageReports(usage, clock, pending=reads_tally),
+        audit=audit,
+        webhooks=webhooks,
     )
+
+
+def build_audit(
+    settings: Settings, client: DynamoDBClient, signer: Signer, clock: Clock
+) -> tuple[AuditLog, WebhookSubscriptions]:
+    from agentworks.audit.audit_store import AuditStore
+    from agentworks.audit.log import AuditLog
+    from agentworks.conversation_webhooks.subscription_store import SubscriptionStore
+    from agentworks.conversation_webhooks.subscriptions import WebhookSubscriptions
+
+    return (
+        AuditLog(AuditStore(client, settings.work_table), signer, clock),
+        WebhookSubscriptions(SubscriptionStore(client, settings.work_table), clock),
+    )
+
+
+def build_webhook_delivery(
+    settings: Settings, client: DynamoDBClient, signer: Signer, clock: Clock = SYSTEM_CLOCK
+) -> WebhookDelivery:
+    """What the webhooks function runs: subscriptions and deliveries (work table), the
+    conversation's parties (messages table) and its Crews' visibility."""
+    from agentworks.conversation_webhooks.delivery import WebhookDelivery
+    from agentworks.conversation_webhooks.subscription_store import SubscriptionStore
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.messaging.conversation_store import ConversationStore
+
+    return WebhookDelivery(
+        SubscriptionStore(client, settings.work_table),
+        ConversationStore(client, settings.messages_table),
+        CrewStore(client, settings.work_table),
+        signer,
+        clock,
+    )
+
+
+_webhook_delivery: WebhookDelivery | None = None
+
+
+def install_webhook_delivery(custom: WebhookDelivery | None) -> None:
+    """Tests put a delivery with their own clock here; None restores the default."""
+    global _webhook_delivery
+    _webhook_delivery = custom
+
+
+def webhook_delivery() -> WebhookDelivery:
+    """What the webhooks function calls (C6)."""
+    return _webhook_delivery if _webhook_delivery is not None else _default_webhook_delivery()
+
+
+@lru_cache(maxsize=1)
+def _default_webhook_delivery() -> WebhookDelivery:
+    from agentworks.aws_clients import dynamodb
+    from agentworks.signing import signer_from_secret
+
+    settings = get_settings()
+    signer = signer_from_secret(settings.signing_secret_arn)
+    return build_webhook_delivery(settings, dynamodb(), signer)
 
 
 def route_workflows(calls: FunctionCalls, functions: WorkflowFunctions) -> None:

@@ -31,6 +31,21 @@ def visible(principal: Principal, crew: Crew | None) -> Crew:
     return crew
 
 
+def editable(principal: Principal, crew: Crew | None) -> Crew:
+    """The Crew, if this connection may edit it and step in for it (C5): its owner, or an
+    admin who may act for it (its target bounds allow it) unless it is private. Anyone
+    else gets `unavailable`, as for an unknown Crew (a missing `admin` scope says only
+    that, whatever the Crew)."""
+    if crew is None or crew.account_id != principal.account_id:
+        raise Unavailable()
+    if crew.owner_connection_id and principal.connection_id == crew.owner_connection_id:
+        return crew
+    principal.require(ADMIN)
+    if crew.is_private or not principal.may_target(f"crew:{crew.name}"):
+        raise Unavailable()  # C4: a private Crew is its owner's alone
+    return crew
+
+
 def may_see_call(principal: Principal, record: CallRecord | None) -> CallRecord:
     """A call is its caller's (and the account admin's): knowing its id grants nothing."""
     if record is None or record.account_id != principal.account_id:

@@ -19,6 +19,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from agentworks import limits
+from agentworks.audit.entries import PLATFORM, Action, Actor, AuditEntry
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.access import visible
 from agentworks.crews.models import ConversationStatusView, Crew
@@ -66,8 +67,9 @@ class ConversationControls:
     def pause(
         self, principal: Principal, inbox_id: str, agent_name: str | None = None
     ) -> ConversationStatusView:
-        inbox, _ = self._authorized(principal, inbox_id, agent_name)
+        inbox, conv = self._authorized(principal, inbox_id, agent_name)
         self._move(inbox, "paused", ("active",))
+        self._audit(conv, "paused", _by(principal), inbox)
         count("ConversationsPaused")
         return _view(inbox, "paused")
 
@@ -76,28 +78,32 @@ class ConversationControls:
     ) -> ConversationStatusView:
         inbox, conv = self._authorized(principal, inbox_id, agent_name)
         self._move(inbox, "active", ("paused",))
-        started = self._start_held(conv)
+        self._audit(conv, "resumed", _by(principal), inbox)
+        started = self._start_held(conv, _by(principal))
         return _view(inbox, "active", started_runs=started)
 
     def close(
         self, principal: Principal, inbox_id: str, agent_name: str | None = None
     ) -> ConversationStatusView:
-        inbox, _ = self._authorized(principal, inbox_id, agent_name)
+        inbox, conv = self._authorized(principal, inbox_id, agent_name)
         self._move(inbox, "closed", ("active", "paused"))
-        cancelled = self._cancel_open(inbox.conversation)
+        self._audit(conv, "closed", _by(principal), inbox)
+        cancelled = self._cancel_open(inbox.conversation, _by(principal))
         count("ConversationsClosed")
         return _view(inbox, "closed", cancelled_requests=cancelled)
 
     def delete(self, principal: Principal, inbox_id: str) -> ConversationStatusView:
         """An account admin's: closes it (if it was not), then deletes its messages."""
         principal.require(ADMIN)
-        inbox, _ = self._authorized(principal, inbox_id, None)
+        inbox, conv = self._authorized(principal, inbox_id, None)
         messaging = self._messaging
         assert messaging is not None
         cancelled = 0
         if messaging.set_status_as_system(inbox.conversation, "closed", ("active", "paused")):
-            cancelled = self._cancel_open(inbox.conversation)
+            self._audit(conv, "closed", _by(principal), inbox)
+            cancelled = self._cancel_open(inbox.conversation, _by(principal))
         messaging.delete_messages_as_system(inbox.conversation)
+        self._audit(conv, "deleted", _by(principal), inbox)
         return _view(inbox, "deleted", cancelled_requests=cancelled)
 
     def close_all_of(self, crew: Crew) -> int:
@@ -114,13 +120,35 @@ class ConversationControls:
                 if self._messaging.set_status_as_system(
                     conversation, "closed", ("active", "paused")
                 ):
-                    self._cancel_open(conversation)
+                    self._audit_closed_with(crew, conversation)
+                    self._cancel_open(conversation, PLATFORM)
                     closed += 1
             if not more or not inboxes:
                 return closed
             after = inboxes[-1]
 
     # ---- the parts ----
+
+    def _audit(self, conv: Conversation, action: Action, actor: Actor, inbox: InboxRef) -> None:
+        """C6: the conversation's change, right after its conditional write succeeded."""
+        entry = AuditEntry(
+            account_id=conv.account_id,
+            conversation=conv.conversation,
+            action=action,
+            actor=actor,
+            inbox_id=inbox.inbox_id,
+        )
+        self._inbox.audit(entry, self._now())
+
+    def _audit_closed_with(self, crew: Crew, conversation: str) -> None:
+        entry = AuditEntry(
+            account_id=crew.account_id,
+            conversation=conversation,
+            action="closed",
+            actor=PLATFORM,
+            detail=f"crew:{crew.name} was deleted",
+        )
+        self._inbox.audit(entry, self._now())
 
     def _authorized(
         self, principal: Principal, inbox_id: str, agent_name: str | None
@@ -156,13 +184,13 @@ class ConversationControls:
                 state=where,
             )
 
-    def _cancel_open(self, conversation: str) -> int:
-        """Close: every open request is cancelled and its run stopped."""
+    def _cancel_open(self, conversation: str, actor: Actor) -> int:
+        """Close: every open request is cancelled (by `actor`) and its run stopped."""
         cancelled = 0
         now = self._now()
         for request in self._requests.of_conversation(conversation, limit=10_000):
             before = self._requests.close(
-                conversation, request.seq, "cancelled", CLOSED_REASON, now
+                conversation, request.seq, "cancelled", CLOSED_REASON, now, actor
             )
             if before is None:
                 continue
@@ -172,7 +200,7 @@ class ConversationControls:
                     self._executions.stop(before.run_id, CLOSED_REASON)
         return cancelled
 
-    def _start_held(self, conv: Conversation) -> int:
+    def _start_held(self, conv: Conversation, actor: Actor) -> int:
         """Resume: messages that arrived while paused start their runs (or wait for
         review, when that is the Crew's switch now)."""
         crew_side, crew_party = next((s, p) for s, p in conv.parties.items() if p.kind == "crew")
@@ -184,11 +212,15 @@ class ConversationControls:
         crew_inbox = InboxRef(conv.conversation, crew_side).inbox_id
         for held in self._inbox.received(conv.conversation):
             if crew.definition.messaging == "review":
-                self._inbox.hold_for_review(held, now)
+                self._inbox.hold_for_review(held, now, actor)
                 continue
-            record = self._runs.for_held(held, crew.name, crew_inbox, "received")
+            record = self._runs.for_held(held, crew.name, crew_inbox, "received", actor)
             started += int(record is not None and record.state != "failed")
         return started
+
+
+def _by(principal: Principal) -> Actor:
+    return Actor.connection(principal.connection_id)
 
 
 def _view(inbox: InboxRef, status: str, **counts: int) -> ConversationStatusView:

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentworks import limits
+from agentworks.audit.entries import Actor, AuditEntry
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews.access import visible
+from agentworks.crews.access import editable, visible
 from agentworks.crews.crew_inbox_store import CrewInboxStore, Delivery, Wakeup
 from agentworks.crews.crew_store import CrewStore
 from agentworks.crews.message_runs import MessageRuns
@@ -78,10 +79,28 @@ class CrewReception:
 
     def delivered(self, principal: Principal, delivery: CrewDelivery) -> None:
         framing = delivery.framing
-        if framing.kind == "note":
-            return  # C1: a note starts no run; the Crew reads it the next time it works here
         ref = parse_message_id(delivery.message_id)
         now = int(self._clock.now() * 1000)
+        sender = (
+            Actor.run(delivery.asker_run_id, delivery.connection_id)
+            if delivery.asker_run_id
+            else Actor.connection(delivery.connection_id)
+        )
+        # C6: stamped now, so it sorts before the entries of what its delivery does; written
+        # once the delivery is new (a replayed send wrote it before). A replayed note, which
+        # has no delivery record, is audited again.
+        sent = AuditEntry(
+            account_id=delivery.account_id,
+            conversation=ref.conversation,
+            action="message_sent",
+            actor=sender,
+            message_id=delivery.message_id,
+            kind=framing.kind,
+            inbox_id=delivery.inbox_id,
+        ).stamped(now)
+        if framing.kind == "note":
+            self._inbox.audit(sent, now)
+            return  # C1: a note starts no run; the Crew reads it the next time it works here
         record = Delivery(
             conversation=ref.conversation,
             seq=ref.seq,
@@ -102,12 +121,15 @@ class CrewReception:
             # C4: a paused conversation's runs start when it resumes; C3: a request another
             # Crew's run sent starts at the next tick (crews/asked_starts.py).
             record.state = "received"
-            self._inbox.open_delivery(record, None)
+            if self._inbox.open_delivery(record, None):
+                self._inbox.audit(sent, now)
             return
         if delivery.crew.switch == "review":
-            self._inbox.open_delivery(record, None)  # waits for release or decline
+            if self._inbox.open_delivery(record, None):  # waits for release or decline
+                self._inbox.audit(sent, now)
             return
-        self._runs.for_message(record, delivery.crew.name, delivery.inbox_id)
+        if self._runs.for_message(record, delivery.crew.name, delivery.inbox_id):
+            self._inbox.audit(sent, now)
 
 
 class CrewInboxes:
@@ -136,6 +158,10 @@ class CrewInboxes:
         principal.require(ADMIN)
         return visible(principal, self._crews.get(principal.account_id, name.lower()))
 
+    def _editable(self, principal: Principal, name: str) -> Crew:
+        """C5: release and decline are for whoever can edit the Crew (access.editable)."""
+        return editable(principal, self._crews.get(principal.account_id, name.lower()))
+
     def _waiting(self, crew: Crew, message_id: str) -> Delivery:
         ref = parse_message_id(message_id)
         found = self._inbox.get_delivery(ref.conversation, ref.seq) if ref.side == "b" else None
@@ -152,12 +178,13 @@ class CrewInboxes:
 
     def release(self, principal: Principal, name: str, message_id: str) -> ReviewOutcome:
         """A person lets a message through: the Crew's run for it starts now."""
-        crew = self._crew(principal, name)
+        crew = self._editable(principal, name)
         if crew.definition.messaging == "off":
             raise MessagingOff(crew.name)
         waiting = self._waiting(crew, message_id)
         crew_inbox = InboxRef(waiting.conversation, "b").inbox_id
-        record = self._runs.for_held(waiting, crew.name, crew_inbox, "pending_review")
+        by = Actor.connection(principal.connection_id)
+        record = self._runs.for_held(waiting, crew.name, crew_inbox, "pending_review", by)
         if record is None:
             raise Conflict("This message was released or declined meanwhile.")
         started = record.state != "failed"
@@ -172,10 +199,11 @@ class CrewInboxes:
         self, principal: Principal, name: str, message_id: str, reason: str | None
     ) -> ReviewOutcome:
         """A person turns a message down: no run; the sender reads a short notice."""
-        crew = self._crew(principal, name)
+        crew = self._editable(principal, name)
         waiting = self._waiting(crew, message_id)
         reason = (reason or "").strip() or None
-        if not self._inbox.decline(waiting, reason, self._now()):
+        by = Actor.connection(principal.connection_id)
+        if not self._inbox.decline(waiting, reason, self._now(), by):
             raise Conflict("This message was released or declined meanwhile.")
         notice = f"A person declined to pass your message {waiting.message_id} to crew:{crew.name}."
         if reason:

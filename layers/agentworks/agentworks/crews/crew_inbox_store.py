@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any, cast
 from botocore.exceptions import ClientError
 
 from agentworks import limits
+from agentworks.audit.audit_store import write_entry
+from agentworks.audit.entries import Actor, AuditEntry, audit_put
+from agentworks.crews.delivery_audit import delivery_entry, sender_of
 from agentworks.crews.delivery_items import (
     TTL_ATTRIBUTE,
     Delivery,
@@ -162,8 +165,10 @@ class CrewInboxStore:
     # ---- delivery records ----
 
     def open_delivery(self, delivery: Delivery, run_put: dict[str, Any] | None) -> bool:
-        """Records a message to a Crew once (with its run's record, when it starts one).
-        False when this message was recorded before (a replayed send)."""
+        """Records a message to a Crew once (with its run's record, when it starts one, and
+        the audit entry of the state it starts in, C6). False when this message was recorded
+        before (a replayed send)."""
+        entry = delivery_entry(delivery, delivery.state, sender_of(delivery))
         put = {
             "Put": {
                 "TableName": self._table,
@@ -174,8 +179,10 @@ class CrewInboxStore:
         try:
             if run_put is None:
                 self._db.put_item(**put["Put"])  # type: ignore[arg-type]
+                self.audit(entry, delivery.updated_at)
             else:
-                transact_write(self._db, {"delivery": put, "run": run_put})
+                audit = audit_put(self._table, entry, delivery.updated_at)
+                transact_write(self._db, {"delivery": put, "run": run_put, "audit": audit})
         except ClientError as error:
             if condition_failed(error):
                 return False
@@ -202,10 +209,15 @@ class CrewInboxStore:
         run_put: dict[str, Any],
         now: int,
         from_state: str = "pending_review",
+        actor: Actor | None = None,
     ) -> bool:
         """pending_review (or `from_state`: received, when a paused conversation resumes
-        or the tick starts a request a Crew's run sent) → running, with the run's record;
-        False when it is not in that state. A request goes (back) under its deadline."""
+        or the tick starts a request a Crew's run sent) → running, with the run's record
+        and the audit entry (`actor` released it, or resumed the conversation; else the
+        platform); False when it is not in that state. A request goes (back) under its
+        deadline."""
+        released = from_state == "pending_review" and actor is not None
+        entry = delivery_entry(delivery, "running", actor, "released" if released else None)
         index = deadline_index(delivery) if delivery.is_request else {}
         update = "SET #state = :running, run_id = :run, updated_at = :now"
         values: dict[str, Any] = {
@@ -235,6 +247,7 @@ class CrewInboxStore:
                         }
                     },
                     "run": run_put,
+                    "audit": audit_put(self._table, entry, now),
                 },
             )
         except TransactionCancelled as cancelled:
@@ -243,8 +256,13 @@ class CrewInboxStore:
             raise
         return True
 
-    def decline(self, delivery: Delivery, reason: str | None, now: int) -> bool:
-        """pending_review → declined; False when it is not pending."""
+    def decline(
+        self, delivery: Delivery, reason: str | None, now: int, actor: Actor | None = None
+    ) -> bool:
+        """pending_review → declined (and its audit entry: `actor` declined it); False
+        when it is not pending."""
+        detail = f"with a reason ({len(reason)} characters)" if reason else None
+        entry = delivery_entry(delivery, "declined", actor, "declined", detail)
         return self._move(
             delivery_key(delivery.conversation, delivery.seq),
             f"SET #state = :declined, #error = :reason, updated_at = :now {closed_updates}",
@@ -256,13 +274,15 @@ class CrewInboxStore:
                 ":pending": "pending_review",
                 ":crew": delivery.crew_id,
             },
+            audit=entry,
         )
 
     def set_delivery_outcome(
         self, conversation: str, seq: int, run_id: str, state: str, error: str | None, now: int
     ) -> None:
         """The run's state on the message's record (only the run it names may set it, and
-        not over a request that expired or was cancelled meanwhile)."""
+        not over a request that expired or was cancelled meanwhile), audited as the run's
+        doing (a repeated report of the same state writes no second entry)."""
         self._move(
             delivery_key(conversation, seq),
             f"SET #state = :state, #error = :error, updated_at = :now {closed_updates}",
@@ -275,6 +295,7 @@ class CrewInboxStore:
                 ":expired": "expired",
                 ":cancelled": "cancelled",
             },
+            audit_outcome=(run_id, state),
         )
 
     def received(self, conversation: str) -> list[Delivery]:
@@ -291,7 +312,7 @@ class CrewInboxStore:
         )
         return [delivery_from(from_item(raw) or {}) for raw in response["Items"]]
 
-    def hold_for_review(self, delivery: Delivery, now: int) -> bool:
+    def hold_for_review(self, delivery: Delivery, now: int, actor: Actor | None = None) -> bool:
         """received → pending_review (a Crew that reviews first); a request goes (back)
         under its deadline."""
         index = deadline_index(delivery) if delivery.is_request else {}
@@ -307,7 +328,8 @@ class CrewInboxStore:
         else:
             update += " REMOVE open_store, open_check"
         key = delivery_key(delivery.conversation, delivery.seq)
-        return self._move(key, update, "#state = :received", values)
+        entry = delivery_entry(delivery, "pending_review", actor)
+        return self._move(key, update, "#state = :received", values, audit=entry)
 
     def recent_deliveries(self, conversation: str, limit: int) -> list[Delivery]:
         return [
@@ -471,9 +493,21 @@ class CrewInboxStore:
 
     # ---- helpers ----
 
+    def audit(self, entry: AuditEntry, now: int) -> None:
+        """An audit entry (C6) of a change that already succeeded."""
+        write_entry(self._db, self._table, entry, now)
+
     def _move(
-        self, key: dict[str, str], update: str, condition: str, values: dict[str, Any]
+        self,
+        key: dict[str, str],
+        update: str,
+        condition: str,
+        values: dict[str, Any],
+        audit: AuditEntry | None = None,
+        audit_outcome: tuple[str, str] | None = None,
     ) -> bool:
+        """One conditional update; then `audit` (or, for `audit_outcome` = (run, state),
+        the entry built from the record as it was), right after it succeeded."""
         names = {n: n[1:] for n in ("#state", "#error") if n in update or n in condition}
         request: dict[str, Any] = {
             "TableName": self._table,
@@ -484,12 +518,24 @@ class CrewInboxStore:
         }
         if names:
             request["ExpressionAttributeNames"] = names
+        if audit_outcome is not None:
+            request["ReturnValues"] = "ALL_OLD"
         try:
-            self._db.update_item(**request)
+            response = self._db.update_item(**request)
         except ClientError as error:
             if condition_failed(error):
                 return False
             raise
+        now = int(values.get(":now", 0))
+        if audit is not None:
+            self.audit(audit, now)
+        if audit_outcome is not None:
+            old = from_item(response.get("Attributes"))
+            run_id, state = audit_outcome
+            if old and old.get("state") != state:
+                before = delivery_from(old)
+                by = Actor.run(run_id, before.connection_id)
+                self.audit(delivery_entry(before, state, by), now)
         return True
 
     def _newest(self, conversation: str, prefix: str, limit: int) -> list[dict[str, Any]]:

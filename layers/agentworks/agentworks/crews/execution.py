@@ -49,6 +49,23 @@ class Executions:
     def resume(self, task_token: str, output: dict[str, Any]) -> None:
         self.client.send_task_success(taskToken=task_token, output=json.dumps(output))
 
+    def entered_states(self, execution_arn: str) -> int:
+        """The states the execution has entered so far (its `…StateEntered` events, a Map's
+        iterations included): the state transitions its account's usage counts. One
+        request per 1,000 events, once per run, never on a hot path."""
+        entered, page_token = 0, None
+        while True:
+            page = self.client.get_execution_history(
+                executionArn=execution_arn,
+                maxResults=1000,
+                includeExecutionData=False,
+                **({"nextToken": page_token} if page_token else {}),
+            )
+            entered += sum(1 for e in page["events"] if str(e["type"]).endswith("StateEntered"))
+            page_token = page.get("nextToken")
+            if not page_token:
+                return entered
+
     def status(self, execution_arn: str) -> str:
         return str(self.client.describe_execution(executionArn=execution_arn)["status"])
 

@@ -14,6 +14,7 @@ import contextlib
 import logging
 from typing import Any
 
+from agentworks.audit.entries import Actor
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.call_store import CallStore
 from agentworks.crews.crew_inbox_store import CrewInboxStore, Delivery, Wakeup
@@ -94,12 +95,18 @@ class MessageRuns:
         return True
 
     def for_held(
-        self, delivery: Delivery, crew_name: str, crew_inbox_id: str, from_state: str
+        self,
+        delivery: Delivery,
+        crew_name: str,
+        crew_inbox_id: str,
+        from_state: str,
+        actor: Actor | None = None,
     ) -> CallRecord | None:
         """A message that waited (`pending_review` for a person, `received` in a paused
         conversation or for the tick) gets its run: recorded in the transaction that moves
         the message to `running`, then started (its state says whether it did). None when
-        the message moved meanwhile."""
+        the message moved meanwhile. `actor` (audited) released it or resumed its
+        conversation; None: the platform (the tick)."""
         record = self.new_run(
             delivery.account_id,
             delivery.crew_id,
@@ -110,7 +117,8 @@ class MessageRuns:
         )
         record.depth = delivery.depth
         put = self.record_put(record)
-        if not self._inbox.release(delivery, record.call_id, put, self._now(), from_state):
+        now = self._now()
+        if not self._inbox.release(delivery, record.call_id, put, now, from_state, actor):
             return None
         self.start(record)
         return record

@@ -165,10 +165,29 @@ class MessageTurns:
             record.errors.append(f"The answer could not be posted: {error.message}")
             return self._save(record, version)
         record.reply_message_id = receipt.message_id
+        self._audit_answer(record, receipt.message_id, framing.kind)
         record.progress.append(f"answered with message {receipt.message_id}")
         version = self._save(record, version)
         self._tell_asker(record, text)  # C3: the asking Crew's run carries on with it
         return version
+
+    def _audit_answer(self, record: CallRecord, message_id: str, kind: str) -> None:
+        """C6: the run's answer went out, as the run (running as its starter)."""
+        if self._inbox is None:
+            return
+        from agentworks.audit.entries import Actor, AuditEntry
+
+        inbox = parse_inbox_id(record.inbox_id or "")
+        entry = AuditEntry(
+            account_id=record.account_id,
+            conversation=inbox.conversation,
+            action="message_sent",
+            actor=Actor.run(record.call_id, record.caller_connection_id),
+            message_id=message_id,
+            kind=kind,
+            inbox_id=inbox.peer.inbox_id,
+        )
+        self._inbox.audit(entry, int(self._clock.now() * 1000))
 
     # ---- C3: asking another Crew ----
 

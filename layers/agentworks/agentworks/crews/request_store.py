@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from agentworks.audit.audit_store import write_entry
+from agentworks.audit.entries import Action, Actor
+from agentworks.crews.delivery_audit import delivery_entry
 from agentworks.crews.delivery_items import (
     DEADLINES,
     OPEN_STATES,
@@ -23,6 +26,11 @@ from agentworks.dynamo import condition_failed, from_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+
+# Cancelled and expired are actions of their own; any other close (a person's answer) is
+# audited as the state it reached.
+_CLOSE_ACTIONS: dict[str, Action] = {"cancelled": "cancelled", "expired": "expired"}
 
 
 class RequestStore:
@@ -56,10 +64,17 @@ class RequestStore:
         return [parse_deadline_key(str(k["open_check"])) for k in keys if "open_check" in k]
 
     def close(
-        self, conversation: str, seq: int, state: str, reason: str, now: int
+        self,
+        conversation: str,
+        seq: int,
+        state: str,
+        reason: str,
+        now: int,
+        actor: Actor | None = None,
     ) -> Delivery | None:
         """An open request → `state` (expired or cancelled), once: the record as it was
-        before, or None when it is not an open request any more."""
+        before, or None when it is not an open request any more. Its audit entry (C6: `actor`
+        did it, else the platform) is written right after."""
         try:
             response = self._db.update_item(
                 TableName=self._table,
@@ -84,7 +99,12 @@ class RequestStore:
                 return None
             raise
         data = from_item(response.get("Attributes"))
-        return delivery_from(data) if data else None
+        if not data:
+            return None
+        before = delivery_from(data)
+        entry = delivery_entry(before, state, actor, _CLOSE_ACTIONS.get(state))
+        write_entry(self._db, self._table, entry, now)
+        return before
 
     def of_conversation(self, conversation: str, limit: int) -> list[Delivery]:
         """The conversation's newest requests (its other delivery records left out)."""

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from agentworks import limits
+from agentworks.audit.entries import Actor
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.delivery_items import Delivery
 from agentworks.crews.models import RequestList, RequestState, RequestView
@@ -129,7 +130,10 @@ class Requests:
         if asked.connection_id != principal.connection_id and not is_admin:
             raise Unavailable()  # C5: the asker, or a person who can act for it
         now = self._now()
-        before = self._store.close(ref.conversation, ref.seq, "cancelled", CANCELLED_REASON, now)
+        by = Actor.connection(principal.connection_id)
+        before = self._store.close(
+            ref.conversation, ref.seq, "cancelled", CANCELLED_REASON, now, by
+        )
         if before is None:
             current = self._current(ref.conversation, ref.seq, ref.message_id)
             raise Conflict(

@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from agentworks.crews.conversation_controls import ConversationControls
     from agentworks.crews.conversations import CrewReception, LiveConnection
     from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.crews.inbox import ConversationInbox
     from agentworks.crews.message_runs import MessageRuns
     from agentworks.crews.reconcile import CallReconciler
     from agentworks.crews.requests import Requests
+    from agentworks.crews.stepping_in import SteppingIn
     from agentworks.messaging.service import MessagingService
     from agentworks.runtime import Crews
 
@@ -139,6 +141,55 @@ def build_crews(
         requests=request_service(settings, client, clock, stepfunctions, messaging),
         controls=controls,
         asked_starts=asked_starts(settings, client, clock, inbox, runs),
+        inbox=conversation_inbox(settings, client, clock),
+        stepping_in=stepping_in(settings, client, clock, stepfunctions, messaging, inbox),
+    )
+
+
+def stepping_in(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    stepfunctions: Any,
+    messaging: MessagingService | None,
+    inbox: CrewInboxStore,
+) -> SteppingIn:
+    """C5: a person who can edit a Crew answers for it in its conversations."""
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.request_store import RequestStore
+    from agentworks.crews.stepping_in import SteppingIn
+    from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.messaging.crew_inbox_views import CrewInboxViews
+
+    return SteppingIn(
+        CrewStore(client, settings.work_table),
+        inbox,
+        RequestStore(client, settings.work_table),
+        CrewInboxViews(ConversationStore(client, settings.messages_table), clock),
+        messaging,
+        Executions(settings.function_call_state_machine_arn, stepfunctions),
+        askers=asker_runs(settings, client, stepfunctions),
+        clock=clock,
+    )
+
+
+def conversation_inbox(
+    settings: Settings, client: DynamoDBClient, clock: Clock
+) -> ConversationInbox:
+    """C5: the conversations a person may see, sorted into the Inbox's tabs."""
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.crew_store import CrewStore
+    from agentworks.crews.inbox import ConversationInbox
+    from agentworks.crews.request_store import RequestStore
+    from agentworks.messaging.conversation_store import ConversationStore
+
+    return ConversationInbox(
+        CrewStore(client, settings.work_table),
+        ConversationStore(client, settings.messages_table),
+        RequestStore(client, settings.work_table),
+        CallStore(client, settings.work_table),
+        clock,
     )
 
 

@@ -16,6 +16,7 @@ from agentworks.http_api.openapi import openapi_json
 from agentworks.http_api.principal import authenticate
 from agentworks.http_api.resolver import Resolver
 from agentworks.observability import count_refusal, logger
+from agentworks.web import pages
 
 # No routes yet: each group loads on the first request for one of its paths (groups.py).
 app = Resolver(enable_validation=True)
@@ -109,6 +110,9 @@ def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Entry point: refuses oversized bodies before reading them, authenticates (A3: in
     the function, so a refusal has the API's error shape), refuses bodies that are not
     strict JSON, then routes."""
+    page = pages.serve(event)  # the Inbox and Runs pages (C5): public shells, no data
+    if page is not None:
+        return page
     body = event.get("body") or ""
     if len(body) > limits.REQUEST_BODY_MAX_BYTES * (4 / 3 if event.get("isBase64Encoded") else 1):
         return _plain(

@@ -1,20 +1,48 @@
-"""/v1/conversations: pause, resume, close and delete a conversation with a Crew (C4)."""
+"""/v1/conversations: the conversations you may see (C5, the Inbox), and pause, resume, close
+and delete a conversation with a Crew (C4)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.api_gateway import Response, Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
+from agentworks import limits
+from agentworks.crews.inbox_models import ConversationDetail, ConversationList, Tab
 from agentworks.crews.models import ConversationControl, ConversationStatusView
+from agentworks.crews.stepping_in import AnswerForAgent
 from agentworks.http_api.principal import current_principal
-from agentworks.http_api.responses import documented
+from agentworks.http_api.responses import also, documented
+from agentworks.messaging.models import SendReceipt
 from agentworks.runtime import services
 
 router = Router()
 
 _INBOX = Annotated[str, Path(max_length=64)]
+
+
+@router.get(
+    "/conversations",
+    summary="The conversations you may see, newest first, in the Inbox's tabs (C5)",
+    responses=documented(200, 400, 403),
+)
+def list_conversations(
+    tab: Annotated[Tab | None, Query()] = None,
+    agent: Annotated[str | None, Query(max_length=200)] = None,
+    after: Annotated[str | None, Query(max_length=64)] = None,
+    limit: Annotated[int | None, Query(ge=1, le=limits.CONVERSATIONS_PAGE_MAX)] = None,
+) -> ConversationList:
+    return services().crews.inbox.listing(current_principal(router), tab, agent, after, limit)
+
+
+@router.get(
+    "/conversations/<conversation_id>",
+    summary="One conversation: its messages, requests and what waits for you (C5)",
+    responses=documented(200, 400, 403, 404),
+)
+def show_conversation(conversation_id: Annotated[str, Path(max_length=64)]) -> ConversationDetail:
+    return services().crews.inbox.show(current_principal(router), conversation_id)
 
 
 @router.post(
@@ -57,3 +85,23 @@ def close(
 )
 def delete(inbox_id: _INBOX) -> ConversationStatusView:
     return services().crews.controls.delete(current_principal(router), inbox_id)
+
+
+@router.post(
+    "/conversations/<inbox_id>/answer",
+    summary="Answer for a Crew you can edit: a note, request or reply marked as written by you",
+    responses=also(
+        documented(201, 400, 403, 404, 409, 413, 429, description="Sent"),
+        200,
+        "A retry with the same submission_id: the original receipt (replayed)",
+    ),
+)
+def answer_for_agent(
+    inbox_id: _INBOX, request: Annotated[AnswerForAgent, Body()]
+) -> Response[SendReceipt]:
+    receipt = services().crews.stepping_in.answer_for(current_principal(router), inbox_id, request)
+    return Response(
+        status_code=200 if receipt.replayed else 201,
+        content_type="application/json",
+        body=receipt,
+    )

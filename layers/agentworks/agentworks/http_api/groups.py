@@ -28,6 +28,7 @@ class RouteGroup:
 
 GROUPS = (
     RouteGroup("connections", "/v1", ("whoami", "connections")),
+    RouteGroup("session", "/v1", ("session",)),  # the web Inbox's sign-in (C5)
     RouteGroup("messages", "/v1", ("agents", "messages", "inboxes")),
     RouteGroup("crews", "/v1", ("crews", "functions", "calls")),
     RouteGroup("requests", "/v1", ("requests",)),
@@ -37,6 +38,8 @@ GROUPS = (
     RouteGroup("workflows", "/v1", ("workflows",)),
     RouteGroup("workflow_definitions", "/v1", ("workflow-definitions", "hooks")),
     RouteGroup("usage", "/v1", ("usage",)),  # issue 12
+    RouteGroup("audit", "/v1", ("audit",)),  # C6: the conversations' audit log
+    RouteGroup("webhooks", "/v1", ("webhooks",)),  # C6: conversation webhooks
     RouteGroup("runners", "/v1", ("runner",)),  # local runners of cli steps (issue 10)
     RouteGroup("relays", "/api", ("relays", "relay-runs")),  # SPEC §7: /api/relays as in R2
 )

@@ -16,7 +16,8 @@ from agentworks.errors import Unauthenticated
 from agentworks.identity.models import Principal
 from agentworks.observability import count, logger
 
-PUBLIC_PATHS = frozenset({"/v1/openapi.json"})
+# The web sign-in exchange (C5): the one-time code in the body is its credential.
+PUBLIC_PATHS = frozenset({"/v1/openapi.json", "/v1/session", "/v1/session/logout"})
 # Webhook triggers (W11): the sender signs the body with the trigger's secret instead.
 PUBLIC_PREFIXES = ("/v1/hooks/",)
 
@@ -32,6 +33,40 @@ def bearer_token(headers: Mapping[str, Any] | None) -> str:
     return ""
 
 
+def session_cookie(event: Mapping[str, Any]) -> str:
+    """The web session id of the event's cookies ("" when there is none): payload 2.0 has
+    them in `cookies`, other callers in a Cookie header."""
+    from agentworks.identity.web_sessions import SESSION_COOKIE
+
+    cookies = [str(c) for c in event.get("cookies") or []]
+    for name, value in (event.get("headers") or {}).items():
+        if str(name).lower() == "cookie" and isinstance(value, str):
+            cookies += value.split(";")
+    for cookie in cookies:
+        name, _, value = cookie.strip().partition("=")
+        if name == SESSION_COOKIE:
+            return value.strip()
+    return ""
+
+
+class CsrfRefused(Unauthenticated):
+    status = 403
+    code = "forbidden"
+
+
+def require_csrf_header(event: Mapping[str, Any]) -> None:
+    """A cookie-authenticated request that may change something carries the Inbox's header
+    (a cross-site form can't send one; SameSite=Strict keeps the cookie off the rest)."""
+    from agentworks.identity.web_sessions import CSRF_HEADER
+
+    method = str(((event.get("requestContext") or {}).get("http") or {}).get("method", "GET"))
+    if method.upper() in ("GET", "HEAD", "OPTIONS"):
+        return
+    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
+    if not headers.get(CSRF_HEADER):
+        raise CsrfRefused(f"Requests signed in by cookie must send the {CSRF_HEADER} header.")
+
+
 def authenticate_event(event: Mapping[str, Any]) -> Principal:
     """The principal of an API Gateway v2 event, or `Unauthenticated` (one message for a
     missing, malformed, unknown, expired or revoked token: which one is not told)."""
@@ -39,8 +74,12 @@ def authenticate_event(event: Mapping[str, Any]) -> Principal:
     from agentworks.runtime import identity_only, run_credentials
 
     token = bearer_token(event.get("headers"))
+    session = "" if token else session_cookie(event)
     try:
-        if is_run_credential(token):  # relay code calling back, as its run's caller
+        if session:  # the web Inbox (C5): a session cookie, re-checked like a token
+            require_csrf_header(event)
+            principal = identity_only().web.authenticate(session)
+        elif is_run_credential(token):  # relay code calling back, as its run's caller
             principal = run_credentials().authenticate(token)
         else:
             principal = identity_only().authenticate(token)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -21,6 +22,9 @@ from agentworks.identity.models import (
     Principal,
 )
 from agentworks.ids import new_id
+
+if TYPE_CHECKING:
+    from agentworks.identity.web_sessions import WebSessions
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _TARGET_RE = re.compile(r"^(crew|workflow|relay|agent):[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -209,6 +213,27 @@ class IdentityService:
         ):
             raise failure
         return connection.principal()
+
+    def principal_of_connection(self, account_id: str, connection_id: str) -> Principal:
+        """A connection's principal without its token (a web session points at it, C5):
+        refused exactly like a bad token when it is unknown, expired or revoked."""
+        connection = self._store.get_connection(account_id, connection_id)
+        if (
+            connection is None
+            or not connection.is_live(self._clock.now())
+            or not self._parent_is_live(connection)
+        ):
+            raise Unauthenticated("Missing, invalid, expired or revoked token.")
+        return connection.principal()
+
+    @cached_property
+    def web(self) -> WebSessions:
+        """Web sign-in (one-time links, session cookies) for the Inbox (C5)."""
+        from agentworks.identity.web_sessions import WebSessions, WebSessionStore
+
+        # The same table and client as the connections (one identity store, one module each).
+        store = WebSessionStore(self._store._db, self._store._table)
+        return WebSessions(store, self, self._clock)
 
     def _parent_is_live(self, connection: Connection) -> bool:
         """A child that ends with its parent authenticates only while the parent does

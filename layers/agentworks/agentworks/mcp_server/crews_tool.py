@@ -15,6 +15,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult
 from pydantic import ConfigDict, Field, RootModel
 
+from agentworks.audit.models import AuditPage
 from agentworks.crews.models import ReviewOutcome
 from agentworks.crews.service import crew_view
 from agentworks.crews.views import CrewDeleted, CrewList, CrewView
@@ -28,7 +29,7 @@ from agentworks.mcp_server.tooling import domain_tool
 if TYPE_CHECKING:
     pass
 
-Action = Literal["create", "update", "get", "list", "delete", "release", "decline"]
+Action = Literal["create", "update", "get", "list", "delete", "release", "decline", "audit"]
 
 TOOL_NAME = "crews"
 TOOL_TITLE = "AgentWorks Crews"
@@ -56,15 +57,20 @@ with the `functions` tool). Pick an `action`:
 - decline (admin): turn that message down instead (optional `reason`, shown to the
   sender); nothing runs. `messages action=state target=crew:NAME` lists what waits
   (run_state pending_review).
+- audit (admin without target bounds): the audit log of conversations with a Crew, oldest
+  first: every message, request state, release, decline, cancel, expiry, pause, resume,
+  close and delete, with who did it (a connection, the platform, or a run and the
+  connection it runs as). Optional `inbox_id` (one conversation), `limit` (1-100) and
+  `after` (a page's next_cursor). No message bodies.
 
-list and get only read; the other actions change the account (admin scope).
+list, get and audit only read; the other actions change the account (admin scope).
 Errors come back as is_error results with {"error": {"code", "message"}}; `unavailable`
 means unknown or not yours (the two look the same); `invalid_request` says what in the
 definition is wrong.
 """
 
 
-class CrewsOutput(RootModel[CrewView | CrewList | CrewDeleted | ReviewOutcome]):
+class CrewsOutput(RootModel[CrewView | CrewList | CrewDeleted | ReviewOutcome | AuditPage]):
     """One JSON object per action (the same bodies the HTTP API returns)."""
 
     # MCP wants an object at the root of an output schema; every arm is one.
@@ -80,6 +86,9 @@ class CrewsCall:
     definition: dict[str, Any] | None = None
     message_id: str | None = None
     reason: str | None = None
+    inbox_id: str | None = None
+    after: str | None = None
+    limit: int | None = None
 
 
 def _create(principal: Principal, call: CrewsCall) -> dict[str, Any]:
@@ -119,6 +128,23 @@ def _decline(principal: Principal, call: CrewsCall) -> ReviewOutcome:
     )
 
 
+def _audit(principal: Principal, call: CrewsCall) -> dict[str, Any]:
+    page = services().audit.entries(principal, call.inbox_id, call.after, call.limit)
+    return page.model_dump(mode="json")
+
+
+def _audit_text(page: dict[str, Any]) -> str:
+    lines = [f"{len(page['entries'])} audit entries (oldest first):"]
+    for e in page["entries"]:
+        actor = e["actor"]
+        who = actor.get("run_id") or actor.get("connection_id") or actor["kind"]
+        state = f" -> {e['state']}" if e.get("state") else ""
+        lines.append(f"- {e['at']} {e['conversation_id']} {e['action']}{state} by {who}")
+    if page.get("next_cursor"):
+        lines.append(f"more: crews action=audit after={page['next_cursor']}")
+    return "\n".join(lines) + "\n\n" + json.dumps(page, ensure_ascii=False)
+
+
 def _crew_text(view: dict[str, Any]) -> str:
     names = ", ".join(f["name"] for f in view["functions"]) or "none"
     return (
@@ -155,6 +181,7 @@ ACTIONS: dict[str, ActionSpec[CrewsCall]] = {
     "decline": ActionSpec(
         _decline, frozenset({"name", "message_id", "reason"}), required=("name", "message_id")
     ),
+    "audit": ActionSpec(_audit, frozenset({"inbox_id", "after", "limit"}), text=_audit_text),
 }
 assert set(ACTIONS) == set(get_args(Action)), "every action needs a row in ACTIONS"
 
@@ -172,8 +199,8 @@ def crews(
     action: Annotated[
         Action,
         Field(
-            description="What to do: list, get, create, update, delete, release or decline "
-            "(see the tool description)."
+            description="What to do: list, get, create, update, delete, release, decline or "
+            "audit (see the tool description)."
         ),
     ],
     name: Annotated[
@@ -206,6 +233,24 @@ def crews(
             json_schema_extra={"maxLength": 1000},
         ),
     ] = None,
+    inbox_id: Annotated[
+        str | None,
+        Field(
+            description="audit: one conversation's entries (either inbox id, or cnv_...).",
+            json_schema_extra={"maxLength": 64},
+        ),
+    ] = None,
+    after: Annotated[
+        str | None,
+        Field(
+            description="audit: the next page (a page's next_cursor).",
+            json_schema_extra={"maxLength": 512},
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        Field(description="audit: entries per page, 1-100 (default 50).", ge=1, le=100),
+    ] = None,
 ) -> Annotated[CallToolResult, CrewsOutput]:
     return run_crews(
         CrewsCall(
@@ -214,6 +259,9 @@ def crews(
             definition=definition,
             message_id=message_id,
             reason=reason,
+            inbox_id=inbox_id,
+            after=after,
+            limit=limit,
         )
     )
 

@@ -19,6 +19,7 @@ from agentworks.crews.models import (
     RequestList,
     RequestView,
     RescheduleWakeup,
+    ReviewOutcome,
     ScheduleWakeup,
     WakeupView,
 )
@@ -53,6 +54,7 @@ Action = Literal[
     "note",
     "requests",
     "cancel_request",
+    "decline",
 ]
 Delivery = Literal["typed", "admitted", "processed"]
 WakeupAction = Literal["schedule", "cancel", "reschedule"]
@@ -92,6 +94,7 @@ class MessagesCall:
     deadline_seconds: int | None = None
     handoff: bool | None = None
     in_reply_to: str | None = None
+    reason: str | None = None
 
     def text(self, name: str) -> str | None:
         """A string argument, blank meaning absent."""
@@ -143,6 +146,16 @@ def _requests(principal: Principal, call: MessagesCall) -> RequestList:
 def _cancel_request(principal: Principal, call: MessagesCall) -> RequestView:
     return services().crews.requests.cancel(
         principal, str(call.message_id), call.text("agent_name")
+    )
+
+
+def _decline(principal: Principal, call: MessagesCall) -> ReviewOutcome:
+    """C5: a person who can edit the Crew turns down a request waiting for review."""
+    return services().crews.inboxes.decline(
+        principal,
+        parse_crew_target(str(call.target)),
+        str(call.message_id),
+        call.text("reason"),
     )
 
 
@@ -283,6 +296,9 @@ ACTIONS: dict[str, ActionSpec[MessagesCall]] = {
     ),
     "cancel_request": ActionSpec(
         _cancel_request, frozenset({"message_id", "agent_name"}), required=("message_id",)
+    ),
+    "decline": ActionSpec(
+        _decline, frozenset({"message_id", "target", "reason"}), required=("message_id", "target")
     ),
 }
 assert set(ACTIONS) == set(get_args(Action)), "every action needs a row in ACTIONS"

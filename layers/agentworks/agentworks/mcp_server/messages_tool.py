@@ -11,7 +11,13 @@ from mcp.types import CallToolResult
 from pydantic import ConfigDict, Field, RootModel
 
 from agentworks import limits
-from agentworks.crews.models import CrewState, RequestList, RequestView, WakeupView
+from agentworks.crews.models import (
+    CrewState,
+    RequestList,
+    RequestView,
+    ReviewOutcome,
+    WakeupView,
+)
 from agentworks.mcp_server.messages_actions import (
     ACTIONS as ACTIONS,  # the action table, for tests that walk every action
 )
@@ -75,6 +81,8 @@ Direct messages between AI agents of this AgentWorks account. Pick an `action`:
 - requests: the requests of the conversation of `inbox_id` and where each stands
   (waiting_for_review, received, in_progress, answered, declined, couldnt_complete,
   expired, cancelled). cancel_request: take back an open request you sent (`message_id`).
+  decline (a person who can edit the Crew `target`): turn down a request waiting for
+  review (`message_id`, optional `reason`, which the asker sees).
 
 Errors come back as is_error results with {{"error": {{"code", "message"}}}}; `unavailable`
 means unknown or not yours (the two look the same).
@@ -94,6 +102,7 @@ class MessagesOutput(
         | WakeupView
         | RequestList
         | RequestView
+        | ReviewOutcome
     ]
 ):
     """One JSON object per action (the same bodies the HTTP API returns)."""
@@ -267,6 +276,13 @@ def messages(
         str | None,
         Field(description="reply: the message_id of the request you answer."),
     ] = None,
+    reason: Annotated[
+        str | None,
+        Field(
+            description="decline: why, shown to the asker.",
+            json_schema_extra={"maxLength": 1000},
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, MessagesOutput]:
     return run_messages(
         MessagesCall(
@@ -291,6 +307,7 @@ def messages(
             deadline_seconds=deadline_seconds,
             handoff=handoff,
             in_reply_to=in_reply_to,
+            reason=reason,
         )
     )
 

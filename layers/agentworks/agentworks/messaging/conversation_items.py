@@ -112,6 +112,7 @@ def framing_attributes(framing: Framing) -> dict[str, Any]:
         "deadline_at": framing.deadline_at,
         "handoff": True if framing.handoff else None,
         "reply_to": framing.in_reply_to,
+        "written_by": framing.written_by,
     }
 
 
@@ -125,4 +126,5 @@ def framing_from(data: dict[str, Any]) -> Framing:
         deadline_at=int(deadline) if deadline is not None else None,
         handoff=bool(data.get("handoff", False)),
         in_reply_to=int(reply_to) if reply_to is not None else None,
+        written_by=data.get("written_by"),
     )

@@ -33,13 +33,16 @@ class Framing:
     deadline_at: int | None = None  # ms, requests only
     handoff: bool = False
     in_reply_to: int | None = None  # the seq of the request a reply answers
+    # A person who answered for the agent (stepping in): their connection id, shown with
+    # the message; None when the agent itself wrote it.
+    written_by: str | None = None
     # The request as the sender named it: checked against the conversation only after the
     # sender's authority was (a refusal must not tell a stranger anything). Not stored.
     reply_ref: MessageRef | None = None
 
     @property
     def is_plain(self) -> bool:
-        return self.kind == "message"
+        return self.kind == "message" and self.written_by is None
 
 
 PLAIN = Framing()
@@ -123,4 +126,6 @@ def refuse_outside_crew_conversations(framing: Framing) -> None:
 def hashed_body(body: str, framing: Framing) -> str:
     """What a submission id binds: the body, and the kind when it is not a plain message (a
     retry that turns a note into a request is a different send)."""
-    return body if framing.is_plain else f"{framing.kind}\x00{body}"
+    if framing.is_plain:
+        return body
+    return f"{framing.kind}\x00{framing.written_by or ''}\x00{body}"

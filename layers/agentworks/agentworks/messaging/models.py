@@ -86,6 +86,10 @@ class MessageView(BaseModel):
     deadline_at: str | None = Field(default=None, description="Requests: when it expires.")
     handoff: bool = False
     in_reply_to: str | None = Field(default=None, description="Replies: the request answered.")
+    written_by: str | None = Field(
+        default=None,
+        description="Set when a person answered for the agent: that person's connection id.",
+    )
 
 
 class ReadPage(BaseModel):

@@ -78,9 +78,10 @@ def message_view(inbox: InboxRef, m: StoredMessage) -> MessageView:
         created_at=iso(m.created_at) or "",
         receipt=m.receipt,  # type: ignore[arg-type]
         delivered_text=delivery_text.render(
-            m.sender, inbox.conversation_id, inbox.inbox_id, m.body
+            m.sender, inbox.conversation_id, inbox.inbox_id, m.body, m.framing.written_by
         ),
         kind=m.framing.kind,
+        written_by=m.framing.written_by,
         deadline_at=iso(m.framing.deadline_at),
         handoff=m.framing.handoff,
         # A reply answers a request its reader sent, one delivered to the other side.

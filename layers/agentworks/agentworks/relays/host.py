@@ -28,6 +28,7 @@ from agentworks.relays.credentials import format_credential
 from agentworks.relays.records import RelayRun, RunStatus
 from agentworks.relays.releases import RelayReleases, relay_target
 from agentworks.relays.run_store import RelayRunStore
+from agentworks.usage.call_usage import relay_usage
 
 if TYPE_CHECKING:
     from agentworks.identity.connection_store import ConnectionStore
@@ -175,15 +176,19 @@ class RelayHost:
                 message = str(json.loads(cause).get("errorMessage") or message)
             except (ValueError, AttributeError):
                 message = cause
-        self._end(run, version, "failed", error=message[:2000])
+        self._end(run, version, "failed", entered=2, error=message[:2000])
         count("RelayRunsFailed")
         return {"status": "failed"}
 
-    def _end(self, run: RelayRun, version: int, status: RunStatus, **fields: Any) -> None:
+    def _end(
+        self, run: RelayRun, version: int, status: RunStatus, entered: int = 1, **fields: Any
+    ) -> None:
+        """`entered`: the states this execution entered (Attempt, and RecordFailure when the
+        attempt crashed), counted to the account's usage with the run's end."""
         ended = replace(
             run, status=status, credential_hash="", updated_at=self._now(), **fields
         )  # the credential dies with the attempt
-        self._runs.replace(ended, version)
+        self._runs.replace(ended, version, usage=relay_usage(entered))
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)

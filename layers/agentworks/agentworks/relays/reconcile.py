@@ -17,6 +17,7 @@ from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.observability import count
 from agentworks.relays.run_store import RelayRunStore, RunChanged
+from agentworks.usage.call_usage import relay_usage
 
 if TYPE_CHECKING:
     from agentworks.crews.execution import Executions
@@ -57,8 +58,10 @@ class RelayReconciler:
                 updated_at=now,
                 error=f"{why}; completed steps are kept: agentworks relays retry {run_id}",
             )
+            # An execution that ran entered its Attempt at least (what it did after is lost).
+            usage = relay_usage(1) if status is not None else None
             try:
-                self._runs.replace(ended_run, version)
+                self._runs.replace(ended_run, version, usage=usage)
             except RunChanged:
                 continue  # it moved meanwhile: the next tick looks again
             ended += 1

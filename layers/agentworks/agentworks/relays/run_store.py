@@ -32,6 +32,8 @@ from agentworks.dynamo import (
     transact_write,
 )
 from agentworks.relays.records import Checkpoint, RelayRun
+from agentworks.usage.counts import Counts, day_of, shard_of
+from agentworks.usage.usage_store import UsageStore
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -108,16 +110,29 @@ class RelayRunStore:
             raise
         return True
 
-    def replace(self, run: RelayRun, seen_version: int) -> int:
-        """Writes `run` over version `seen_version`; RunChanged if it moved on. New version."""
-        if not _applied(
-            self._db.put_item,
-            TableName=self._table,
-            Item={**_run_key(run.run_id), **_record(run, seen_version + 1)},
-            ConditionExpression="v = :seen",
-            ExpressionAttributeValues=to_item({":seen": seen_version}),
-        ):
-            raise RunChanged()
+    def replace(self, run: RelayRun, seen_version: int, usage: Counts | None = None) -> int:
+        """Writes `run` over version `seen_version`; RunChanged if it moved on. New version.
+        `usage`: what an execution's end adds to its account's counters, in one
+        transaction with it (so a repeated end never counts twice)."""
+        put = {
+            "TableName": self._table,
+            "Item": {**_run_key(run.run_id), **_record(run, seen_version + 1)},
+            "ConditionExpression": "v = :seen",
+            "ExpressionAttributeValues": to_item({":seen": seen_version}),
+        }
+        if not usage:
+            if not _applied(self._db.put_item, **put):
+                raise RunChanged()
+            return seen_version + 1
+        counted = UsageStore(self._db, self._table).transaction_item(
+            run.account_id, day_of(run.updated_at / 1000), shard_of(run.run_id), usage
+        )
+        try:
+            transact_write(self._db, {"run": {"Put": put}, "usage": counted})
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("run"):
+                raise RunChanged() from None
+            raise
         return seen_version + 1
 
     # -- runs whose execution may have ended unrecorded ---------------------------------

@@ -1,5 +1,7 @@
-"""What a Crew run's end adds to its account's usage: one function call (a run for a
-message or a wakeup is not a call) and the states its execution entered."""
+"""What a run's end adds to its account's usage: a Crew run's, one function call (a run for
+a message or a wakeup is not a call) and the states its execution entered; a Relay run
+execution's, one function call and its states (workflow runs count only their states,
+workflows/engine.py)."""
 
 from __future__ import annotations
 
@@ -16,3 +18,9 @@ def call_usage(record: CallRecord) -> Counts:
         function_calls=1 if record.kind == "function" else 0,
         state_transitions=record.transitions,
     )
+
+
+def relay_usage(entered: int) -> Counts:
+    """A Relay run's execution ended: Attempt (retries inside it are that one state), and
+    RecordFailure when the attempt itself crashed."""
+    return Counts(function_calls=1, state_transitions=entered)

@@ -18,8 +18,9 @@ class Counts:
     stored_bytes: int = 0  # their stored size, item overhead included; each is kept 7 days
     messages_read: int = 0  # messages returned by read pages (inbox and mailbox)
     read_requests: int = 0  # the pages that returned them (empty pages are not counted)
-    function_calls: int = 0  # Crew function calls that ended (any outcome)
-    state_transitions: int = 0  # states their executions (and Crews' message runs) entered
+    function_calls: int = 0  # Crew function calls and Relay run executions that ended
+    # States entered by those executions, Crews' message runs and workflow runs.
+    state_transitions: int = 0
     push_seconds: int = 0  # WebSocket connection time of the push channel's listeners
     push_notices: int = 0  # notices posted to those listeners
 

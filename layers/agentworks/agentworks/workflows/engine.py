@@ -20,9 +20,11 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.adapter_profile_store import AdapterProfileStore
 from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, TurnResult
 from agentworks.crews.adapters.registry import runs_on_a_runner
+from agentworks.crews.execution import Executions
 from agentworks.ids import new_id
 from agentworks.observability import count_outcome
 from agentworks.signing import Signer
+from agentworks.usage.counts import Counts
 from agentworks.workflows import choices, crew_steps, replays, sessions
 from agentworks.workflows.crew_steps import CrewSteps
 from agentworks.workflows.definition import Step, WorkflowStart
@@ -68,8 +70,10 @@ class WorkflowEngine:
         runner_steps: RunnerSteps,
         clock: Clock = SYSTEM_CLOCK,
         webhooks: Webhooks | None = None,
+        history: Executions | None = None,
     ) -> None:
         self._runs = runs
+        self._history = history  # the executions' states entered (usage)
         self._crew_steps = crew_steps
         self._runner = runner_steps
         self._profiles = profiles
@@ -100,7 +104,7 @@ class WorkflowEngine:
         if action == "barrier":
             return {"failed": self.barrier(run_id, item, at.stage)}
         if action == "finish":
-            self.finish(run_id, event.get("error"))
+            self.finish(run_id, event.get("error"), event.get("execution"))
             return {}
         raise ValueError(f"unknown workflow action {action!r}")
 
@@ -440,7 +444,9 @@ class WorkflowEngine:
             ended.get(i) not in DONE for i in range(len(start.stages[stage].steps))
         )
 
-    def finish(self, run_id: str, error: Any = None) -> None:
+    def finish(self, run_id: str, error: Any = None, execution: str | None = None) -> None:
+        """Records the run's outcome; `execution` (the state machine passes its own ARN: this
+        function cannot name it) is read for the states it entered, the run's usage."""
         state = self._runs.read_all(run_id)
         if state is None:
             raise RunGone(run_id)
@@ -456,7 +462,8 @@ class WorkflowEngine:
         elif error:
             run.error = f"the run's execution failed: {json.dumps(error)[:500]}"
         run.ended_at = self._now()
-        self._runs.save(run, state.run_version)
+        entered = self._history.entered_states(execution) if execution and self._history else 0
+        self._runs.save(run, state.run_version, usage=Counts(state_transitions=entered))
         count_outcome("WorkflowRunsEnded", run.status)
         self._notify(run, "completed", {"status": run.status, "error": run.error})
 

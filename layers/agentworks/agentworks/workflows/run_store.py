@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.dynamo import condition_failed, from_item, to_item, transact_write
+from agentworks.dynamo import (
+    TransactionCancelled,
+    condition_failed,
+    from_item,
+    to_item,
+    transact_write,
+)
+from agentworks.usage.counts import Counts, day_of, shard_of
+from agentworks.usage.usage_store import UsageStore
 from agentworks.workflows.records import Position, RunRecord, StepRecord
 
 if TYPE_CHECKING:
@@ -184,29 +192,43 @@ class RunStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return RunState(run, run_version, cost, steps, versions) if run is not None else None
 
-    def save(self, run: RunRecord, version: int, status_changed: bool = True) -> int:
+    def save(
+        self,
+        run: RunRecord,
+        version: int,
+        status_changed: bool = True,
+        usage: Counts | None = None,
+    ) -> int:
         """The run under the version that was read, and its list entry's status when that
-        changed (a recorded webhook delivery changes only the run)."""
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=to_item({"pk": run_pk(run.run_id), "sk": "RUN"}),
-                UpdateExpression="SET #r = :r, #s = :s, version = :next",
-                ConditionExpression="version = :v",
-                ExpressionAttributeNames={"#r": "record", "#s": "status"},
-                ExpressionAttributeValues=to_item(
-                    {
-                        ":r": _json(run.to_json()),
-                        ":s": run.status,
-                        ":next": version + 1,
-                        ":v": version,
-                    }
-                ),
+        changed (a recorded webhook delivery changes only the run). `usage`: what the run's
+        end adds to its account's counters, in one transaction with it (counted once)."""
+        update: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": to_item({"pk": run_pk(run.run_id), "sk": "RUN"}),
+            "UpdateExpression": "SET #r = :r, #s = :s, version = :next",
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeNames": {"#r": "record", "#s": "status"},
+            "ExpressionAttributeValues": to_item(
+                {":r": _json(run.to_json()), ":s": run.status, ":next": version + 1, ":v": version}
+            ),
+        }
+        if usage:
+            counted = UsageStore(self._db, self._table).transaction_item(
+                run.account_id, day_of(self._ended_at(run)), shard_of(run.run_id), usage
             )
-        except ClientError as error:
-            if condition_failed(error):
-                raise StaleRecord(run.run_id) from None
-            raise
+            try:
+                transact_write(self._db, {"run": {"Update": update}, "usage": counted})
+            except TransactionCancelled as cancelled:
+                if cancelled.failed("run"):
+                    raise StaleRecord(run.run_id) from None
+                raise
+        else:
+            try:
+                self._db.update_item(**update)
+            except ClientError as error:
+                if condition_failed(error):
+                    raise StaleRecord(run.run_id) from None
+                raise
         if status_changed:
             self._db.put_item(
                 TableName=self._table,
@@ -215,6 +237,10 @@ class RunStore:
                 ),
             )
         return version + 1
+
+    @staticmethod
+    def _ended_at(run: RunRecord) -> float:
+        return (run.ended_at or run.created_at) / 1000  # the day the run ended
 
     def add_cost(self, run_id: str, cost_usd: float) -> None:
         if cost_usd <= 0:

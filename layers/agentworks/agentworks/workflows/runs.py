@@ -21,8 +21,10 @@ from agentworks.errors import Conflict, InvalidInput, TryAgain, Unavailable
 from agentworks.identity.models import ADMIN, WORKFLOWS_RUN, Principal
 from agentworks.ids import new_id
 from agentworks.messaging.models import iso
-from agentworks.observability import count_outcome
+from agentworks.observability import count_outcome, logger
 from agentworks.signing import Signer
+from agentworks.usage.counts import Counts
+from agentworks.usage.recorder import UsageRecorder
 from agentworks.workflows.choices import checked_answer
 from agentworks.workflows.definition import WorkflowStart, parse_workflow
 from agentworks.workflows.engine import WEBHOOK_PURPOSE
@@ -75,8 +77,10 @@ class WorkflowRuns:
         call_executions: Executions | None = None,
         workflow_calls: WorkflowCallStore | None = None,
         runner_steps: RunnerSteps | None = None,
+        usage: UsageRecorder | None = None,
     ) -> None:
         self._runs = runs
+        self._usage = usage  # a cancelled run's states entered (a finished run counts its own)
         self._runner_steps = runner_steps  # cancel takes a cli step's job off the queue
         # Cancel stops what a crew step's call runs: the call's execution (the tick then
         # records the call interrupted) or the run a workflow function call started.
@@ -208,6 +212,7 @@ class WorkflowRuns:
             raise TryAgain("The run changed meanwhile; cancel it again.") from None
         count_outcome("WorkflowRunsEnded", "cancelled")
         self._executions.stop(run_id, "cancelled by a caller")
+        self._count_transitions(run)
         for step in state.steps:
             if step.status not in TERMINAL_STEP and step.call_id:
                 self._stop_call(principal, step.call_id)
@@ -219,6 +224,18 @@ class WorkflowRuns:
                 with contextlib.suppress(StaleRecord):
                     self._runs.save_step(step, state.versions[step.position])
         return self.status(principal, run_id)
+
+    def _count_transitions(self, run: RunRecord) -> None:
+        """The stopped execution's states entered, to its account's usage: after the
+        cancel, never failing it (usage is an estimate)."""
+        if self._usage is None:
+            return
+        try:
+            entered = self._executions.entered_states(self._executions.execution_arn(run.run_id))
+        except ClientError:
+            logger.exception("usage: the cancelled run's history was not read")
+            return
+        self._usage.add(run.account_id, run.run_id, Counts(state_transitions=entered))
 
     def _stop_call(self, principal: Principal, call_id: str) -> None:
         if call_id.startswith("wcall_") and self._workflow_calls is not None:

@@ -38,6 +38,8 @@ def build_workflows(
     from agentworks.crews.outputs import OutputStore
     from agentworks.identity.connection_store import ConnectionStore
     from agentworks.runtime import Workflows, route_workflows
+    from agentworks.usage.recorder import UsageRecorder
+    from agentworks.usage.usage_store import UsageStore
     from agentworks.workflows.crew_steps import CrewSteps
     from agentworks.workflows.engine import WorkflowEngine
     from agentworks.workflows.function_call_store import WorkflowCallStore
@@ -79,6 +81,7 @@ def build_workflows(
         call_executions=call_executions,
         workflow_calls=workflow_calls,
         runner_steps=runners.steps,
+        usage=UsageRecorder(UsageStore(client, settings.work_table), clock),
     )
     registry = RegistryStore(client, settings.work_table)
     functions = WorkflowFunctions(registry, starts, workflow_calls, clock)
@@ -108,6 +111,8 @@ def build_workflows(
             crew_steps,
             runners.steps,
             clock,
+            # Its own execution's ARN comes with each Finish: no state machine ARN needed.
+            history=Executions("", stepfunctions),
         ),
         runners=runners,
     )

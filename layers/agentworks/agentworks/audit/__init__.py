@@ -1,0 +1,1 @@
+"""The audit log of conversations with a Crew (C6), and outbound webhooks fed from it."""

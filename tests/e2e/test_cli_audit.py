@@ -1,0 +1,59 @@
+"""`agentworks audit list` and `agentworks webhooks …` against the real local stack (C6): a
+request to a Crew under review is audited, and the stack's stream poller feeds the webhooks
+function as Lambda's does on AWS, so a subscribed local receiver gets the signed event and
+`webhooks deliveries` shows the attempt."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.test_cli_crew_messages import _crew_file
+from tests.e2e.test_cli_messages import Cli
+from tests.integration.test_conversation_webhooks import Receiver
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def cli(local_stack: Any) -> Cli:
+    return Cli(local_stack)
+
+
+def test_audit_and_webhooks_through_the_cli(cli: Cli, tmp_path: Path) -> None:
+    receiver = Receiver()
+    try:
+        name = f"audited-{uuid.uuid4().hex[:6]}"
+        hook = cli.ok(
+            "webhooks", "create", "--url", receiver.url, "--events", "request_needs_review",
+            "--json",
+        ).json()  # fmt: skip
+        cli.ok("crews", "create", "--file", str(_crew_file(tmp_path, name, "review")))
+        sent = cli.ok(
+            "conversations", "request", "--target", f"crew:{name}", "--message", "Clause 2?",
+            "--json",
+        ).json()  # fmt: skip
+        page = cli.ok("audit", "list", "--inbox", sent["inbox_id"], "--json").json()
+        assert [e["action"] for e in page["entries"]] == ["message_sent", "request_state"]
+        assert page["entries"][1]["state"] == "waiting_for_review"
+        table = cli.ok("audit", "list", "--inbox", sent["inbox_id"]).out.splitlines()
+        assert table[0].split()[:3] == ["AT", "CONVERSATION", "ACTION"]
+        assert "waiting_for_review" in table[2]
+
+        deadline = time.monotonic() + 20
+        while not receiver.received:  # the stream poller runs in the background
+            assert time.monotonic() < deadline, "no webhook arrived"
+            time.sleep(0.2)
+        [event] = receiver.events()
+        assert event["event"] == "request_needs_review"
+        assert event["message_id"] == sent["message_id"]
+        shown = cli.ok("webhooks", "deliveries", "--id", hook["webhook_id"], "--json").json()
+        [delivery] = shown["deliveries"]
+        assert delivery["state"] == "delivered" and delivery["attempts"][0]["status_code"] == 200
+        assert cli.ok("webhooks", "delete", "--id", hook["webhook_id"]).out.startswith("deleted")
+    finally:
+        receiver.server.shutdown()

@@ -1,0 +1,298 @@
+"""Outbound webhooks for conversation events (C6): subscribed per account to agent asked,
+request needs review, request answered and conversation closed; fed by the work table's
+stream of new audit entries to the webhooks function; signed like workflow webhooks,
+retried with backoff (the test's clock), each attempt visible; none for a conversation
+with a private agent, none for an event nobody subscribed to."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentworks import limits
+from agentworks.identity.models import ALL_SCOPES
+from agentworks.workflows.webhooks import SIGNATURE_HEADER, verify
+from tests.integration.test_conversation_controls import control
+from tests.integration.test_conversation_requests import TERMINAL, ask, wait_for_request
+from tests.integration.test_crew_messages import crew
+from tests.integration.test_crew_owners import private_crew
+from tests.support.handlers import LambdaContext, load_handler
+from tests.support.streams import StreamReader
+
+EVERY_EVENT = ["agent_asked", "request_needs_review", "request_answered", "conversation_closed"]
+
+
+class Receiver:
+    """A local HTTP endpoint: answers the statuses queued in `answers` (then 200), and
+    keeps what it received."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[dict[str, str], bytes]] = []
+        self.answers: list[int] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                status = receiver.answers.pop(0) if receiver.answers else 200
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def events(self) -> list[dict]:
+        return [json.loads(body) for _, body in self.received]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver()
+    yield found
+    found.server.shutdown()
+
+
+@pytest.fixture
+def webhooks(stack: Any) -> Iterator[Any]:
+    """The webhooks function fed from the work table's stream on demand (Lambda's poller
+    on AWS; `agentworks dev`'s locally), with the test's clock and signing key."""
+    from agentworks import runtime
+    from agentworks.signing import Signer
+
+    runtime.install_webhook_delivery(
+        runtime.build_webhook_delivery(
+            stack.settings, stack.client, Signer(b"test-signing-key-0123456789"), stack.clock
+        )
+    )
+    stream = StreamReader(stack.client, stack.settings.work_table)
+
+    def deliver() -> dict:
+        return load_handler("webhooks").handler({"Records": stream.records()}, LambdaContext())
+
+    try:
+        yield deliver
+    finally:
+        runtime.install_webhook_delivery(None)
+
+
+def subscribe(api: Any, token: str, url: str, events: list[str]) -> dict:
+    made = api("POST", "/v1/webhooks", token, {"url": url, "events": events})
+    assert made.status == 201, made.body
+    return made.body
+
+
+def account_key(api: Any, token: str) -> str:
+    reply = api("GET", "/v1/workflows/webhook-key", token)
+    assert reply.status == 200, reply.body
+    return reply.body["key"]
+
+
+def test_c6_events_are_signed_and_carry_ids_never_bodies(api, stack, agents, receiver, webhooks):
+    hook = subscribe(api, stack.admin_token, receiver.url, EVERY_EVENT)
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "What does clause 3 say?").body
+    release = {"message_id": sent["message_id"]}
+    assert api("POST", "/v1/crews/contracts/release", stack.admin_token, release).status == 200
+    assert wait_for_request(api, caller, sent, TERMINAL)["state"] == "answered"
+    assert control(api, caller, sent["inbox_id"], "close").status == 200
+    report = webhooks()
+    assert report["sent"] == 4 and report["failed"] == 0, report
+    events = receiver.events()
+    assert [e["event"] for e in events] == [
+        "agent_asked",
+        "request_needs_review",
+        "request_answered",
+        "conversation_closed",
+    ]
+    assert {e["conversation_id"] for e in events} == {sent["conversation_id"]}
+    assert events[0]["message_id"] == sent["message_id"]
+    key = account_key(api, stack.admin_token)
+    for headers, body in receiver.received:
+        signed = headers[SIGNATURE_HEADER.lower()]
+        assert verify(key, signed, body, now=stack.clock.now(), max_age=60)
+        assert not verify("another-key", signed, body)
+        assert b"clause" not in body.lower()
+    listed = api("GET", f"/v1/webhooks/{hook['webhook_id']}/deliveries", stack.admin_token)
+    assert listed.status == 200, listed.body
+    assert [d["state"] for d in listed.body["deliveries"]] == ["delivered"] * 4
+    # A retried stream batch sends nothing twice: each delivery was claimed first.
+    assert webhooks()["sent"] == 0 and len(receiver.received) == 4
+
+
+def test_c6_a_failing_receiver_is_retried_with_backoff_and_each_attempt_shows(
+    api, stack, agents, receiver, webhooks
+):
+    hook = subscribe(api, stack.admin_token, receiver.url, ["agent_asked"])
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    receiver.answers = [500, 503]
+    before = stack.clock.now()
+    ask(api, caller, "Clause 1?")
+    assert webhooks()["sent"] == 1
+    assert len(receiver.received) == 3
+    # Paused 1 s, then 2 s (the test's clock is what the function sleeps on).
+    pauses = limits.CONVERSATION_WEBHOOK_BACKOFF_SECONDS * 3
+    assert stack.clock.now() - before >= pauses
+    [delivery] = api(
+        "GET", f"/v1/webhooks/{hook['webhook_id']}/deliveries", stack.admin_token
+    ).body["deliveries"]
+    assert delivery["state"] == "delivered" and delivery["event"] == "agent_asked"
+    assert [a["status_code"] for a in delivery["attempts"]] == [500, 503, 200]
+    assert delivery["attempts"][0]["error"] == "answered HTTP 500"
+    assert delivery["attempts"][-1]["error"] is None
+
+
+def test_c6_a_receiver_that_never_answers_2xx_fails_after_every_attempt(
+    api, stack, agents, receiver, webhooks
+):
+    hook = subscribe(api, stack.admin_token, receiver.url, ["request_needs_review"])
+    crew(api, stack, "review")
+    receiver.answers = [500] * limits.CONVERSATION_WEBHOOK_ATTEMPTS
+    ask(api, agents.connection("caller")["token"], "Clause 1?")
+    assert webhooks()["failed"] == 1
+    [delivery] = api(
+        "GET", f"/v1/webhooks/{hook['webhook_id']}/deliveries", stack.admin_token
+    ).body["deliveries"]
+    assert delivery["state"] == "failed"
+    assert len(delivery["attempts"]) == limits.CONVERSATION_WEBHOOK_ATTEMPTS
+
+
+def test_c6_none_for_a_conversation_with_a_private_agent(api, stack, agents, receiver, webhooks):
+    owner = agents.connection("owner", scopes=sorted(ALL_SCOPES))["token"]
+    subscribe(api, stack.admin_token, receiver.url, EVERY_EVENT)
+    private_crew(api, owner)
+    sent = ask(api, owner, "Clause 3?", target="crew:secret-counsel").body
+    assert control(api, owner, sent["inbox_id"], "close").status == 200
+    report = webhooks()
+    assert report["skipped_private"] >= 2 and report["sent"] == 0, report
+    assert receiver.received == []
+
+
+def test_c6_none_for_events_nobody_subscribed_to(api, stack, agents, receiver, webhooks):
+    subscribe(api, stack.admin_token, receiver.url, ["conversation_closed"])
+    crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "Clause 3?").body
+    assert wait_for_request(api, caller, sent, TERMINAL)["state"] == "answered"
+    assert webhooks()["sent"] == 0 and receiver.received == []
+    assert control(api, caller, sent["inbox_id"], "close").status == 200
+    assert webhooks()["sent"] == 1
+    assert [e["event"] for e in receiver.events()] == ["conversation_closed"]
+
+
+def test_c6_subscriptions_are_account_admins_and_bounded(api, stack, agents, receiver):
+    caller = agents.connection("caller")["token"]
+    body = {"url": receiver.url, "events": ["agent_asked"]}
+    assert api("POST", "/v1/webhooks", caller, body).status == 403
+    assert api("GET", "/v1/webhooks", caller).status == 403
+    made = [subscribe(api, stack.admin_token, receiver.url, ["agent_asked"])]
+    made += [
+        subscribe(api, stack.admin_token, f"https://example.com/{n}", EVERY_EVENT)
+        for n in range(1, limits.CONVERSATION_WEBHOOKS_MAX)
+    ]
+    full = api("POST", "/v1/webhooks", stack.admin_token, body)
+    assert full.status == 409, full.body
+    listed = api("GET", "/v1/webhooks", stack.admin_token).body
+    assert len(listed["webhooks"]) == limits.CONVERSATION_WEBHOOKS_MAX
+    assert listed["signature_header"] == SIGNATURE_HEADER
+    # Another account's webhook reads like an unknown one.
+    other = stack.services.identity.bootstrap("other").token
+    webhook_id = made[0]["webhook_id"]
+    unknown = api("DELETE", "/v1/webhooks/whk_" + "0" * 26, other)
+    for path in (f"/v1/webhooks/{webhook_id}", f"/v1/webhooks/{webhook_id}/deliveries"):
+        method = "DELETE" if path.count("/") == 3 else "GET"
+        theirs = api(method, path, other)
+        assert (theirs.status, theirs.body) == (unknown.status, unknown.body) == (404, unknown.body)
+    assert api("GET", "/v1/webhooks", other).body["webhooks"] == []
+    # Deleting frees a place.
+    assert api("DELETE", f"/v1/webhooks/{webhook_id}", stack.admin_token).status == 200
+    assert api("DELETE", f"/v1/webhooks/{webhook_id}", stack.admin_token).status == 404
+    assert api("POST", "/v1/webhooks", stack.admin_token, body).status == 201
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"url": "http://example.com/hook", "events": ["agent_asked"]},  # http off this machine
+        {"url": "ftp://127.0.0.1/hook", "events": ["agent_asked"]},
+        {"url": "https://user:pw@example.com/", "events": ["agent_asked"]},
+        {"url": "https://example.com/", "events": []},
+        {"url": "https://example.com/", "events": ["run_started"]},
+        {"url": "https://example.com/", "events": ["agent_asked"], "secret": "x"},
+        {
+            "url": "https://example.com/" + "a" * limits.CONVERSATION_WEBHOOK_URL_MAX_CHARS,
+            "events": ["agent_asked"],
+        },
+        {"events": ["agent_asked"]},
+    ],
+)
+def test_c6_a_bad_subscription_is_a_400_never_a_500(api, stack, body):
+    refused = api("POST", "/v1/webhooks", stack.admin_token, body)
+    assert refused.status == 400, refused.body
+    assert refused.body["error"]["code"] == "invalid_request"
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    body=st.dictionaries(
+        st.sampled_from(["url", "events", "extra"]),
+        st.one_of(
+            st.text(max_size=40),
+            st.lists(st.text(max_size=20), max_size=5),
+            st.integers(),
+            st.none(),
+        ),
+    )
+)
+def test_c6_any_subscription_body_is_answered_without_a_500(api, stack, body):
+    reply = api("POST", "/v1/webhooks", stack.admin_token, body)
+    assert reply.status in (201, 400, 409), reply.body
+
+
+def test_c6_the_event_source_passes_only_new_audit_entries(stack, webhooks):
+    """The template's FilterCriteria (applied by Lambda on AWS, by `agentworks dev`'s poller
+    locally): of the work table's writes, only INSERTs under AUDIT# reach the function."""
+    import json as json_module
+
+    from agentworks_cli.localstack.stream_poller import matches
+    from agentworks_cli.localstack.template import load_template
+
+    event = load_template()["Resources"]["WebhooksFunction"]["Properties"]["Events"]
+    [pattern] = [
+        json_module.loads(f["Pattern"])
+        for f in event["AuditEntries"]["Properties"]["FilterCriteria"]["Filters"]
+    ]
+
+    def record(name: str, pk: str) -> dict:
+        return {"eventName": name, "dynamodb": {"Keys": {"pk": {"S": pk}, "sk": {"S": "x"}}}}
+
+    assert matches(pattern, record("INSERT", "AUDIT#acct_1"))
+    assert not matches(pattern, record("MODIFY", "AUDIT#acct_1"))
+    assert not matches(pattern, record("REMOVE", "AUDIT#acct_1"))  # TTL deletes
+    assert not matches(pattern, record("INSERT", "CREWCONV#x"))
+    assert not matches(pattern, record("INSERT", "WEBHOOK#acct_1"))  # its own writes
+
+
+def test_c6_webhooks_are_signed_with_the_accounts_one_webhook_key():
+    from agentworks.conversation_webhooks.delivery import ACCOUNT_WEBHOOK_PURPOSE
+    from agentworks.workflows.engine import WEBHOOK_PURPOSE
+
+    assert ACCOUNT_WEBHOOK_PURPOSE == WEBHOOK_PURPOSE  # `agentworks workflow webhook-key`

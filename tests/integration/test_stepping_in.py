@@ -1,0 +1,122 @@
+"""Stepping in (issue 11 item 5, C5): a person who can edit a Crew answers for it in its
+conversations — a reply that answers a request, a note, a request — marked as written by
+that person; releases and declines follow the same rule; and everyone else gets what an
+unknown conversation gets, with nothing changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentworks.identity.models import ALL_SCOPES
+from agentworks.ids import parse_inbox_id
+from agentworks.messaging import delivery_text
+from tests.integration.test_conversation_requests import ask, request_state
+from tests.integration.test_crew_messages import crew, wait_for_messages
+from tests.integration.test_crew_owners import private_crew
+
+
+def answer(api: Any, token: str, inbox_id: str, **body: Any) -> Any:
+    return api("POST", f"/v1/conversations/{inbox_id}/answer", token, {"crew": "contracts", **body})
+
+
+def crew_inbox(asker_inbox: str) -> str:
+    """The Crew's side of the conversation the asker's inbox belongs to."""
+    return parse_inbox_id(asker_inbox).peer.inbox_id
+
+
+def test_the_owner_answers_a_waiting_request_for_the_crew(api, stack, agents):
+    crew(api, stack, "review")  # waits for a person: no run races the answer
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "Clause 9?").body
+    owner = stack.principal(stack.admin_token).connection_id
+    answered = answer(
+        api, stack.admin_token, sent["inbox_id"], kind="reply", message="Clause 9: notice.",
+        in_reply_to=sent["message_id"],
+    )  # fmt: skip
+    assert answered.status == 201, answered.body
+    found = request_state(api, caller, sent)
+    assert (found["state"], found["label"]) == ("answered", "Answered")
+    [reply] = wait_for_messages(api, caller, sent["inbox_id"])
+    assert (reply["kind"], reply["in_reply_to"]) == ("reply", sent["message_id"])
+    assert reply["body"] == "Clause 9: notice." and reply["written_by"] == owner
+    assert reply["sender"] == "crew:contracts"
+    assert f"written for it by a person ({owner})" in reply["delivered_text"]
+    assert delivery_text.body_of(reply["delivered_text"]) == "Clause 9: notice."
+    # The same request cannot be answered twice.
+    again = answer(
+        api, stack.admin_token, sent["inbox_id"], kind="reply", message="Again.",
+        in_reply_to=sent["message_id"],
+    )  # fmt: skip
+    assert again.status == 409 and again.body["error"]["state"] == "answered"
+
+
+def test_a_note_and_a_request_written_for_the_crew(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "Clause 1?").body
+    for kind in ("note", "request"):
+        done = answer(api, stack.admin_token, crew_inbox(sent["inbox_id"]), kind=kind,
+                      message=f"A {kind} from the person.")  # fmt: skip
+        assert done.status == 201, done.body
+    got = wait_for_messages(api, caller, sent["inbox_id"], count=2)
+    assert [(m["kind"], m["written_by"] is not None) for m in got] == [
+        ("note", True),
+        ("request", True),
+    ]
+    assert got[1]["deadline_at"] is not None  # a request written for the agent has one too
+    assert request_state(api, caller, sent)["state"] == "waiting_for_review"  # untouched
+
+
+def test_no_one_else_can_answer_for_it_and_nothing_changes(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "Clause 2?").body
+    narrowed = api(
+        "POST",
+        "/v1/connections",
+        stack.admin_token,
+        {"name": "other-bounds", "scopes": ["admin", "messages:send"], "target_bounds": ["crew:x"]},
+    )
+    assert narrowed.status == 201, narrowed.body
+    unknown_inbox = "ibx_" + "0" * 26 + "b"
+    unknown = answer(api, stack.admin_token, unknown_inbox, kind="note", message="hi")
+    assert unknown.status == 404
+    reply = {"kind": "reply", "message": "Forged.", "in_reply_to": sent["message_id"]}
+    for token in (caller, narrowed.body["token"]):
+        refused = answer(api, token, sent["inbox_id"], **reply)
+        assert refused.status in (403, 404), refused.body
+        if refused.status == 404:
+            assert refused.body == unknown.body
+    intruder = stack.services.identity.bootstrap("intruder").token  # another account's admin
+    foreign = answer(api, intruder, sent["inbox_id"], **reply)
+    assert (foreign.status, foreign.body) == (unknown.status, unknown.body)
+    assert request_state(api, caller, sent)["state"] == "waiting_for_review"
+    assert wait_for_messages(api, caller, sent["inbox_id"], count=0) == []
+
+
+def test_a_private_crew_is_answered_for_and_released_by_its_owner_only(api, stack, agents):
+    owner = agents.connection("owner", scopes=sorted(ALL_SCOPES))
+    private_crew(api, owner["token"])
+    sent = ask(api, owner["token"], "Clause 4?", target="crew:secret-counsel").body
+    body = {"crew": "secret-counsel", "kind": "note", "message": "From the owner."}
+    where = f"/v1/conversations/{sent['inbox_id']}/answer"
+    admin_try = api("POST", where, stack.admin_token, body)
+    unknown = api("POST", "/v1/conversations/ibx_" + "0" * 26 + "b/answer", stack.admin_token, body)
+    assert (admin_try.status, admin_try.body) == (unknown.status, unknown.body)
+    assert api("POST", where, owner["token"], body).status == 201
+    # Release follows the same rule: the owner may, the account's other admin may not.
+    release = {"message_id": sent["message_id"]}
+    refused = api("POST", "/v1/crews/secret-counsel/release", stack.admin_token, release)
+    assert refused.status == 404
+    released = api("POST", "/v1/crews/secret-counsel/release", owner["token"], release)
+    assert released.status == 200, released.body
+
+
+def test_a_closed_conversation_takes_no_answer(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "Clause 5?").body
+    closed = api("POST", f"/v1/conversations/{sent['inbox_id']}/close", caller, {})
+    assert closed.status == 200, closed.body
+    late = answer(api, stack.admin_token, sent["inbox_id"], kind="note", message="Too late.")
+    assert late.status == 409, late.body

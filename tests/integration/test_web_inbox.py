@@ -1,0 +1,211 @@
+"""The web Inbox (C5): the pages and their headers, sign-in by one-time link (single use,
+5 minutes, a revoked connection's session refused, CSRF header required on cookie-signed
+changes), and GET /v1/conversations — the conversations a person may see, in tabs."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from agentworks import limits
+from agentworks.identity.models import ALL_SCOPES
+from agentworks.web.pages import CONTENT_SECURITY_POLICY
+from agentworks_cli.localstack.gateway import Request, build_event, lambda_response
+from tests.integration.test_conversation_requests import ask
+from tests.integration.test_crew_messages import crew
+from tests.integration.test_crew_owners import private_crew
+from tests.support.handlers import LambdaContext, _route, http_request, load_handler
+
+CSRF = ("x-agentworks-requested-with", "inbox")
+
+
+def call(
+    method: str, path: str, body: Any = None, headers: list[tuple[str, str]] | None = None
+) -> tuple[int, Any, list[tuple[str, str]]]:
+    """One request through the gateway's event to the API function, with these headers
+    (cookies among them) and no bearer token: (status, body, headers)."""
+    http = http_request(method, path, body=body)
+    http = Request(http.method, http.target, [*http.headers, *(headers or [])], http.body)
+    route, parameters = _route(method, path)
+    event = build_event(http, route, parameters, str(uuid.uuid4()))
+    response = lambda_response(load_handler("api").handler(event, LambdaContext()))
+    text = response.body.decode()
+    is_json = dict(response.headers).get("Content-Type", "").startswith("application/json")
+    return response.status, (json.loads(text) if is_json and text else text), response.headers
+
+
+def sign_in(api: Any, token: str) -> str:
+    """A session cookie for `token`'s connection, through a link as the page does it."""
+    link = api("POST", "/v1/session/links", token)
+    assert link.status == 200, link.body
+    assert link.body["path"] == f"/inbox#code={link.body['code']}"
+    status, body, headers = call("POST", "/v1/session", {"code": link.body["code"]}, [CSRF])
+    assert status == 200, body
+    [cookie] = [v for k, v in headers if k.lower() == "set-cookie"]
+    return cookie
+
+
+def cookie_header(set_cookie: str) -> tuple[str, str]:
+    return ("cookie", set_cookie.split(";", 1)[0])
+
+
+def test_c5_pages_are_served_with_a_strict_policy(stack):
+    for path in ("/inbox", "/inbox/c/cnv_x", "/runs", "/runs/wfrun_x"):
+        status, body, headers = call("GET", path)
+        named = dict(headers)
+        assert status == 200 and named["Content-Type"].startswith("text/html"), path
+        assert named["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+        assert named["X-Content-Type-Options"] == "nosniff"
+        assert named["Referrer-Policy"] == "no-referrer"
+        assert '<script src="/inbox/app.js"' in body and "<script>" not in body
+    status, script, headers = call("GET", "/inbox/app.js")
+    assert status == 200 and dict(headers)["Content-Type"].startswith("text/javascript")
+    assert "innerHTML" not in script and "eval(" not in script
+    assert call("GET", "/inbox/app.css")[0] == 200
+
+
+def test_c5_a_link_signs_in_once_and_the_cookie_is_strict(api, stack):
+    link = api("POST", "/v1/session/links", stack.admin_token).body
+    status, body, headers = call("POST", "/v1/session", {"code": link["code"]}, [CSRF])
+    assert status == 200, body
+    [cookie] = [v for k, v in headers if k.lower() == "set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+    assert f"Max-Age={limits.WEB_SESSION_SECONDS}" in cookie
+    # Second use: exactly what an unknown code gets.
+    again = call("POST", "/v1/session", {"code": link["code"]}, [CSRF])
+    unknown = call("POST", "/v1/session", {"code": "nope"}, [CSRF])
+    assert again[0] == 401 and again[:2] == unknown[:2]
+    # The cookie authenticates as the connection.
+    status, whoami, _ = call("GET", "/v1/whoami", headers=[cookie_header(cookie)])
+    assert status == 200 and whoami["connection_id"] == body["connection_id"]
+
+
+def test_c5_links_and_sessions_expire(api, stack):
+    link = api("POST", "/v1/session/links", stack.admin_token).body
+    stack.clock.advance(limits.WEB_LINK_SECONDS + 1)
+    assert call("POST", "/v1/session", {"code": link["code"]}, [CSRF])[0] == 401
+    cookie = cookie_header(sign_in(api, stack.admin_token))
+    assert call("GET", "/v1/whoami", headers=[cookie])[0] == 200
+    stack.clock.advance(limits.WEB_SESSION_SECONDS + 1)
+    status, body, _ = call("GET", "/v1/whoami", headers=[cookie])
+    garbage = call("GET", "/v1/whoami", headers=[("cookie", "aw_session=garbage")])
+    bad_token = api("GET", "/v1/whoami", "aw1.x.y.not-a-token")
+    assert status == 401 and body == garbage[1] == bad_token.body
+
+
+def test_c5_a_revoked_connections_session_is_refused(api, stack, agents):
+    made = agents.connection("person", scopes=["messages:read", "messages:send"])
+    cookie = cookie_header(sign_in(api, made["token"]))
+    assert call("GET", "/v1/conversations", headers=[cookie])[0] == 200
+    revoked = api("DELETE", f"/v1/connections/{made['connection_id']}", stack.admin_token)
+    assert revoked.status == 200, revoked.body
+    assert call("GET", "/v1/conversations", headers=[cookie])[0] == 401
+    # And a link it asked for before can't be exchanged afterwards.
+    again = agents.connection("person-2", scopes=["messages:read"])
+    link = api("POST", "/v1/session/links", again["token"]).body
+    assert (
+        api("DELETE", f"/v1/connections/{again['connection_id']}", stack.admin_token).status == 200
+    )
+    assert call("POST", "/v1/session", {"code": link["code"]}, [CSRF])[0] == 401
+
+
+def test_c5_cookie_signed_changes_need_the_csrf_header(api, stack):
+    crew(api, stack, "review")
+    sent = ask(api, stack.admin_token, "What does clause 3 say?").body
+    cookie = cookie_header(sign_in(api, stack.admin_token))
+    path = f"/v1/conversations/{sent['inbox_id']}/pause"
+    status, body, _ = call("POST", path, {}, [cookie])
+    assert status == 403 and body["error"]["code"] == "forbidden", body
+    assert call("POST", path, {}, [cookie, CSRF])[0] == 200
+    # The exchange and sign-out need it too (a cross-site form can't send it).
+    link = api("POST", "/v1/session/links", stack.admin_token).body
+    assert call("POST", "/v1/session", {"code": link["code"]})[0] == 403
+    assert call("POST", "/v1/session/logout", None, [cookie])[0] == 403
+    assert call("POST", "/v1/session/logout", None, [cookie, CSRF])[0] == 200
+    assert call("GET", "/v1/whoami", headers=[cookie])[0] == 401  # signed out
+
+
+def _listed(api: Any, token: str, **query: Any) -> dict:
+    reply = api("GET", "/v1/conversations", token, query=query)
+    assert reply.status == 200, reply.body
+    return dict(reply.body)
+
+
+def test_c5_conversations_sort_into_tabs(api, stack, agents):
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "What does clause 9 say?").body
+    admin = _listed(api, stack.admin_token)
+    [conv] = admin["conversations"]
+    assert conv["tab"] == "needs_you" and conv["tab_label"] == "Needs You"
+    assert admin["counts"]["needs_you"] == 1 and conv["needs_you"] == 1
+    assert [a["address"] for a in conv["agents"]] == ["external", "crew:contracts"]
+    assert conv["open_requests"][0]["state"] == "waiting_for_review"
+    # The caller can't review: for it the request waits on others.
+    mine = _listed(api, caller)
+    [theirs] = mine["conversations"]
+    assert theirs["tab"] == "waiting_on_others" and theirs["runs_as_you"] is True
+    assert _listed(api, caller, tab="needs_you")["conversations"] == []
+    # One agent's only.
+    assert len(_listed(api, stack.admin_token, agent="crew:contracts")["conversations"]) == 1
+    assert _listed(api, stack.admin_token, agent="crew:other")["conversations"] == []
+    # The conversation view has every message and the request's state.
+    shown = api("GET", f"/v1/conversations/{conv['conversation_id']}", stack.admin_token)
+    assert shown.status == 200, shown.body
+    [message] = shown.body["messages"]
+    assert message["message_id"] == sent["message_id"] and message["kind"] == "request"
+    assert shown.body["requests"][0]["label"] == "Waiting for review"
+    closed = api("POST", f"/v1/conversations/{sent['inbox_id']}/close", caller, {})
+    assert closed.status == 200, closed.body
+    assert _listed(api, stack.admin_token)["conversations"][0]["tab"] == "closed"
+
+
+def test_c5_visibility_across_accounts_and_private_crews(api, stack, agents):
+    owner = agents.connection("owner", scopes=sorted(ALL_SCOPES))
+    private_crew(api, owner["token"])
+    sent = ask(api, owner["token"], "Clause 1?", target="crew:secret-counsel").body
+    assert sent.get("message_id"), sent
+    [mine] = _listed(api, owner["token"])["conversations"]
+    # Its owner reviews requests to it: Needs You, and it may act for the Crew's side.
+    assert mine["tab"] == "needs_you" and mine["agents"][1]["may_act"] is True
+    # The account's admin sees nothing through a private Crew; another account nothing.
+    assert _listed(api, stack.admin_token)["conversations"] == []
+    stranger = stack.services.identity.bootstrap("elsewhere").token
+    assert _listed(api, stranger)["conversations"] == []
+    conversation_id = "cnv_" + sent["inbox_id"][4:-1]
+    unknown = api("GET", "/v1/conversations/cnv_01ARZ3NDEKTSV4RRFFQ69G5FAV", stranger)
+    for token in (stack.admin_token, stranger):
+        seen = api("GET", f"/v1/conversations/{conversation_id}", token)
+        assert (seen.status, seen.body) == (unknown.status, unknown.body) == (404, unknown.body)
+
+
+def test_c5_pages_of_conversations(api, stack, agents):
+    crew(api, stack, "on")
+    for n in range(3):
+        assert ask(api, stack.admin_token, f"Clause {n}?").status in (200, 201)
+    first = _listed(api, stack.admin_token, limit=2)
+    assert len(first["conversations"]) == 2 and first["next_cursor"]
+    rest = _listed(api, stack.admin_token, limit=2, after=first["next_cursor"])
+    assert len(rest["conversations"]) == 1 and rest["next_cursor"] is None
+    ids = [c["conversation_id"] for c in first["conversations"] + rest["conversations"]]
+    assert ids == sorted(ids, reverse=True)
+    too_many = api("GET", "/v1/conversations", stack.admin_token, query={"limit": 1000})
+    assert too_many.status == 400
+
+
+def test_c5_the_cookie_is_secure_behind_https(api, stack):
+    link = api("POST", "/v1/session/links", stack.admin_token).body
+    https = ("x-forwarded-proto", "https")
+    status, _, headers = call("POST", "/v1/session", {"code": link["code"]}, [CSRF, https])
+    [cookie] = [v for k, v in headers if k.lower() == "set-cookie"]
+    assert status == 200 and "; Secure" in cookie
+
+
+def test_c5_the_pages_answer_get_only(stack):
+    from agentworks.web.pages import serve
+
+    event = {"rawPath": "/inbox", "requestContext": {"http": {"method": "POST"}}}
+    refused = serve(event)
+    assert refused is not None and refused["statusCode"] == 405
+    assert serve({"rawPath": "/inboxes"}) is None  # not a page: the API routes it
