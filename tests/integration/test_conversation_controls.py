@@ -56,7 +56,8 @@ def test_c4_a_run_going_when_paused_finishes_and_its_reply_is_kept(api, stack, a
     assert posted.status == 200, posted.body
     [reply] = wait_for_messages(api, caller, sent["inbox_id"])
     assert reply["body"] == "Clause 4 is fine." and reply["in_reply_to"] == sent["message_id"]
-    assert request_state(api, caller, sent)["state"] == "answered"
+    # The run posts its reply, then records the request answered as it finishes.
+    assert wait_for_request(api, caller, sent, TERMINAL)["state"] == "answered"
 
 
 def test_c4_close_cancels_open_requests_and_takes_no_more_messages(api, stack, agents):

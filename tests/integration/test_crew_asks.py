@@ -150,3 +150,25 @@ def test_c3_requests_between_crews_show_their_states(api, stack, agents):
     assert inbox["peer"] == "crew:intake"
     assert [r["run_state"] for r in inbox["delivery_records"]] == ["succeeded"]
     assert requests_of(api, caller, sent["inbox_id"])[0]["state"] == "answered"
+
+
+def test_c3_the_run_asks_within_its_starters_target_bounds(api, stack, agents):
+    """A4 holds for the work a connection starts: a starter bounded to crew:intake reaches
+    intake, but intake's run, asking as that starter, cannot reach crew:contracts."""
+    make(api, stack, CONTRACTS)
+    make(api, stack, asking_crew("intake", "contracts", ["contracts"]))
+    bounded = api(
+        "POST",
+        "/v1/connections",
+        stack.admin_token,
+        {"name": "bounded", "scopes": ["messages:send", "messages:read"],
+         "target_bounds": ["crew:intake"]},
+    )  # fmt: skip
+    assert bounded.status == 201, bounded.body
+    token = bounded.body["token"]
+    sent = ask(api, token, "Please check clause 7.", target="crew:intake").body
+    assert settle(api, token, sent)["state"] == "answered"
+    [reply] = wait_for_messages(api, token, sent["inbox_id"])
+    assert reply["body"].startswith("intake heard: Your request was not sent")
+    assert "can't be reached from here" in reply["body"]
+    assert len(executions(stack)) == 1  # contracts never ran

@@ -14,13 +14,10 @@ from typing import Any
 import boto3
 
 from agentworks import limits, runtime
-from agentworks.crews.crew_inbox_store import (
-    CrewInboxStore,
-    Wakeup,
-    _wakeup_item,
-    conversation_pk,
-)
+from agentworks.crews.crew_inbox_store import CrewInboxStore
+from agentworks.crews.delivery_items import conversation_pk
 from agentworks.crews.wakeup_queue_store import marker_touch
+from agentworks.crews.wakeup_store import Wakeup, _wakeup_item
 from agentworks.dynamo import from_item, to_item
 from agentworks.ids import new_ulid
 from tests.support.handlers import LambdaContext, load_handler

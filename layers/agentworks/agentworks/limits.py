@@ -159,6 +159,9 @@ WEB_LINK_SECONDS = 5 * 60
 WEB_SESSION_SECONDS = 60 * 60
 # C3: requests Crews' runs sent whose runs the tick starts per run.
 ASKED_STARTS_PER_TICK = 100
+# C3: how often one run may ask back in its own conversation (then its question is its
+# answer): a loop of questions ends.
+ASK_BACKS_PER_RUN = 5
 # C4: a run working in a conversation may open another, up to this many deep.
 CONVERSATION_DEPTH_MAX = 3
 # Notes a Crew's run reads with the request that follows them (C1).

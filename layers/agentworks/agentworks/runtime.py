@@ -172,6 +172,7 @@ def build_services(
         adapter_clients,
         messaging=messaging,
         is_live_connection=identity.is_live_connection,
+        starter_principal=identity.live_principal,
     )
     from agentworks.workflows.wiring import build_workflows
 

@@ -5,7 +5,6 @@ the same conditional save)."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -30,28 +29,39 @@ class AskerRuns:
         (none sent it, it ended, or it was woken already)."""
         if not request.asker_run_id:
             return False
+        return self.tell_run(request.asker_run_id, request.message_id, answer)
+
+    def tell_run(
+        self, run_id: str, request_id: str, answer: str, reply_id: str | None = None
+    ) -> bool:
+        """Wakes run `run_id` if it waits on `request_id`: its next turn reads `answer`, or
+        the reply message `reply_id` (an ask-back's answer, read when it carries on)."""
         for _attempt in range(5):
-            found = self._calls.get(request.asker_run_id)
+            found = self._calls.get(run_id)
             if found is None:
                 return False
             record, version = found
-            if not waits_on(record, request.message_id):
+            if not waits_on(record, request_id):
                 return False
             token = record.task_token
             assert token is not None
-            record.asked_reply, record.task_token = answer, None
-            record.progress.append(f"request {request.message_id}: {answer[:80]}")
+            record.asked_reply, record.asked_reply_id, record.task_token = answer, reply_id, None
+            record.progress.append(f"request {request_id}: {answer[:80]}")
             try:
                 self._calls.save(record, version)
             except StaleCall:
                 continue
-            self.resume(token)
-            return True
+            # A run stopped meanwhile (its request cancelled or expired) takes nothing.
+            return self.resume(token)
         return False
 
-    def resume(self, token: str) -> None:
-        with contextlib.suppress(Exception):  # a stopped execution has nothing to resume
+    def resume(self, token: str) -> bool:
+        """False when the execution no longer waits (stopped, timed out)."""
+        try:
             self._executions.resume(token, {"answered": True})
+        except Exception:  # any refusal means nobody waits on it
+            return False
+        return True
 
 
 def waits_on(record: CallRecord, request_id: str) -> bool:

@@ -36,10 +36,14 @@ from agentworks.messaging.crew_gate import CrewDelivery, CrewTarget, MessagingOf
 from agentworks.messaging.models import iso
 
 if TYPE_CHECKING:
+    from agentworks.crews.asker_runs import AskerRuns
+    from agentworks.messaging.message_kinds import Framing
     from agentworks.messaging.service import MessagingService
 
 # (account_id, connection_id) → is the connection live now (A3: re-checked after a read).
 LiveConnection = Callable[[str, str], bool]
+# (account_id, connection_id) → its principal while it is live, else None (a run's starter).
+StarterPrincipal = Callable[[str, str], "Principal | None"]
 
 
 def wakeup_view(wakeup: Wakeup) -> WakeupView:
@@ -64,11 +68,13 @@ class CrewReception:
         inbox: CrewInboxStore,
         runs: MessageRuns,
         clock: Clock = SYSTEM_CLOCK,
+        askers: AskerRuns | None = None,
     ) -> None:
         self._crews = crews
         self._inbox = inbox
         self._runs = runs
         self._clock = clock
+        self._askers = askers  # C3: a reply to a run's ask-back wakes that run
 
     def admit(self, principal: Principal, crew_name: str) -> CrewTarget:
         crew = visible(principal, self._crews.get(principal.account_id, crew_name))
@@ -101,6 +107,9 @@ class CrewReception:
         if framing.kind == "note":
             self._inbox.audit(sent, now)
             return  # C1: a note starts no run; the Crew reads it the next time it works here
+        if framing.kind == "reply" and self._carries_on(ref.conversation, framing, delivery):
+            self._inbox.audit(sent, now)
+            return  # C3: the run that asked back reads it and carries on; no new run
         record = Delivery(
             conversation=ref.conversation,
             seq=ref.seq,
@@ -130,6 +139,17 @@ class CrewReception:
             return
         if self._runs.for_message(record, delivery.crew.name, delivery.inbox_id):
             self._inbox.audit(sent, now)
+
+    def _carries_on(self, conversation: str, framing: Framing, delivery: CrewDelivery) -> bool:
+        """A reply to a request a run of this Crew sent back here and still waits on: that
+        run is woken to read it. Else (none asked, or it ended) the reply starts a run."""
+        if self._askers is None or framing.in_reply_to is None:
+            return False
+        asked = self._inbox.ask_back(conversation, framing.in_reply_to)
+        if asked is None:
+            return False
+        run_id, request_id = asked
+        return self._askers.tell_run(run_id, request_id, "", reply_id=delivery.message_id)
 
 
 class CrewInboxes:

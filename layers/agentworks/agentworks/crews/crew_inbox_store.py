@@ -4,21 +4,18 @@ table:
     CREWCONV#<conversation>   MSG#<seq:010d>     delivery record of message <seq> to the Crew:
                                                  state (pending_review, running, succeeded,
                                                  failed, interrupted, declined), run_id, error
-    CREWCONV#<conversation>   WAKE#<ulid>        a wakeup: due_at, state (scheduled, firing,
-                                                 fired, cancelled, interrupted), run_id
+    CREWCONV#<conversation>   WAKE#<ulid>        a wakeup (wakeup_store.py, whose methods
+                                                 this class has)
+    CREWCONV#<conversation>   ASKBACK#<seq:010d> a request the Crew's run <run_id> sent back
+                                                 in this conversation and waits on (C3)
     ACCOUNT#<account>         SCHEDULER          the account's scheduler pause
 
-A scheduled wakeup is in its account's partition of the sparse DueWakeups index, oldest
-first; a claimed one moves to the FIRING partition until it is recorded fired or
-interrupted, when it leaves the index (wakeup_queue_store.py has the index and the pause).
 Bodies are never stored here.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -36,125 +33,23 @@ from agentworks.crews.delivery_items import (
     delivery_item,
     delivery_key,
 )
-from agentworks.crews.wakeup_queue_store import (
-    FIRING,
-    WakeupQueueStore,
-    account_store,
-    due_key,
-    marker_touch,
-)
+from agentworks.crews.wakeup_queue_store import WakeupQueueStore
+from agentworks.crews.wakeup_store import Wakeup, WakeupRecords, parse_wakeup_id, wakeup_key
 from agentworks.dynamo import (
     TransactionCancelled,
     condition_failed,
     from_item,
-    retry_later,
     to_item,
     transact_write,
 )
-from agentworks.errors import Unavailable
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-_WAKEUP_ID = re.compile(r"^wku_([0-9A-HJKMNP-TV-Z]{26})([0-9A-HJKMNP-TV-Z]{26})$")
+__all__ = ["CrewInboxStore", "Delivery", "Wakeup", "parse_wakeup_id", "wakeup_key"]
 
 
-def parse_wakeup_id(value: str) -> tuple[str, str]:
-    """wku_<conversation><wake> → (conversation, wake): the key, no lookup. A malformed id
-    names nothing (`unavailable`)."""
-    found = _WAKEUP_ID.match(value.strip())
-    if not found:
-        raise Unavailable()
-    return found.group(1), found.group(2)
-
-
-def wakeup_key(conversation: str, wake: str) -> dict[str, str]:
-    return {"pk": conversation_pk(conversation), "sk": f"WAKE#{wake}"}
-
-
-@dataclass
-class Wakeup:
-    wakeup_id: str
-    conversation: str
-    wake: str  # the ulid part of the id (the sort key)
-    account_id: str
-    crew_id: str
-    crew_name: str
-    inbox_id: str  # the side that scheduled it
-    crew_inbox_id: str  # the Crew's side, where the run's answer goes out from
-    agent_name: str | None
-    connection_id: str
-    due_at: int  # ms
-    state: str
-    created_at: int
-    updated_at: int
-    run_id: str | None = None
-    run_state: str | None = None
-    error: str | None = None
-    expires_at: int | None = None  # s; DynamoDB may keep the item up to ~48 h past it
-
-    def is_expired(self, now_ms: int) -> bool:
-        """Past its TTL: absent, whether or not DynamoDB has deleted it yet."""
-        return self.expires_at is not None and self.expires_at <= now_ms // 1000
-
-
-def _wakeup_ttl(due_ms: int) -> int:
-    # Kept a week past its due time, so its state still answers after it fired.
-    return due_ms // 1000 + limits.WAKEUP_MAX_SECONDS
-
-
-def _wakeup_item(w: Wakeup) -> dict[str, Any]:
-    item = {
-        **wakeup_key(w.conversation, w.wake),
-        "wakeup_id": w.wakeup_id,
-        "account_id": w.account_id,
-        "crew_id": w.crew_id,
-        "crew_name": w.crew_name,
-        "inbox_id": w.inbox_id,
-        "crew_inbox_id": w.crew_inbox_id,
-        "agent_name": w.agent_name,
-        "connection_id": w.connection_id,
-        "due_at": w.due_at,
-        "state": w.state,
-        "created_at": w.created_at,
-        "updated_at": w.updated_at,
-        "run_id": w.run_id,
-        "run_state": w.run_state,
-        "error": w.error,
-        TTL_ATTRIBUTE: _wakeup_ttl(w.due_at),
-    }
-    if w.state == "scheduled":
-        item |= {
-            "wake_store": account_store(w.account_id),
-            "wake_due": due_key(w.due_at, w.wakeup_id),
-        }
-    return item
-
-
-def _wakeup_from(data: dict[str, Any]) -> Wakeup:
-    return Wakeup(
-        wakeup_id=data["wakeup_id"],
-        conversation=data["pk"].removeprefix("CREWCONV#"),
-        wake=data["sk"].removeprefix("WAKE#"),
-        account_id=data["account_id"],
-        crew_id=data["crew_id"],
-        crew_name=data["crew_name"],
-        inbox_id=data["inbox_id"],
-        crew_inbox_id=data["crew_inbox_id"],
-        agent_name=data.get("agent_name"),
-        connection_id=data["connection_id"],
-        due_at=int(data["due_at"]),
-        state=data["state"],
-        created_at=int(data["created_at"]),
-        updated_at=int(data["updated_at"]),
-        run_id=data.get("run_id") or None,
-        run_state=data.get("run_state") or None,
-        error=data.get("error") or None,
-        expires_at=int(data[TTL_ATTRIBUTE]) if TTL_ATTRIBUTE in data else None,
-    )
-
-
-class CrewInboxStore:
+class CrewInboxStore(WakeupRecords):
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self._db = client
         self._table = table
@@ -338,160 +233,38 @@ class CrewInboxStore:
             if d["sk"].startswith("MSG#")
         ]
 
-    # ---- wakeups ----
-
-    def put_wakeup(self, wakeup: Wakeup) -> None:
-        """Stores a scheduled wakeup and, in the same transaction, tells the tick to look at
-        its account (so no wakeup is ever in the index unseen)."""
-        transact_write(
-            self._db,
-            {
-                "wakeup": {
-                    "Put": {
-                        "TableName": self._table,
-                        "Item": to_item(_wakeup_item(wakeup)),
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
-                },
-                "marker": marker_touch(self._table, wakeup.account_id, wakeup.created_at),
-            },
-        )
-
-    def get_wakeup(self, conversation: str, wake: str) -> Wakeup | None:
-        response = self._db.get_item(
-            TableName=self._table, Key=to_item(wakeup_key(conversation, wake)), ConsistentRead=True
-        )
-        data = from_item(response.get("Item"))
-        return _wakeup_from(data) if data else None
-
-    def reschedule(self, wakeup: Wakeup, due_at: int, now: int) -> bool:
-        """Moves a scheduled wakeup (maybe earlier: the tick looks at its account again, in
-        the same transaction); False when it is no longer scheduled."""
-        move = {
-            "Update": {
-                "TableName": self._table,
-                "Key": to_item(wakeup_key(wakeup.conversation, wakeup.wake)),
-                "UpdateExpression": "SET due_at = :due, wake_due = :key, updated_at = :now, "
-                f"{TTL_ATTRIBUTE} = :ttl",
-                "ConditionExpression": "#state = :scheduled",
-                "ExpressionAttributeNames": {"#state": "state"},
-                "ExpressionAttributeValues": to_item(
-                    {
-                        ":due": due_at,
-                        ":key": due_key(due_at, wakeup.wakeup_id),
-                        ":now": now,
-                        ":ttl": _wakeup_ttl(due_at),
-                        ":scheduled": "scheduled",
-                    }
-                ),
-            }
-        }
-        try:
-            transact_write(
-                self._db,
-                {"wakeup": move, "marker": marker_touch(self._table, wakeup.account_id, now)},
-            )
-        except TransactionCancelled as cancelled:
-            if cancelled.failed("wakeup"):
-                return False
-            raise
-        return True
-
-    def cancel(self, wakeup: Wakeup, now: int) -> bool:
-        """scheduled → cancelled (out of the due index); False when not scheduled."""
-        return self._move(
-            wakeup_key(wakeup.conversation, wakeup.wake),
-            "SET #state = :cancelled, updated_at = :now REMOVE wake_store, wake_due",
-            "#state = :scheduled",
-            {":cancelled": "cancelled", ":now": now, ":scheduled": "scheduled"},
-        )
-
-    def claim(self, conversation: str, wake: str, now: int, run_id: str) -> Wakeup | None:
-        """scheduled and due → firing, naming the run it is about to start (at most one tick
-        wins); None when another tick got it, or it was cancelled or rescheduled meanwhile.
-
-        A wakeup past its TTL is absent even while DynamoDB still holds it: it never fires,
-        and leaves the due index. Throttling that outlasts the retries is `TryAgain`."""
-        key = wakeup_key(conversation, wake)
-        try:
-            response = self._db.update_item(
-                TableName=self._table,
-                Key=to_item(key),
-                UpdateExpression="SET #state = :firing, wake_store = :firing_store, "
-                "wake_due = :claimed, run_id = :run, updated_at = :now",
-                ConditionExpression="#state = :scheduled AND due_at <= :now "
-                f"AND (attribute_not_exists({TTL_ATTRIBUTE}) OR {TTL_ATTRIBUTE} > :now_s)",
-                ExpressionAttributeNames={"#state": "state"},
-                ExpressionAttributeValues=to_item(
-                    {
-                        ":firing": "firing",
-                        ":firing_store": FIRING,
-                        ":claimed": due_key(now, f"wku_{conversation}{wake}"),
-                        ":run": run_id,
-                        ":now": now,
-                        ":now_s": now // 1000,
-                        ":scheduled": "scheduled",
-                    }
-                ),
-                ReturnValues="ALL_NEW",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as error:
-            transient = retry_later(error)
-            if transient is not None:
-                raise transient from None
-            if not condition_failed(error):
-                raise
-            old = from_item(cast(dict[str, Any], error.response).get("Item"))
-            if old and old.get("state") == "firing" and old.get("run_id") == run_id:
-                # This very claim committed and its answer was lost (botocore sent it
-                # again): it is ours, so the wakeup still fires.
-                return _wakeup_from(old)
-            if old and old.get("state") == "scheduled" and _wakeup_from(old).is_expired(now):
-                self._move(
-                    key,
-                    "SET #state = :expired, updated_at = :now REMOVE wake_store, wake_due",
-                    "#state = :scheduled",
-                    {":expired": "expired", ":now": now, ":scheduled": "scheduled"},
-                )
-            return None
-        return _wakeup_from(from_item(response.get("Attributes")) or {})
-
-    def settle(
-        self, wakeup: Wakeup, state: str, run_id: str | None, error: str | None, now: int
-    ) -> bool:
-        """firing → fired (with its run) or interrupted; the wakeup leaves the index. False
-        when it was settled already."""
-        return self._move(
-            wakeup_key(wakeup.conversation, wakeup.wake),
-            "SET #state = :state, run_id = :run, #error = :error, updated_at = :now "
-            "REMOVE wake_store, wake_due",
-            "#state = :firing",
-            {
-                ":state": state,
-                ":run": run_id or "",
-                ":error": error or "",
-                ":now": now,
-                ":firing": "firing",
-            },
-        )
-
-    def set_wakeup_run_state(
-        self, conversation: str, wake: str, run_id: str, state: str, error: str | None, now: int
-    ) -> None:
-        self._move(
-            wakeup_key(conversation, wake),
-            "SET run_state = :state, #error = :error, updated_at = :now",
-            "run_id = :run",
-            {":state": state, ":error": error or "", ":now": now, ":run": run_id},
-        )
-
-    def recent_wakeups(self, conversation: str, limit: int) -> list[Wakeup]:
-        return [_wakeup_from(d) for d in self._newest(conversation, "WAKE#", limit)]
-
     # ---- the scheduler pause ----
 
     # ---- helpers ----
+
+    # ---- C3: requests a run sent back in its own conversation ----
+
+    def put_ask_back(
+        self, conversation: str, seq: int, run_id: str, request_id: str, deadline_ms: int
+    ) -> None:
+        """Marks request `seq` as one the run `run_id` waits on; kept past its deadline."""
+        self._db.put_item(
+            TableName=self._table,
+            Item=to_item(
+                {
+                    "pk": conversation_pk(conversation),
+                    "sk": f"ASKBACK#{seq:010d}",
+                    "run_id": run_id,
+                    "request_id": request_id,
+                    TTL_ATTRIBUTE: deadline_ms // 1000 + limits.DAY_SECONDS,
+                }
+            ),
+        )
+
+    def ask_back(self, conversation: str, seq: int) -> tuple[str, str] | None:
+        """(run_id, request_id) of the run waiting on request `seq`, if one asked it."""
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": conversation_pk(conversation), "sk": f"ASKBACK#{seq:010d}"}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        return (str(data["run_id"]), str(data["request_id"])) if data else None
 
     def audit(self, entry: AuditEntry, now: int) -> None:
         """An audit entry (C6) of a change that already succeeded."""

@@ -25,7 +25,7 @@ from agentworks.messaging.models import Party
 if TYPE_CHECKING:
     from agentworks.crews.adapters.base import Adapter
     from agentworks.crews.asker_runs import AskerRuns
-    from agentworks.crews.conversations import LiveConnection
+    from agentworks.crews.conversations import LiveConnection, StarterPrincipal
     from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.crew_store import CrewStore
     from agentworks.messaging.service import MessagingService
@@ -54,6 +54,7 @@ class MessageTurns:
     _clock: Clock
     _askers: AskerRuns | None
     _is_live: LiveConnection | None
+    _starter: StarterPrincipal | None
 
     _adapters: Callable[[dict[str, Any]], Adapter]
 
@@ -100,7 +101,7 @@ class MessageTurns:
             settings=crew.definition.adapter,
             kind="message",
             prompt=prompt,
-            answer=record.asked_reply,  # C3: what came of the request this run sent
+            answer=self._asked_answer(record),  # C3: what came of the request this run sent
             function_output_dir=call_prefix(crew.crew_id, record.call_id),
             crew_output_dir=crew_prefix(crew.crew_id),
         )
@@ -111,10 +112,46 @@ class MessageTurns:
             record.errors.append(str(error) or "The agent failed.")
             self._save(record, version)
             return "finish"
-        if result.question and result.handoff is None:
-            # In a conversation a question is the Crew's answer: it asks back (C3).
-            result.final_text, result.question = result.question, None
+        if result.ask_back:
+            if self._may_ask_back(record):
+                # C3: a request back to the other side of this conversation; the run waits
+                # (AwaitCrew, a task token) for the reply that answers it.
+                record.asked_back, record.asked_crew = True, None
+                record.asked_message, record.asked_handoff = result.ask_back, False
+                record.asked_request_id = record.asked_reply = record.asked_reply_id = None
+                record.ask_backs += 1
+                record.cost_usd += result.cost_usd
+                record.progress.append(f"asked back: {result.ask_back[:80]}")
+                self._save(record, version)
+                return "ask_crew"
+            # Asked by another Crew's run (or once too often): the request back is the
+            # answer; the asking run reads it and can ask again with what was missing.
+            result.final_text, result.ask_back = result.ask_back, None
+        # A question (or a tool approval) waits for a person, never for the other agent
+        # (C5): the run is input_required, under Needs You, answered like any waiting run.
         return self._after_turn(record, version, crew, result, None)
+
+    def _may_ask_back(self, record: CallRecord) -> bool:
+        """An agent or a person can answer a request in this conversation; a Crew's run that
+        asked waits on its own token, so to it a question is the reply."""
+        if record.ask_backs >= limits.ASK_BACKS_PER_RUN or self._messaging is None:
+            return False
+        if record.message_id is None:
+            return record.inbox_id is not None  # a wakeup's run: whoever is on the other side
+        asked = self._messaging.message_as_system(record.message_id)
+        return asked is not None and not asked.sender.startswith("crew:")
+
+    def _asked_answer(self, record: CallRecord) -> str | None:
+        """What the turn is answered with: the reply to an ask-back (the other side's words,
+        fenced), the text `AskerRuns` left for a request to another Crew, or a person's
+        answer to the run's question (C5), the latest of them."""
+        if record.asked_reply_id and self._messaging is not None:
+            reply = self._messaging.message_as_system(record.asked_reply_id)
+            if reply is not None:
+                return reply.delivered_text
+        if record.asked_reply is not None:
+            return record.asked_reply
+        return record.answers[-1]["answer"] if record.answers else None
 
     def _message_prompt(self, crew: Crew, record: CallRecord) -> str | None:
         """M12: the delivered text of the message (or the wakeup's own prompt)."""
@@ -198,11 +235,13 @@ class MessageTurns:
         the run at once with the reason, so the agent can explain instead of guessing."""
         for _attempt in range(5):
             record, version = self._load(call_id, entered=1)
-            if record.terminal or not record.asked_crew:
+            if record.terminal or not (record.asked_crew or record.asked_back):
                 raise RunAsRefused(f"run {call_id} has no request to send")
             if record.asked_request_id is None and record.asked_reply is None:
                 try:
-                    record.asked_request_id = self._send_request(record)
+                    record.asked_request_id = (
+                        self._send_back(record) if record.asked_back else self._send_request(record)
+                    )
                     if record.asked_handoff:
                         record.asked_reply = (
                             f"Your request went to crew:{record.asked_crew} as a hand-off "
@@ -221,6 +260,29 @@ class MessageTurns:
             return
         raise StaleCall()
 
+    def _send_back(self, record: CallRecord) -> str:
+        """C3: the run's question as a request to the other side of its own conversation,
+        marked so the reply that answers it wakes this run (`CrewReception`)."""
+        if self._messaging is None or self._inbox is None:
+            raise Unavailable()
+        if self._is_live is not None and not self._is_live(
+            record.account_id, record.caller_connection_id
+        ):
+            raise RunAsRefused("the connection this work runs as was revoked or expired")
+        deadline = int(self._clock.now() * 1000) + limits.REQUEST_DEADLINE_DEFAULT_SECONDS * 1000
+        receipt = self._messaging.send_as_system(
+            record.inbox_id or "",
+            str(record.asked_message or ""),
+            submission_id=f"{record.call_id}.ask{record.ask_backs}",
+            framing=Framing("request", deadline_at=deadline),
+        )
+        sent = parse_message_id(receipt.message_id)
+        self._inbox.put_ask_back(
+            sent.conversation, sent.seq, record.call_id, receipt.message_id, deadline
+        )
+        self._audit_answer(record, receipt.message_id, "request")
+        return receipt.message_id
+
     def _send_request(self, record: CallRecord) -> str:
         """The request's message id; `AgentWorksError` when this Crew may not ask."""
         if self._messaging is None:
@@ -230,6 +292,13 @@ class MessageTurns:
         ):
             # C3: a run runs as whoever started the work; without that authority it stops.
             raise RunAsRefused("the connection this work runs as was revoked or expired")
+        bounds = None
+        if self._starter is not None:
+            # A4 too: the starter's target bounds hold for the Crews its work asks.
+            starter = self._starter(record.account_id, record.caller_connection_id)
+            if starter is None:
+                raise RunAsRefused("the connection this work runs as was revoked or expired")
+            bounds = starter.target_bounds
         asker = self._crews.get(record.account_id, record.crew_name)
         if asker is None or asker.crew_id != record.crew_id:
             raise Unavailable()
@@ -256,7 +325,7 @@ class MessageTurns:
         now = int(self._clock.now() * 1000)
         deadline = now + limits.REQUEST_DEADLINE_DEFAULT_SECONDS * 1000
         receipt = self._messaging.ask_crew_as_system(
-            run_as(record),
+            run_as(record, bounds),
             Party("crew", asker.crew_id, asker.name),
             asked,
             str(record.asked_message or ""),
@@ -287,13 +356,15 @@ class RunAsRefused(Exception):
     """The run's authority is gone: the step fails and the execution ends interrupted."""
 
 
-def run_as(record: CallRecord) -> Principal:
-    """The authority a run asks with: the connection that started the work (C3). Its
-    liveness is re-checked before each ask; the Crew's access list is checked for it."""
+def run_as(record: CallRecord, bounds: tuple[str, ...] | None = None) -> Principal:
+    """The authority a run asks with: the connection that started the work (C3), within
+    its target bounds. Its liveness is re-checked before each ask; the asked Crew's access
+    list is checked for it."""
     return Principal(
         account_id=record.account_id,
         connection_id=record.caller_connection_id,
         scopes=frozenset({MESSAGES_SEND}),
+        target_bounds=bounds,
     )
 
 

@@ -178,6 +178,11 @@ class CallRecord:
     asked_handoff: bool = False
     asked_request_id: str | None = None  # the request's message id, once sent
     asked_reply: str | None = None  # what the next turn reads (its reply, or why none)
+    # C3 ask-back: the request goes to the other side of this run's own conversation (an
+    # agent or a person), and the run waits for the reply that answers it.
+    asked_back: bool = False
+    asked_reply_id: str | None = None  # the reply's message id (the next turn reads it)
+    ask_backs: int = 0  # how often it asked back (limits.ASK_BACKS_PER_RUN)
     depth: int = 1  # C4: how many conversations deep this run works
     # States its execution entered, as the step runner's invocations saw them (usage).
     transitions: int = 0

@@ -31,7 +31,7 @@ from agentworks.messaging.names import is_valid_agent_name
 
 if TYPE_CHECKING:
     from agentworks.crews.asker_runs import AskerRuns
-    from agentworks.crews.conversations import LiveConnection
+    from agentworks.crews.conversations import LiveConnection, StarterPrincipal
     from agentworks.messaging.service import MessagingService
 
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
@@ -114,6 +114,7 @@ class StepRunner(MessageTurns):
         inbox: CrewInboxStore | None = None,
         askers: AskerRuns | None = None,
         is_live: LiveConnection | None = None,
+        starter: StarterPrincipal | None = None,
     ) -> None:
         self._crews = crews
         self._calls = calls
@@ -128,6 +129,7 @@ class StepRunner(MessageTurns):
         # authority is the starter's connection, re-checked before it asks (`is_live`).
         self._askers = askers
         self._is_live = is_live
+        self._starter = starter  # the starter's principal (its target bounds, A4)
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)

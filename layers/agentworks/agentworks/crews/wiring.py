@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from agentworks.crews.asked_starts import AskedStarts
     from agentworks.crews.asker_runs import AskerRuns
     from agentworks.crews.conversation_controls import ConversationControls
-    from agentworks.crews.conversations import CrewReception, LiveConnection
+    from agentworks.crews.conversations import CrewReception, LiveConnection, StarterPrincipal
     from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.inbox import ConversationInbox
     from agentworks.crews.message_runs import MessageRuns
@@ -76,7 +76,8 @@ def build_reception(
     from agentworks.crews.crew_store import CrewStore
 
     inbox, runs = message_runs(settings, client, clock, stepfunctions)
-    return CrewReception(CrewStore(client, settings.work_table), inbox, runs, clock)
+    askers = asker_runs(settings, client, stepfunctions)
+    return CrewReception(CrewStore(client, settings.work_table), inbox, runs, clock, askers)
 
 
 def build_crews(
@@ -88,6 +89,7 @@ def build_crews(
     adapter_clients: AdapterClients | None = None,
     messaging: MessagingService | None = None,
     is_live_connection: LiveConnection | None = None,
+    starter_principal: StarterPrincipal | None = None,
 ) -> Crews:
     """Without `messaging`, function calls work but message runs, hand-offs, review and
     wakeup scheduling answer that messages are unavailable."""
@@ -134,6 +136,7 @@ def build_crews(
             inbox=inbox,
             askers=asker_runs(settings, client, stepfunctions),
             is_live=is_live_connection,
+            starter=starter_principal,
         ),
         inboxes=CrewInboxes(crews, inbox, runs, messaging, is_live_connection, clock),
         wakeups=Wakeups(inbox, runs, messaging, clock),

@@ -214,6 +214,13 @@ class IdentityService:
             raise failure
         return connection.principal()
 
+    def live_principal(self, account_id: str, connection_id: str) -> Principal | None:
+        """The connection's principal while it is live (a run's starter, C3), else None."""
+        try:
+            return self.principal_of_connection(account_id, connection_id)
+        except Unauthenticated:
+            return None
+
     def principal_of_connection(self, account_id: str, connection_id: str) -> Principal:
         """A connection's principal without its token (a web session points at it, C5):
         refused exactly like a bad token when it is unknown, expired or revoked."""

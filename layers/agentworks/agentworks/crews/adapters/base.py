@@ -89,9 +89,12 @@ class TurnResult:
     result: Any = None  # the JSON the agent "wrote to FUNCTION_RESULT_FILE"
     has_result: bool = False  # distinguishes a null result from no result
     files: dict[str, bytes] = field(default_factory=dict)  # relative path -> content
-    question: str | None = None  # raise a pending human input (F7)
+    question: str | None = None  # raise a pending human input (F7): a person answers
     handoff: Handoff | None = None
     crew_request: CrewRequest | None = None
+    # C3: in a conversation, a request back to its other side (the run carries on with
+    # the reply); the turn's `answer` is then that reply.
+    ask_back: str | None = None
     runner_work: RunnerWork | None = None
     cost_usd: float = 0.0
     progress: list[str] = field(default_factory=list)  # execution messages worth showing

@@ -13,9 +13,11 @@ Used by tests and demos. Settings::
         - default: "I can only discuss clauses."
       entrypoint: "package.module:function"     # optional: handles turns no rule matched
 
-Rule actions, applied in this order: `ask` (returns the question while no answer is set),
-`fail` (AdapterError), `ask_crew` ({crew, request, handoff}: in a conversation, a request
-to another Crew; the next turn's `{answer}` is what came of it), `handoff` ({agent,
+Rule actions, applied in this order: `ask` (returns the question while no answer is set:
+a person answers it), `fail` (AdapterError), `ask_back` (in a conversation, a request back
+to its other side; the next turn's `{answer}` is the reply), `ask_crew` ({crew, request,
+handoff}: in a conversation, a request to another Crew; the next turn's `{answer}` is what
+came of it), `handoff` ({agent,
 message}), `call` ({target, function, args}: in a
 workflow step, calls the function as the source workflow and waits; `{call.…}` is its
 status), then `reply` (final text), `result` or —
@@ -51,7 +53,7 @@ SETTINGS_KEYS = ("type", "rules", "entrypoint")
 MATCH_KEYS = ("when", "function", "default")
 ACTION_KEYS = (
     "reply", "result", "result_on_correction", "ask", "files", "fail", "handoff", "call",
-    "ask_crew",
+    "ask_crew", "ask_back",
 )  # fmt: skip
 _ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -93,7 +95,7 @@ def _rule_problems(rule: Any, where: str) -> list[str]:
             re.compile(str(rule["when"]), re.IGNORECASE)
         except re.error as exc:
             problems.append(f"{where}: 'when' is not a valid regex: {exc}")
-    for key in ("when", "function", "reply", "ask", "fail"):
+    for key in ("when", "function", "reply", "ask", "fail", "ask_back"):
         if key in rule and not isinstance(rule[key], str):
             problems.append(f"{where}: '{key}' must be a string")
     files = rule.get("files", {})
@@ -239,6 +241,8 @@ def _apply(rule: dict[str, Any], ctx: TemplateContext, request: TurnRequest) -> 
         return TurnResult(question=render(rule["ask"], ctx))
     if "fail" in rule:
         raise AdapterError(render(rule["fail"], ctx))
+    if "ask_back" in rule and request.answer is None:
+        return TurnResult(ask_back=render(rule["ask_back"], ctx))
     if "ask_crew" in rule and request.answer is None:
         spec = rule["ask_crew"]
         return TurnResult(
