@@ -120,3 +120,24 @@ def test_a_closed_conversation_takes_no_answer(api, stack, agents):
     assert closed.status == 200, closed.body
     late = answer(api, stack.admin_token, sent["inbox_id"], kind="note", message="Too late.")
     assert late.status == 409, late.body
+
+
+def test_a_request_it_received_is_declined_and_no_run_takes_it(api, stack, agents):
+    """C5 "Decline on one it received": not only one waiting for review — here one held
+    by a paused conversation (Received). Declined with the reason; resuming starts no run."""
+    crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+    first = ask(api, caller, "Clause 6?").body
+    inbox = first["inbox_id"]
+    assert api("POST", f"/v1/conversations/{inbox}/pause", caller, {}).status == 200
+    held = ask(api, caller, "Clause 8?", inbox_id=inbox).body
+    assert request_state(api, caller, held)["state"] == "received"
+    body = {"message_id": held["message_id"], "reason": "Out of scope."}
+    declined = api("POST", "/v1/crews/contracts/decline", stack.admin_token, body)
+    assert declined.status == 200, declined.body
+    found = request_state(api, caller, held)
+    assert (found["state"], found["reason"]) == ("declined", "Out of scope.")
+    again = api("POST", "/v1/crews/contracts/decline", stack.admin_token, body)
+    assert again.status == 409 and again.body["error"]["state"] == "declined"
+    assert api("POST", f"/v1/conversations/{inbox}/resume", caller, {}).status == 200
+    assert request_state(api, caller, held)["state"] == "declined"  # resuming started none

@@ -37,6 +37,7 @@ from agentworks.messaging.models import iso
 
 if TYPE_CHECKING:
     from agentworks.crews.asker_runs import AskerRuns
+    from agentworks.crews.requests import Requests
     from agentworks.messaging.message_kinds import Framing
     from agentworks.messaging.service import MessagingService
 
@@ -163,10 +164,12 @@ class CrewInboxes:
         messaging: MessagingService | None,
         is_live_connection: LiveConnection | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        requests: Requests | None = None,
     ) -> None:
         self._crews = crews
         self._inbox = inbox
         self._runs = runs
+        self._requests = requests  # declining a request already received (C5)
         self._messaging = messaging
         self._is_live = is_live_connection
         self._clock = clock
@@ -182,13 +185,18 @@ class CrewInboxes:
         """C5: release and decline are for whoever can edit the Crew (access.editable)."""
         return editable(principal, self._crews.get(principal.account_id, name.lower()))
 
-    def _waiting(self, crew: Crew, message_id: str) -> Delivery:
+    def _delivered(self, crew: Crew, message_id: str) -> Delivery:
+        """The delivery record of a message the Crew received, whatever its state."""
         ref = parse_message_id(message_id)
-        found = self._inbox.get_delivery(ref.conversation, ref.seq) if ref.side == "b" else None
+        found = self._inbox.get_delivery(ref.conversation, ref.seq)
         if found is None or found.account_id != crew.account_id or found.crew_id != crew.crew_id:
             raise Unavailable()
         if found.message_id != ref.message_id:
             raise Unavailable()
+        return found
+
+    def _waiting(self, crew: Crew, message_id: str) -> Delivery:
+        found = self._delivered(crew, message_id)
         if found.state != "pending_review":
             raise Conflict(
                 f"This message is not waiting for review (it is {found.state}).",
@@ -220,11 +228,18 @@ class CrewInboxes:
     ) -> ReviewOutcome:
         """A person turns a message down: no run; the sender reads a short notice."""
         crew = self._editable(principal, name)
-        waiting = self._waiting(crew, message_id)
+        found = self._delivered(crew, message_id)
         reason = (reason or "").strip() or None
         by = Actor.connection(principal.connection_id)
-        if not self._inbox.decline(waiting, reason, self._now(), by):
-            raise Conflict("This message was released or declined meanwhile.")
+        if found.state != "pending_review" and found.is_request and self._requests is not None:
+            # C5: a request it received and is working on (or will): declined, its run
+            # stopped, an asking Crew's run told.
+            self._requests.decline_received(found, reason, by)
+            waiting = found
+        else:
+            waiting = self._waiting(crew, message_id)
+            if not self._inbox.decline(waiting, reason, self._now(), by):
+                raise Conflict("This message was released or declined meanwhile.")
         notice = f"A person declined to pass your message {waiting.message_id} to crew:{crew.name}."
         if reason:
             notice += f" Reason: {reason}"

@@ -30,7 +30,11 @@ if TYPE_CHECKING:
 
 # Cancelled and expired are actions of their own; any other close (a person's answer) is
 # audited as the state it reached.
-_CLOSE_ACTIONS: dict[str, Action] = {"cancelled": "cancelled", "expired": "expired"}
+_CLOSE_ACTIONS: dict[str, Action] = {
+    "cancelled": "cancelled",
+    "expired": "expired",
+    "declined": "declined",
+}
 
 
 class RequestStore:

@@ -150,6 +150,24 @@ class Requests:
             replace(before, state="cancelled", error=CANCELLED_REASON, updated_at=now)
         )
 
+    def decline_received(self, asked: Delivery, reason: str | None, by: Actor) -> None:
+        """C5: a person who can edit the Crew declines a request it received and has not
+        answered (received or in progress): Declined with the reason, its run stopped, and
+        an asking Crew's run told. `Conflict` when it is no longer open."""
+        why = reason or "Declined by a person."
+        before = self._store.close(asked.conversation, asked.seq, "declined", why, self._now(), by)
+        if before is None:
+            current = self._current(asked.conversation, asked.seq, asked.message_id)
+            raise Conflict(
+                f"This request is {LABELS[current.state]} already; only an open request "
+                "can be declined.",
+                state=current.state,
+            )
+        self._stop_run(before, "The request was declined.")
+        if self._askers is not None:
+            self._askers.tell(before, f"Your request was declined: {why}")
+        count("RequestsDeclined")
+
     def expire_due(self) -> int:
         """The tick's part: requests past their deadline become Expired, each once."""
         now = self._now()

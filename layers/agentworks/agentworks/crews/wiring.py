@@ -114,6 +114,7 @@ def build_crews(
     clients = adapter_clients or AdapterClients()
     inbox, runs = message_runs(settings, client, clock, stepfunctions)
     controls = conversation_controls(settings, client, clock, stepfunctions, messaging, inbox, runs)
+    requests = request_service(settings, client, clock, stepfunctions, messaging)
     definitions = CrewService(crews, clock)
     definitions.on_deleted = controls.close_all_of
     return Crews(
@@ -138,10 +139,12 @@ def build_crews(
             is_live=is_live_connection,
             starter=starter_principal,
         ),
-        inboxes=CrewInboxes(crews, inbox, runs, messaging, is_live_connection, clock),
+        inboxes=CrewInboxes(
+            crews, inbox, runs, messaging, is_live_connection, clock, requests=requests
+        ),
         wakeups=Wakeups(inbox, runs, messaging, clock),
         reconciler=call_reconciler(settings, client, clock, stepfunctions, inbox),
-        requests=request_service(settings, client, clock, stepfunctions, messaging),
+        requests=requests,
         controls=controls,
         asked_starts=asked_starts(settings, client, clock, inbox, runs),
         inbox=conversation_inbox(settings, client, clock),
