@@ -27,7 +27,12 @@ adapter:
   rules:
     - when: "clause (\\\\d+)"
       reply: "Clause {{match.1}} covers termination."
+    - function: summarize
+      result: {{summary: "{{args.text}}"}}
     - default: I can only discuss clauses.
+functions:
+  - name: summarize
+    input_schema: {{type: object, properties: {{text: {{type: string}}}}}}
 """
 ASKER_YAML = """\
 name: {name}
@@ -86,7 +91,16 @@ def _scenario(cli: Cli, tmp_path: Path) -> dict[str, str]:
     }  # fmt: skip
     (tmp_path / "deploy.json").write_text(json.dumps(definition))
     run_id = cli.ok("workflow", "start", "--file", str(tmp_path / "deploy.json"), "--json")
-    return {"crew": crew, "inbox": asked["inbox_id"], "run": run_id.json()["runId"]}
+    called = cli.ok(
+        "functions", "call", "--target", f"crew:{crew}", "--function", "summarize",
+        "--args", '{"text": "a direct call"}', "--json",
+    ).json()  # fmt: skip
+    return {
+        "crew": crew,
+        "inbox": asked["inbox_id"],
+        "run": run_id.json()["runId"],
+        "call": called["call_id"],
+    }
 
 
 def test_c5_the_inbox_and_runs_in_a_browser(
@@ -132,12 +146,14 @@ def test_c5_the_inbox_and_runs_in_a_browser(
     page.get_by_test_id("release").click()
 
     def answered() -> bool:
+        # The run posts its reply, then records the request answered as it finishes.
         page.reload()
         page.get_by_test_id("messages").wait_for()
-        return "Clause 7 covers termination." in page.get_by_test_id("messages").text_content()
+        replied = "Clause 7 covers termination." in page.get_by_test_id("messages").text_content()
+        state = page.get_by_test_id("request-state").first.text_content()
+        return replied and state == "Answered"
 
     until(answered, "the Crew's answer")
-    assert page.get_by_test_id("request-state").first.text_content() == "Answered"
     shots(page, "conversation-answered")
 
     # Writing in the account's own side of it (a note starts no run).
@@ -193,6 +209,8 @@ def test_c5_the_inbox_and_runs_in_a_browser(
     tables = page.get_by_test_id("runs")
     assert ids["run"] in tables.first.text_content() and "succeeded" in tables.first.text_content()
     assert "Answered" in tables.last.text_content()  # the Crew's run for the request
+    direct = page.get_by_test_id("function-calls")  # the direct call, with its state
+    assert ids["call"] in direct.text_content() and "summarize" in direct.text_content()
     shots(page, "runs")
     # The Crew's run: a function-call run page with its state and output.
     tables.last.get_by_test_id("open-run").first.click()

@@ -699,6 +699,10 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             ),
         )
     ],
+    # C5 the Runs page: one's own calls (nothing of the owner's for anyone else).
+    _http("GET", "/v1/calls"): [
+        Row("list", "functions:read", lambda w: ("/v1/calls", None, None), kind="account")
+    ],
     _http("GET", "/v1/calls/<call_id>"): [
         Row("status", "functions:read", lambda w: (f"/v1/calls/{w.ids['call']}", None, None))
     ],

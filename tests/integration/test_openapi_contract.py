@@ -201,6 +201,7 @@ class Seed:
         question = wait_for(api, alpha, asking["call_id"], {"input_required"})
         reply = {"request_id": question["pending_inputs"][0]["request_id"], "answer": "yes"}
         _ok(api("POST", f"/v1/calls/{asking['call_id']}/reply", alpha, reply))
+        _ok(api("GET", "/v1/calls", alpha, query={"limit": 5}))
 
         # M8–M10: messages to the Crew held for review, released and declined; wakeups.
         to_crew = {"target": "crew:contracts", "message": "About clause 8"}

@@ -159,6 +159,12 @@ WEB_LINK_SECONDS = 5 * 60
 WEB_SESSION_SECONDS = 60 * 60
 # C3: requests Crews' runs sent whose runs the tick starts per run.
 ASKED_STARTS_PER_TICK = 100
+# C5 the Runs page: an account's function calls are listed this long after they were made,
+# a page at most this many (default 20), from the newest this many entries looked at.
+CALLS_LISTED_SECONDS = 30 * DAY_SECONDS
+CALLS_PAGE_DEFAULT = 20
+CALLS_PAGE_MAX = 100
+CALLS_LIST_SCAN = 200
 # C3: how often one run may ask back in its own conversation (then its question is its
 # answer): a loop of questions ends.
 ASK_BACKS_PER_RUN = 5

@@ -59,6 +59,11 @@ def call_key(call_id: str) -> dict[str, str]:
     return {"pk": f"CALL#{call_id}", "sk": "META"}
 
 
+def listed_key(account_id: str, created_ms: int, call_id: str) -> dict[str, str]:
+    """The account's list of function calls, newest last (C5 the Runs page)."""
+    return {"pk": f"CALLS#{account_id}", "sk": f"{created_ms:013d}#{call_id}"}
+
+
 def binding_key(account_id: str, connection_id: str, submission_id: str) -> dict[str, str]:
     return {"pk": f"CALLSUB#{account_id}#{connection_id}", "sk": f"S#{submission_id}"}
 
@@ -132,8 +137,22 @@ class CallStore:
                 }
             },
         }
+        created_s = record.created_at // 1000
+        # Listed with its admission (one item more in the transaction, no request more).
+        items["listed"] = {
+            "Put": {
+                "TableName": self._table,
+                "Item": to_item(
+                    {
+                        **listed_key(record.account_id, record.created_at, record.call_id),
+                        "call_id": record.call_id,
+                        "caller": record.caller_connection_id,
+                        "expires_ttl": created_s + limits.CALLS_LISTED_SECONDS,
+                    }
+                ),
+            }
+        }
         if submission_id is not None:
-            created_s = record.created_at // 1000
             items["binding"] = {
                 "Put": {
                     "TableName": self._table,
@@ -252,6 +271,42 @@ class CallStore:
                 self.finish(record, version, release_slot=False)
                 return
             raise
+
+    def recent(
+        self, account_id: str, caller: str | None, now_ms: int, limit: int
+    ) -> list[CallRecord]:
+        """The account's newest function calls (only `caller`'s, when given), newest first:
+        one Query of the list, one BatchGetItem of their records."""
+        values: dict[str, Any] = {":pk": f"CALLS#{account_id}"}
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ScanIndexForward": False,
+            "Limit": limits.CALLS_LIST_SCAN,
+        }
+        if caller is not None:
+            query["FilterExpression"] = "caller = :caller"
+            values[":caller"] = caller
+        query["ExpressionAttributeValues"] = to_item(values)
+        listed = [from_item(raw) or {} for raw in self._db.query(**query)["Items"]]
+        ids = [str(e["call_id"]) for e in listed if int(e.get("expires_ttl", 0)) > now_ms // 1000][
+            :limit
+        ]
+        if not ids:
+            return []
+        found: dict[str, CallRecord] = {}
+        request: dict[str, Any] = {
+            self._table: {"Keys": [to_item(call_key(i)) for i in ids], "ConsistentRead": True}
+        }
+        for _attempt in range(5):  # what DynamoDB did not get to comes back unprocessed
+            response = self._db.batch_get_item(RequestItems=request)
+            for raw in response["Responses"].get(self._table, []):
+                record, _ = _decode(from_item(raw) or {})
+                found[record.call_id] = record
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+        return [found[call_id] for call_id in ids if call_id in found]
 
     def get_binding(
         self, account_id: str, connection_id: str, submission_id: str, now_ms: int

@@ -6,7 +6,7 @@ import base64
 import hashlib
 import json
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -32,12 +32,21 @@ from agentworks.errors import (
     SchemaViolation,
     Unavailable,
 )
-from agentworks.identity.models import FUNCTIONS_CALL, FUNCTIONS_READ, MESSAGES_SEND, Principal
+from agentworks.identity.models import (
+    ADMIN,
+    FUNCTIONS_CALL,
+    FUNCTIONS_READ,
+    MESSAGES_SEND,
+    Principal,
+)
 from agentworks.ids import new_id
 from agentworks.json_input import depth_of
 from agentworks.messaging.models import iso
 from agentworks.messaging.names import normalize_agent_name
 from agentworks.observability import count
+
+if TYPE_CHECKING:
+    from agentworks.crews.views import CallList
 
 
 class RoutedFunctions(Protocol):
@@ -224,6 +233,36 @@ class FunctionCalls:
         found = self._calls.get(existing.call_id)
         record = may_see_call(principal, found[0] if found else None)
         return {**call_status(record), "replayed": True}
+
+    def recent(self, principal: Principal, limit: int | None = None) -> CallList:
+        """C5 the Runs page: the caller's function calls, newest first (an admin's: the
+        account's), within its target bounds."""
+        from agentworks.crews.views import CallList, CallSummary
+
+        principal.require(FUNCTIONS_READ)
+        page = limits.CALLS_PAGE_DEFAULT if limit is None else limit
+        if not 1 <= page <= limits.CALLS_PAGE_MAX:
+            raise InvalidInput(f"limit must be 1–{limits.CALLS_PAGE_MAX}.", field="limit")
+        caller = None if ADMIN in principal.scopes else principal.connection_id
+        now = int(self._clock.now() * 1000)
+        records = self._calls.recent(principal.account_id, caller, now, page)
+        return CallList(
+            calls=[
+                CallSummary(
+                    call_id=r.call_id,
+                    target=f"crew:{r.crew_name}",
+                    function=r.function,
+                    state=r.state,  # type: ignore[arg-type]
+                    terminal=r.terminal,
+                    waiting_for_answer=r.state == "input_required",
+                    cost_usd=round(r.cost_usd, 6),
+                    created_at=iso(r.created_at),
+                    updated_at=iso(r.updated_at),
+                )
+                for r in records
+                if principal.may_target(f"crew:{r.crew_name}")
+            ]
+        )
 
     def status(self, principal: Principal, call_id: str) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)

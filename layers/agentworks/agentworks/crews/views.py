@@ -80,6 +80,24 @@ class CallView(BaseModel):
     updated_at: str | None
 
 
+class CallSummary(BaseModel):
+    """One function call in a list (C5 the Runs page): where it stands, not its outcome."""
+
+    call_id: str
+    target: str
+    function: str
+    state: CallState
+    terminal: bool
+    waiting_for_answer: bool = Field(description="It has a question a person should answer.")
+    cost_usd: float
+    created_at: str | None
+    updated_at: str | None
+
+
+class CallList(BaseModel):
+    calls: list[CallSummary] = Field(description="Newest first.")
+
+
 class CallAccepted(CallView):
     replayed: bool = Field(description="True when a retry returned the original call.")
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
+from agentworks import limits
 from agentworks.crews.models import (
     CallFunction,
     CrewState,
@@ -18,6 +19,7 @@ from agentworks.crews.models import (
 )
 from agentworks.crews.views import (
     CallAccepted,
+    CallList,
     CallView,
     CrewDeleted,
     CrewList,
@@ -153,6 +155,17 @@ def call_function(request: Annotated[CallFunction, Body()]) -> Response[CallAcce
     return Response(
         status_code=200 if accepted.replayed else 202, body=accepted, content_type=_JSON
     )
+
+
+@router.get(
+    "/calls",
+    summary="Your function calls, newest first (an admin's: the account's), for the Runs page",
+    responses=documented(200, 400, 403),
+)
+def list_calls(
+    limit: Annotated[int | None, Query(ge=1, le=limits.CALLS_PAGE_MAX)] = None,
+) -> CallList:
+    return services().crews.calls.recent(current_principal(router), limit)
 
 
 @router.get(

@@ -274,9 +274,10 @@ function answerForm(conv) {
 // ---- Runs ----
 
 async function renderRuns() {
-  const [workflows, listed] = await Promise.all([
+  const [workflows, listed, direct] = await Promise.all([
     api("GET", "/v1/workflows").catch(() => ({ runs: [] })),
     api("GET", "/v1/conversations?limit=100").catch(() => ({ conversations: [] })),
+    api("GET", "/v1/calls?limit=50").catch(() => ({ calls: [] })),
   ]);
   const calls = [];
   for (const conv of listed.conversations) {
@@ -289,6 +290,10 @@ async function renderRuns() {
     el("div", { class: "toolbar" }, open, el("button", {
       type: "button", onclick: () => { history.pushState(null, "", `/runs/${encodeURIComponent(open.value.trim())}`); route(); },
     }, "Open")),
+    el("h2", {}, "Function calls"),
+    runTable(direct.calls.map((c) => ({
+      id: c.call_id, name: `${c.target} ${c.function}`, state: c.state, cls: c.state, at: c.created_at,
+    })), "function-calls"),
     el("h2", {}, "Workflow runs"),
     runTable(workflows.runs.map((r) => ({ id: r.runId, name: r.workflowId, state: r.status, at: r.createdAt }))),
     el("h2", {}, "Runs in conversations"),
@@ -296,9 +301,9 @@ async function renderRuns() {
   );
 }
 
-function runTable(rows) {
+function runTable(rows, testid = "runs") {
   if (!rows.length) return el("p", { class: "muted" }, "None.");
-  return el("table", { "data-testid": "runs" },
+  return el("table", { "data-testid": testid },
     el("tr", {}, el("th", {}, "Run"), el("th", {}, "What"), el("th", {}, "State"), el("th", {}, "Started")),
     rows.map((r) => el("tr", { "data-testid": "run" },
       el("td", {}, el("a", { href: `/runs/${encodeURIComponent(r.id)}`, "data-testid": "open-run" }, r.id)),
