@@ -172,3 +172,20 @@ def test_c3_the_run_asks_within_its_starters_target_bounds(api, stack, agents):
     assert reply["body"].startswith("intake heard: Your request was not sent")
     assert "can't be reached from here" in reply["body"]
     assert len(executions(stack)) == 1  # contracts never ran
+
+
+def test_c3_the_asked_crews_run_starts_at_once_not_at_the_tick(api, stack, agents):
+    """The step runner that sends the request starts the asked Crew's run on the state
+    machine its task names (its own): no tick runs here, and the answer comes back."""
+    make(api, stack, CONTRACTS)
+    make(api, stack, asking_crew("intake", "contracts", ["contracts"]))
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "Please check clause 9.", target="crew:intake").body
+    deadline = time.monotonic() + 30
+    while (found := request_state(api, caller, sent))["state"] not in TERMINAL:
+        assert time.monotonic() < deadline, found  # (the tick is never called)
+        time.sleep(0.05)
+    assert found["state"] == "answered"
+    [reply] = wait_for_messages(api, caller, sent["inbox_id"])
+    assert reply["body"] == "intake heard: Clause 9 covers termination."
+    assert len(executions(stack)) == 2

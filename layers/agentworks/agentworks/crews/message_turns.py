@@ -21,9 +21,11 @@ from agentworks.identity.models import MESSAGES_SEND, Principal
 from agentworks.ids import parse_inbox_id, parse_message_id
 from agentworks.messaging.message_kinds import PLAIN, Framing
 from agentworks.messaging.models import Party
+from agentworks.observability import logger
 
 if TYPE_CHECKING:
     from agentworks.crews.adapters.base import Adapter
+    from agentworks.crews.asked_starts import AskedStarts
     from agentworks.crews.asker_runs import AskerRuns
     from agentworks.crews.conversations import LiveConnection, StarterPrincipal
     from agentworks.crews.crew_inbox_store import CrewInboxStore
@@ -54,6 +56,7 @@ class MessageTurns:
     _clock: Clock
     _askers: AskerRuns | None
     _is_live: LiveConnection | None
+    _asked_starts_on: Callable[[str], AskedStarts] | None
     _starter: StarterPrincipal | None
 
     _adapters: Callable[[dict[str, Any]], Adapter]
@@ -228,11 +231,12 @@ class MessageTurns:
 
     # ---- C3: asking another Crew ----
 
-    def ask_crew(self, call_id: str, task_token: str) -> None:
+    def ask_crew(self, call_id: str, task_token: str, state_machine: str | None = None) -> None:
         """The AwaitCrew state: sends the run's request to the Crew it names, as the
-        connection the run runs as, and waits on `task_token` for what comes of it. A
-        request that can't go out — and a hand-off, whose answer never comes back — wakes
-        the run at once with the reason, so the agent can explain instead of guessing."""
+        connection the run runs as, starts the asked Crew's run on `state_machine` (the one
+        invoking this task), and waits on `task_token` for what comes of it. A request that
+        can't go out — and a hand-off, whose answer never comes back — wakes the run at
+        once with the reason, so the agent can explain instead of guessing."""
         for _attempt in range(5):
             record, version = self._load(call_id, entered=1)
             if record.terminal or not (record.asked_crew or record.asked_back):
@@ -255,10 +259,23 @@ class MessageTurns:
                 self._save(record, version)
             except StaleCall:
                 continue
+            if record.asked_crew and record.asked_request_id and state_machine:
+                self._start_asked(record.asked_request_id, state_machine)
             if woken and self._askers is not None:
                 self._askers.resume(task_token)
             return
         raise StaleCall()
+
+    def _start_asked(self, request_id: str, state_machine: str) -> None:
+        """The asked Crew's run, at once (a paused conversation or a Crew that reviews
+        first keeps it, as the tick would). Whatever this does not start, the tick does."""
+        if self._asked_starts_on is None:
+            return
+        asked = parse_message_id(request_id)
+        try:
+            self._asked_starts_on(state_machine).start_one(asked.conversation, asked.seq)
+        except Exception:  # the request waits in the START partition for the tick
+            logger.exception("asked run not started at once", extra={"request": request_id})
 
     def _send_back(self, record: CallRecord) -> str:
         """C3: the run's question as a request to the other side of its own conversation,

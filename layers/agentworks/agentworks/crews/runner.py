@@ -30,6 +30,7 @@ from agentworks.messaging.models import Party
 from agentworks.messaging.names import is_valid_agent_name
 
 if TYPE_CHECKING:
+    from agentworks.crews.asked_starts import AskedStarts
     from agentworks.crews.asker_runs import AskerRuns
     from agentworks.crews.conversations import LiveConnection, StarterPrincipal
     from agentworks.messaging.service import MessagingService
@@ -115,6 +116,7 @@ class StepRunner(MessageTurns):
         askers: AskerRuns | None = None,
         is_live: LiveConnection | None = None,
         starter: StarterPrincipal | None = None,
+        asked_starts_on: Callable[[str], AskedStarts] | None = None,
     ) -> None:
         self._crews = crews
         self._calls = calls
@@ -130,6 +132,8 @@ class StepRunner(MessageTurns):
         self._askers = askers
         self._is_live = is_live
         self._starter = starter  # the starter's principal (its target bounds, A4)
+        # C3: starts an asked Crew's run on the state machine a task names (its own).
+        self._asked_starts_on = asked_starts_on
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
@@ -146,7 +150,7 @@ class StepRunner(MessageTurns):
             self.handoff(call_id, str(event["task_token"]))
             return {}
         if action == "ask_crew":
-            self.ask_crew(call_id, str(event["task_token"]))
+            self.ask_crew(call_id, str(event["task_token"]), event.get("state_machine"))
             return {}
         if action == "finish":
             self.finish(call_id)

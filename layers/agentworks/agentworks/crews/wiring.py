@@ -65,6 +65,28 @@ def call_reconciler(
     )
 
 
+def runs_on(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    stepfunctions: Any,
+    inbox: CrewInboxStore,
+    state_machine_arn: str,
+) -> MessageRuns:
+    """Message runs started on a state machine named at run time (the step runner's own,
+    which its settings can't name)."""
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.execution import Executions
+    from agentworks.crews.message_runs import MessageRuns
+
+    return MessageRuns(
+        CallStore(client, settings.work_table),
+        inbox,
+        Executions(state_machine_arn, stepfunctions),
+        clock,
+    )
+
+
 def build_reception(
     settings: Settings,
     client: DynamoDBClient,
@@ -138,6 +160,13 @@ def build_crews(
             askers=asker_runs(settings, client, stepfunctions),
             is_live=is_live_connection,
             starter=starter_principal,
+            asked_starts_on=lambda machine: asked_starts(
+                settings,
+                client,
+                clock,
+                inbox,
+                runs_on(settings, client, clock, stepfunctions, inbox, machine),
+            ),
         ),
         inboxes=CrewInboxes(
             crews, inbox, runs, messaging, is_live_connection, clock, requests=requests
