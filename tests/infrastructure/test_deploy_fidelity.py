@@ -166,7 +166,6 @@ def test_s8_step_runner_may_invoke_exactly_the_lambda_adapters_prefix(translated
 # Actions no function calls; granting them widens what a compromised function can do.
 UNUSED = (
     "dynamodb:Scan",
-    "dynamodb:BatchGetItem",
     "dynamodb:BatchWriteItem",
     "dynamodb:DescribeTable",
     "s3:DeleteObject",
@@ -185,6 +184,9 @@ def test_roles_grant_no_action_the_code_never_calls(translated, function):
     granted = {a.lower() for s in _statements(translated, function) for a in s.actions}
     assert granted.isdisjoint(a.lower() for a in UNUSED), granted
     assert not any(a.endswith("*") for a in granted), "no action wildcards"
+    # Only the client surface reads calls in a batch (GET /v1/calls, the Runs page).
+    surface = function in ("ApiFunction", "McpFunction")
+    assert ("dynamodb:batchgetitem" in granted) is surface, granted
 
 
 def test_an_http_api_authorizer_needs_its_own_invoke_permission():
