@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +33,7 @@ from agentworks.conversation_webhooks.subscription_store import (
 )
 from agentworks.dynamo import from_item
 from agentworks.observability import count
-from agentworks.workflows.webhooks import SIGNATURE_HEADER, signature
+from agentworks.workflows.webhooks import post_signed
 
 if TYPE_CHECKING:
     from agentworks.crews.crew_store import CrewStore
@@ -158,25 +156,10 @@ class WebhookDelivery:
         return False
 
     def _post(self, url: str, keys: list[str], body: bytes) -> tuple[int | None, str | None]:
-        request = urllib.request.Request(
-            url,
-            data=body,
-            method="POST",
-            headers={
-                "Content-Type": "application/json",
-                "User-Agent": "AgentWorks-Webhooks/1",
-                SIGNATURE_HEADER: signature(keys, int(self._clock.now()), body),
-            },
+        # The scheme was checked at subscription.
+        return post_signed(
+            url, keys, body, int(self._clock.now()), limits.CONVERSATION_WEBHOOK_TIMEOUT_SECONDS
         )
-        try:
-            with urllib.request.urlopen(  # the scheme was checked at subscription
-                request, timeout=limits.CONVERSATION_WEBHOOK_TIMEOUT_SECONDS
-            ) as response:
-                return int(response.status), None
-        except urllib.error.HTTPError as refused:
-            return int(refused.code), None
-        except (urllib.error.URLError, OSError, ValueError) as failed:
-            return None, str(getattr(failed, "reason", failed))[:300]
 
     def _now_ms(self) -> int:
         return int(self._clock.now() * 1000)

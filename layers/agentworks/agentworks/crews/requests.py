@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from agentworks import limits
 from agentworks.audit.entries import Actor
@@ -63,6 +63,14 @@ LABELS: dict[RequestState, str] = {
 }
 EXPIRED_REASON = "The deadline passed before it was answered."
 CANCELLED_REASON = "The asker cancelled it."
+ANSWERED_BY_PERSON = "Answered by a person for the agent."
+# What a run still working on a request it can no longer answer is stopped with.
+STOP_CAUSES = {
+    "cancelled": "The request was cancelled.",
+    "declined": "The request was declined.",
+    "expired": "The request's deadline passed.",
+    "succeeded": ANSWERED_BY_PERSON,
+}
 
 
 def request_view(record: Delivery) -> RequestView:
@@ -131,19 +139,16 @@ class Requests:
             raise Unavailable()  # C5: the asker, or a person who can act for it
         now = self._now()
         by = Actor.connection(principal.connection_id)
-        before = self._store.close(
-            ref.conversation, ref.seq, "cancelled", CANCELLED_REASON, now, by
+        before = self._close(
+            asked,
+            "cancelled",
+            CANCELLED_REASON,
+            now,
+            by,
+            f"Your request was cancelled: {CANCELLED_REASON}",
         )
         if before is None:
-            current = self._current(ref.conversation, ref.seq, ref.message_id)
-            raise Conflict(
-                f"This request is {LABELS[current.state]} already; only an open request "
-                "can be cancelled.",
-                state=current.state,
-            )
-        self._stop_run(before, "The request was cancelled.")
-        if self._askers is not None:
-            self._askers.tell(before, f"Your request was cancelled: {CANCELLED_REASON}")
+            self._refuse_closed(asked, "cancelled")
         count("RequestsCancelled")
         # The record as the close wrote it (no read back).
         return request_view(
@@ -155,33 +160,57 @@ class Requests:
         answered (received or in progress): Declined with the reason, its run stopped, and
         an asking Crew's run told. `Conflict` when it is no longer open."""
         why = reason or "Declined by a person."
-        before = self._store.close(asked.conversation, asked.seq, "declined", why, self._now(), by)
-        if before is None:
-            current = self._current(asked.conversation, asked.seq, asked.message_id)
-            raise Conflict(
-                f"This request is {LABELS[current.state]} already; only an open request "
-                "can be declined.",
-                state=current.state,
-            )
-        self._stop_run(before, "The request was declined.")
-        if self._askers is not None:
-            self._askers.tell(before, f"Your request was declined: {why}")
+        told = f"Your request was declined: {why}"
+        if self._close(asked, "declined", why, self._now(), by, told) is None:
+            self._refuse_closed(asked, "declined")
         count("RequestsDeclined")
+
+    def answered_by_person(self, asked: Delivery, answer: str, by: Actor) -> None:
+        """C5: a person answered the request for the Crew: Answered, a run still working on
+        it stopped (its answer would come second), an asking Crew's run carries on with
+        `answer`. Nothing when it ended meanwhile (expired, cancelled, answered by its run)."""
+        self._close(asked, "succeeded", ANSWERED_BY_PERSON, self._now(), by, answer)
+
+    def delivery(self, conversation: str, seq: int) -> Delivery | None:
+        return self._store.of_message(conversation, seq)
 
     def expire_due(self) -> int:
         """The tick's part: requests past their deadline become Expired, each once."""
         now = self._now()
         expired = 0
         for conversation, seq in self._store.past_deadline(now, limits.REQUEST_EXPIRIES_PER_TICK):
-            before = self._store.close(conversation, seq, "expired", EXPIRED_REASON, now)
-            if before is None:
-                continue  # answered, cancelled or expired meanwhile
-            self._stop_run(before, "The request's deadline passed.")
-            if self._askers is not None:
-                self._askers.tell(before, f"Your request expired: {EXPIRED_REASON}")
-            expired += 1
+            told = f"Your request expired: {EXPIRED_REASON}"
+            ended = self._close((conversation, seq), "expired", EXPIRED_REASON, now, None, told)
+            expired += ended is not None  # None: answered, cancelled or expired meanwhile
         count("RequestsExpired", expired)
         return expired
+
+    def _close(
+        self,
+        asked: Delivery | tuple[str, int],
+        state: str,
+        reason: str,
+        now: int,
+        by: Actor | None,
+        told: str,
+    ) -> Delivery | None:
+        """An open request → `state`, once: a run still working on it stops, and an asking
+        Crew's run is told `told`. The record as it was, or None when it was not open."""
+        conversation, seq = asked if isinstance(asked, tuple) else (asked.conversation, asked.seq)
+        before = self._store.close(conversation, seq, state, reason, now, by)
+        if before is None:
+            return None
+        self._stop_run(before, STOP_CAUSES[state])
+        if self._askers is not None:
+            self._askers.tell(before, told)
+        return before
+
+    def _refuse_closed(self, asked: Delivery, verb: str) -> NoReturn:
+        current = self._current(asked.conversation, asked.seq, asked.message_id)
+        raise Conflict(
+            f"This request is {LABELS[current.state]} already; only an open request can be {verb}.",
+            state=current.state,
+        )
 
     def _current(self, conversation: str, seq: int, message_id: str) -> RequestView:
         found = self._store.of_message(conversation, seq)

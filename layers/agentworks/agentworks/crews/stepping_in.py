@@ -2,14 +2,12 @@
 conversations — a note, a request or a reply — and the message says who wrote it.
 
 Who can edit a Crew is `access.editable` (its owner; an admin who may act for it, unless
-it is private). A reply a person writes answers the request as a run's answer would: the
-request becomes Answered, a run still working on it stops (its answer would come second),
-and an asking Crew's run waiting on it carries on with the person's words.
+it is private). A reply a person writes answers the request as a run's answer would
+(`Requests.answered_by_person`).
 """
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
@@ -26,11 +24,9 @@ from agentworks.ids import InboxRef, MessageRef, parse_inbox_id
 from agentworks.messaging.message_kinds import NOT_A_REQUEST, framing_for
 
 if TYPE_CHECKING:
-    from agentworks.crews.asker_runs import AskerRuns
     from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.crew_store import CrewStore
-    from agentworks.crews.execution import Executions
-    from agentworks.crews.request_store import RequestStore
+    from agentworks.crews.requests import Requests
     from agentworks.identity.models import Principal
     from agentworks.messaging.crew_inbox_views import CrewInboxViews
     from agentworks.messaging.models import SendReceipt
@@ -64,19 +60,14 @@ class AnswerForAgent(BaseModel):
     )
 
 
-ANSWERED_BY_PERSON = "Answered by a person for the agent."
-
-
 class SteppingIn:
     def __init__(
         self,
         crews: CrewStore,
         inbox: CrewInboxStore,
-        requests: RequestStore,
+        requests: Requests,
         views: CrewInboxViews,
         messaging: MessagingService | None,
-        executions: Executions,
-        askers: AskerRuns | None = None,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._crews = crews
@@ -84,8 +75,6 @@ class SteppingIn:
         self._requests = requests
         self._views = views
         self._messaging = messaging
-        self._executions = executions
-        self._askers = askers
         self._clock = clock
 
     def answer_for(
@@ -138,7 +127,8 @@ class SteppingIn:
             now,
         )
         if asked is not None:
-            self._answered(asked, principal, answer.message, now)
+            by = Actor.connection(principal.connection_id)
+            self._requests.answered_by_person(asked, answer.message, by)
         return receipt
 
     def _open_request(
@@ -147,7 +137,7 @@ class SteppingIn:
         """The request a reply answers: delivered to this Crew here, and still open."""
         if ref is None:
             return None
-        found = self._requests.of_message(conversation, ref.seq)
+        found = self._requests.delivery(conversation, ref.seq)
         if (
             ref.conversation != conversation
             or found is None
@@ -163,16 +153,3 @@ class SteppingIn:
                 state=state,
             )
         return found
-
-    def _answered(self, asked: Delivery, principal: Principal, text: str, now: int) -> None:
-        by = Actor.connection(principal.connection_id)
-        before = self._requests.close(
-            asked.conversation, asked.seq, "succeeded", ANSWERED_BY_PERSON, now, by
-        )
-        if before is None:
-            return  # it ended meanwhile (expired, cancelled, answered by its run)
-        if before.state == "running" and before.run_id:
-            with contextlib.suppress(Exception):  # an ended execution: nothing to stop
-                self._executions.stop(before.run_id, ANSWERED_BY_PERSON)
-        if self._askers is not None:
-            self._askers.tell(before, text)

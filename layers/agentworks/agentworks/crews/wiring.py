@@ -177,7 +177,7 @@ def build_crews(
         controls=controls,
         asked_starts=asked_starts(settings, client, clock, inbox, runs),
         inbox=conversation_inbox(settings, client, clock),
-        stepping_in=stepping_in(settings, client, clock, stepfunctions, messaging, inbox),
+        stepping_in=stepping_in(settings, client, clock, messaging, inbox, requests),
     )
 
 
@@ -185,14 +185,12 @@ def stepping_in(
     settings: Settings,
     client: DynamoDBClient,
     clock: Clock,
-    stepfunctions: Any,
     messaging: MessagingService | None,
     inbox: CrewInboxStore,
+    requests: Requests,
 ) -> SteppingIn:
     """C5: a person who can edit a Crew answers for it in its conversations."""
     from agentworks.crews.crew_store import CrewStore
-    from agentworks.crews.execution import Executions
-    from agentworks.crews.request_store import RequestStore
     from agentworks.crews.stepping_in import SteppingIn
     from agentworks.messaging.conversation_store import ConversationStore
     from agentworks.messaging.crew_inbox_views import CrewInboxViews
@@ -200,12 +198,10 @@ def stepping_in(
     return SteppingIn(
         CrewStore(client, settings.work_table),
         inbox,
-        RequestStore(client, settings.work_table),
+        requests,
         CrewInboxViews(ConversationStore(client, settings.messages_table), clock),
         messaging,
-        Executions(settings.function_call_state_machine_arn, stepfunctions),
-        askers=asker_runs(settings, client, stepfunctions),
-        clock=clock,
+        clock,
     )
 
 

@@ -82,23 +82,29 @@ class Webhooks:
         )
 
     def _post(self, url: str, key: str | list[str], body: bytes) -> tuple[int | None, str | None]:
-        timestamp = int(self._clock.now())
-        request = urllib.request.Request(
-            url,
-            data=body,
-            method="POST",
-            headers={
-                "Content-Type": "application/json",
-                "User-Agent": "AgentWorks-Webhooks/1",
-                SIGNATURE_HEADER: signature(key, timestamp, body),
-            },
-        )
-        try:
-            with urllib.request.urlopen(  # the scheme was checked at start
-                request, timeout=limits.WEBHOOK_TIMEOUT_SECONDS
-            ) as response:
-                return int(response.status), None
-        except urllib.error.HTTPError as refused:
-            return int(refused.code), None
-        except (urllib.error.URLError, OSError, ValueError) as failed:
-            return None, str(getattr(failed, "reason", failed))[:300]
+        # The scheme was checked at start.
+        return post_signed(url, key, body, int(self._clock.now()), limits.WEBHOOK_TIMEOUT_SECONDS)
+
+
+def post_signed(
+    url: str, key: str | list[str], body: bytes, timestamp: int, timeout: float
+) -> tuple[int | None, str | None]:
+    """One signed POST: (HTTP status, None), or (None, why) when nothing answered. Workflow
+    and conversation webhooks both send with it."""
+    request = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "User-Agent": "AgentWorks-Webhooks/1",
+            SIGNATURE_HEADER: signature(key, timestamp, body),
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return int(response.status), None
+    except urllib.error.HTTPError as refused:
+        return int(refused.code), None
+    except (urllib.error.URLError, OSError, ValueError) as failed:
+        return None, str(getattr(failed, "reason", failed))[:300]
