@@ -293,6 +293,6 @@ def test_c6_the_event_source_passes_only_new_audit_entries(stack, webhooks):
 
 def test_c6_webhooks_are_signed_with_the_accounts_one_webhook_key():
     from agentworks.conversation_webhooks.delivery import ACCOUNT_WEBHOOK_PURPOSE
-    from agentworks.workflows.engine import WEBHOOK_PURPOSE
+    from agentworks.workflows.webhooks import WEBHOOK_PURPOSE
 
     assert ACCOUNT_WEBHOOK_PURPOSE == WEBHOOK_PURPOSE  # `agentworks workflow webhook-key`

@@ -33,7 +33,7 @@ from agentworks.conversation_webhooks.subscription_store import (
 )
 from agentworks.dynamo import from_item
 from agentworks.observability import count
-from agentworks.workflows.webhooks import post_signed
+from agentworks.workflows.webhooks import WEBHOOK_PURPOSE, post_signed
 
 if TYPE_CHECKING:
     from agentworks.crews.crew_store import CrewStore
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # The account's one webhook key: the same as workflow webhooks' (`agentworks workflow
-# webhook-key`; workflows.engine.WEBHOOK_PURPOSE, not imported: it loads the engine).
-ACCOUNT_WEBHOOK_PURPOSE = "workflow-webhooks"
+# webhook-key`).
+ACCOUNT_WEBHOOK_PURPOSE = WEBHOOK_PURPOSE
 
 
 @dataclass(frozen=True)

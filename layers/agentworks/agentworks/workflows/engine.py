@@ -30,6 +30,7 @@ from agentworks.workflows.crew_steps import CrewSteps
 from agentworks.workflows.definition import Step, WorkflowStart
 from agentworks.workflows.output_schema import output_problem
 from agentworks.workflows.records import TERMINAL_RUN, Position, RunRecord, StepRecord
+from agentworks.workflows.run_notices import RunNotices
 from agentworks.workflows.run_store import RunStore, StaleRecord
 from agentworks.workflows.runner_steps import RunnerSteps
 from agentworks.workflows.variables import parse_human, resolved_prompts, with_human
@@ -39,7 +40,6 @@ AdapterFactory = Callable[[dict[str, Any]], Adapter]
 
 # W3 auto-allow: the canned reply a session gets when it asks for input.
 AUTO_ALLOW_REPLY = "Yes, go ahead. No person is watching this step; use your best judgement."
-WEBHOOK_PURPOSE = "workflow-webhooks"
 DONE = frozenset({"succeeded", "skipped"})  # what a barrier lets through
 
 
@@ -78,9 +78,8 @@ class WorkflowEngine:
         self._runner = runner_steps
         self._profiles = profiles
         self._adapters = adapters
-        self._signer = signer
         self._clock = clock
-        self._webhooks = webhooks or Webhooks(clock)
+        self._notices = RunNotices(runs, signer, webhooks or Webhooks(clock))
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
@@ -394,7 +393,9 @@ class WorkflowEngine:
         self._runs.save_step(record, version)
         run = self._runs.get(run_id)
         if run is not None:
-            self._notify(run[0], "escalation", {"step": record.label, "question": record.question})
+            self._notices.send(
+                run[0], "escalation", {"step": record.label, "question": record.question}
+            )
 
     def await_runner(self, run_id: str, at: Position, task_token: str) -> None:
         """AwaitRunner: the step's job waits for a runner, answering this token."""
@@ -465,29 +466,7 @@ class WorkflowEngine:
         entered = self._history.entered_states(execution) if execution and self._history else 0
         self._runs.save(run, state.run_version, usage=Counts(state_transitions=entered))
         count_outcome("WorkflowRunsEnded", run.status)
-        self._notify(run, "completed", {"status": run.status, "error": run.error})
-
-    def _notify(self, run: RunRecord, event: str, payload: dict[str, Any]) -> None:
-        url = run.definition.get("notifyUrl")
-        if not url or self._signer is None:
-            return
-        keys = self._signer.derived_keys(WEBHOOK_PURPOSE, run.account_id)  # >1 mid-rotation
-        body = {"runId": run.run_id, "workflowId": run.workflow_id, **payload}
-        note = self._webhooks.send(url, keys, event, body)
-        for _ in range(3):  # the run item is shared with cancel and finish: re-read on a race
-            found = self._runs.get(run.run_id)
-            if found is None:
-                return
-            current, version, _ = found
-            # The latest few: a run with many escalations keeps one item's worth.
-            current.notifications = [*current.notifications, note][
-                -limits.WORKFLOW_NOTIFICATIONS_KEPT :
-            ]
-            try:
-                self._runs.save(current, version, status_changed=False)
-                return
-            except StaleRecord:
-                continue
+        self._notices.send(run, "completed", {"status": run.status, "error": run.error})
 
 
 def _bounded(text: str, most: int) -> str:

@@ -27,7 +27,6 @@ from agentworks.usage.counts import Counts
 from agentworks.usage.recorder import UsageRecorder
 from agentworks.workflows.choices import checked_answer
 from agentworks.workflows.definition import WorkflowStart, parse_workflow
-from agentworks.workflows.engine import WEBHOOK_PURPOSE
 from agentworks.workflows.function_call_store import WorkflowCallStore
 from agentworks.workflows.records import TERMINAL_RUN, TERMINAL_STEP, RunRecord
 from agentworks.workflows.run_store import RunState, RunStore, StaleRecord
@@ -43,7 +42,7 @@ from agentworks.workflows.views import (
     WebhookKey,
     run_view,
 )
-from agentworks.workflows.webhooks import SIGNATURE_HEADER
+from agentworks.workflows.webhooks import SIGNATURE_HEADER, WEBHOOK_PURPOSE
 
 
 def execution_input(run_id: str, start: WorkflowStart) -> dict[str, Any]:

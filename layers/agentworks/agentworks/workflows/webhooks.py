@@ -23,6 +23,9 @@ from agentworks.observability import count
 from agentworks.workflows.records import Notification
 
 SIGNATURE_HEADER = "X-AgentWorks-Signature"
+# The account's webhook key is derived for this purpose (`agentworks workflow webhook-key`);
+# workflow and conversation webhooks are both signed with it.
+WEBHOOK_PURPOSE = "workflow-webhooks"
 
 
 def _v1(key: str, timestamp: int, body: bytes) -> str:
