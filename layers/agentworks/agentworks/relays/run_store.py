@@ -32,7 +32,7 @@ from agentworks.dynamo import (
     transact_write,
 )
 from agentworks.relays.records import Checkpoint, RelayRun
-from agentworks.usage.counts import Counts, day_of, shard_of
+from agentworks.usage.counts import Counts
 from agentworks.usage.usage_store import UsageStore
 
 if TYPE_CHECKING:
@@ -120,19 +120,9 @@ class RelayRunStore:
             "ConditionExpression": "v = :seen",
             "ExpressionAttributeValues": to_item({":seen": seen_version}),
         }
-        if not usage:
-            if not _applied(self._db.put_item, **put):
-                raise RunChanged()
-            return seen_version + 1
-        counted = UsageStore(self._db, self._table).transaction_item(
-            run.account_id, day_of(run.updated_at / 1000), shard_of(run.run_id), usage
-        )
-        try:
-            transact_write(self._db, {"run": {"Put": put}, "usage": counted})
-        except TransactionCancelled as cancelled:
-            if cancelled.failed("run"):
-                raise RunChanged() from None
-            raise
+        counted = UsageStore(self._db, self._table)
+        if not counted.write_counted("Put", put, run.account_id, run.updated_at, run.run_id, usage):
+            raise RunChanged()
         return seen_version + 1
 
     # -- runs whose execution may have ended unrecorded ---------------------------------

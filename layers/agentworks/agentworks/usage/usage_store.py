@@ -11,11 +11,13 @@ A report reads every shard of the days asked for in one Query and sums them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.dynamo import from_item, to_item
-from agentworks.usage.counts import COUNTERS, Counts, day_end
+from agentworks.usage.counts import COUNTERS, Counts, day_end, day_of, shard_of
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -56,6 +58,40 @@ class UsageStore:
     ) -> dict[str, Any]:
         """An `Update` to put in a transaction that already happens (no request of its own)."""
         return {"Update": update_request(self._table, account_id, day, shard, counts)}
+
+    def write_counted(
+        self,
+        kind: Literal["Put", "Update"],
+        request: dict[str, Any],
+        account_id: str,
+        at_ms: int,
+        spread_by: str,
+        usage: Counts | None,
+    ) -> bool:
+        """One conditional write (PutItem or UpdateItem `request`) of a run's end, and what it
+        adds to its account's counters in one transaction with it, so a repeated end never
+        counts twice; False when the write's condition failed (nothing was written)."""
+        from agentworks.dynamo import TransactionCancelled, condition_failed, transact_write
+
+        if not usage:
+            write = self._db.put_item if kind == "Put" else self._db.update_item
+            try:
+                write(**request)
+            except ClientError as error:
+                if condition_failed(error):
+                    return False
+                raise
+            return True
+        counted = self.transaction_item(
+            account_id, day_of(at_ms / 1000), shard_of(spread_by), usage
+        )
+        try:
+            transact_write(self._db, {"write": {kind: request}, "usage": counted})
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("write"):
+                return False
+            raise
+        return True
 
     def add(self, account_id: str, day: str, shard: int, counts: Counts) -> None:
         if counts:

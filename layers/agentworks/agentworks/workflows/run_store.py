@@ -21,13 +21,12 @@ from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.dynamo import (
-    TransactionCancelled,
     condition_failed,
     from_item,
     to_item,
     transact_write,
 )
-from agentworks.usage.counts import Counts, day_of, shard_of
+from agentworks.usage.counts import Counts
 from agentworks.usage.usage_store import UsageStore
 from agentworks.workflows.records import Position, RunRecord, StepRecord
 
@@ -212,23 +211,10 @@ class RunStore:
                 {":r": _json(run.to_json()), ":s": run.status, ":next": version + 1, ":v": version}
             ),
         }
-        if usage:
-            counted = UsageStore(self._db, self._table).transaction_item(
-                run.account_id, day_of(self._ended_at(run)), shard_of(run.run_id), usage
-            )
-            try:
-                transact_write(self._db, {"run": {"Update": update}, "usage": counted})
-            except TransactionCancelled as cancelled:
-                if cancelled.failed("run"):
-                    raise StaleRecord(run.run_id) from None
-                raise
-        else:
-            try:
-                self._db.update_item(**update)
-            except ClientError as error:
-                if condition_failed(error):
-                    raise StaleRecord(run.run_id) from None
-                raise
+        ended_at = run.ended_at or run.created_at  # the day the run ended counts it
+        counted = UsageStore(self._db, self._table)
+        if not counted.write_counted("Update", update, run.account_id, ended_at, run.run_id, usage):
+            raise StaleRecord(run.run_id)
         if status_changed:
             self._db.put_item(
                 TableName=self._table,
@@ -237,10 +223,6 @@ class RunStore:
                 ),
             )
         return version + 1
-
-    @staticmethod
-    def _ended_at(run: RunRecord) -> float:
-        return (run.ended_at or run.created_at) / 1000  # the day the run ended
 
     def add_cost(self, run_id: str, cost_usd: float) -> None:
         if cost_usd <= 0:
