@@ -277,15 +277,28 @@ class MessageTurns:
         except Exception:  # the request waits in the START partition for the tick
             logger.exception("asked run not started at once", extra={"request": request_id})
 
+    def _starter_bounds(self, record: CallRecord) -> tuple[str, ...] | None:
+        """C3: a run runs as whoever started the work; without that authority it stops
+        (`RunAsRefused`). A4 too: the starter's target bounds, for the Crews it asks. One
+        read of the starter's connection."""
+        refused = RunAsRefused("the connection this work runs as was revoked or expired")
+        if self._starter is not None:
+            starter = self._starter(record.account_id, record.caller_connection_id)
+            if starter is None:
+                raise refused
+            return starter.target_bounds
+        if self._is_live is not None and not self._is_live(
+            record.account_id, record.caller_connection_id
+        ):
+            raise refused
+        return None
+
     def _send_back(self, record: CallRecord) -> str:
         """C3: the run's question as a request to the other side of its own conversation,
         marked so the reply that answers it wakes this run (`CrewReception`)."""
         if self._messaging is None or self._inbox is None:
             raise Unavailable()
-        if self._is_live is not None and not self._is_live(
-            record.account_id, record.caller_connection_id
-        ):
-            raise RunAsRefused("the connection this work runs as was revoked or expired")
+        self._starter_bounds(record)
         deadline = int(self._clock.now() * 1000) + limits.REQUEST_DEADLINE_DEFAULT_SECONDS * 1000
         receipt = self._messaging.send_as_system(
             record.inbox_id or "",
@@ -304,18 +317,7 @@ class MessageTurns:
         """The request's message id; `AgentWorksError` when this Crew may not ask."""
         if self._messaging is None:
             raise Unavailable()
-        if self._is_live is not None and not self._is_live(
-            record.account_id, record.caller_connection_id
-        ):
-            # C3: a run runs as whoever started the work; without that authority it stops.
-            raise RunAsRefused("the connection this work runs as was revoked or expired")
-        bounds = None
-        if self._starter is not None:
-            # A4 too: the starter's target bounds hold for the Crews its work asks.
-            starter = self._starter(record.account_id, record.caller_connection_id)
-            if starter is None:
-                raise RunAsRefused("the connection this work runs as was revoked or expired")
-            bounds = starter.target_bounds
+        bounds = self._starter_bounds(record)
         asker = self._crews.get(record.account_id, record.crew_name)
         if asker is None or asker.crew_id != record.crew_id:
             raise Unavailable()
