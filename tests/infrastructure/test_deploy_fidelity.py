@@ -155,12 +155,25 @@ def test_s8_step_runner_may_call_the_documented_bedrock_inference_profile(transl
         assert not any(a.lower() == "bedrock:converse" for a in statement.actions)
 
 
-def test_s8_step_runner_may_invoke_exactly_the_lambda_adapters_prefix(translated):
-    statements = _statements(translated, "StepRunnerFunction")
+@pytest.mark.parametrize("runner", ["StepRunnerFunction", "WorkflowRunnerFunction"])
+def test_s8_runners_may_invoke_exactly_the_lambda_adapters_prefix_when_tagged(translated, runner):
+    """Issue 23: only functions the AWS account's owner tagged agentworks:account (the code
+    checks the value; IAM that the owner bound it to some account at all)."""
+    statements = _statements(translated, runner)
     arn = "arn:aws:lambda:us-east-1:123456789012:function:"
-    assert allowed(statements, Permission("lambda:InvokeFunction", f"{arn}{FUNCTION_NAME_PREFIX}x"))
-    assert not allowed(statements, Permission("lambda:InvokeFunction", f"{arn}billing"))
-    assert not allowed(statements, Permission("lambda:InvokeFunction", f"{arn}test-ApiFunction"))
+    bound = (("agentworks:account", "acct_01A"),)
+
+    def invoke(name: str, tags: tuple[tuple[str, str], ...] | None = bound) -> Permission:
+        return Permission("lambda:InvokeFunction", f"{arn}{name}", resource_tags=tags)
+
+    assert allowed(statements, invoke(f"{FUNCTION_NAME_PREFIX}x"))
+    assert not allowed(statements, invoke(f"{FUNCTION_NAME_PREFIX}x", tags=()))
+    assert not allowed(statements, invoke(f"{FUNCTION_NAME_PREFIX}x", tags=(("team", "a"),)))
+    assert not allowed(statements, invoke("billing"))
+    assert not allowed(statements, invoke("test-ApiFunction"))
+    for action in ("lambda:GetFunction", "lambda:ListTags"):  # reading the binding
+        assert allowed(statements, Permission(action, f"{arn}{FUNCTION_NAME_PREFIX}x"))
+        assert not allowed(statements, Permission(action, f"{arn}billing"))
 
 
 # Actions no function calls; granting them widens what a compromised function can do.

@@ -1,17 +1,17 @@
 """§8: the bedrock and lambda adapters run a real call through Step Functions and the step
-runner, with botocore's Stubber standing in for Bedrock and the user's Lambda (no network)."""
+runner, with botocore's Stubber standing in for Bedrock and moto's Lambda (its invocations
+answered in-process) for the user's function (no network). Issue 23: a function serves
+only the account its `agentworks:account` tag names."""
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import replace
 
 import boto3
-from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
-from agentworks import runtime
+from agentworks import limits, runtime
 from agentworks.crews.adapters.registry import AdapterClients
 from tests.integration.crew_support import wait_for
 
@@ -102,20 +102,13 @@ def test_s8_bedrock_adapter_tool_use_writes_the_result(api, stack, agents):
 
 
 def test_s8_lambda_adapter_invokes_the_users_function(api, stack, agents):
-    client = boto3.client("lambda", region_name="us-east-1")
-    stubber = Stubber(client)
-    answer = json.dumps({"final_text": "ok", "result": {"summary": "From Lambda."}}).encode()
-    stubber.add_response(
-        "invoke",
-        {"StatusCode": 200, "Payload": StreamingBody(io.BytesIO(answer), len(answer))},
-        {
-            "FunctionName": "agentworks-agent-summarizer",
-            "Payload": ANY,
-            "InvocationType": "RequestResponse",
-        },
+    functions = _bound_functions(stack)
+    account = stack.principal(stack.admin_token).account_id
+    functions.create(
+        "agentworks-agent-summarizer",
+        lambda event: {"final_text": "ok", "result": {"summary": "From Lambda."}},
+        account_id=account,
     )
-    stubber.activate()
-    _install_adapter_clients(stack, lambda_factory=lambda: client)
     _crew(api, stack, {"type": "lambda", "function_name": "agentworks-agent-summarizer"})
     caller = agents.connection("caller")["token"]
     call_id = api(
@@ -127,4 +120,128 @@ def test_s8_lambda_adapter_invokes_the_users_function(api, stack, agents):
     done = wait_for(api, caller, call_id, TERMINAL)
     assert done["state"] == "succeeded", done
     assert done["result"] == {"summary": "From Lambda."}
-    stubber.assert_no_pending_responses()
+    [event] = functions.calls_of("agentworks-agent-summarizer")
+    assert event["function"] == "summarize" and event["args"] == {"text": "rent"}
+
+
+# ---- Issue 23: a lambda adapter's function serves the account its tag names ----
+
+
+def _turn_answer(event: dict) -> dict:
+    return {"final_text": "ok", "result": {"summary": f"for {event['args']['text']}"}}
+
+
+def _two_accounts(stack):
+    """Account A (the stack's admin) and account B on the same deployment."""
+    b_admin = stack.services.identity.bootstrap("tenant-b").token
+    return (
+        (stack.admin_token, stack.principal(stack.admin_token).account_id),
+        (b_admin, stack.principal(b_admin).account_id),
+    )
+
+
+def _adapter_crew(api, token, name, function_name):
+    definition = {
+        "name": name,
+        "instructions": "You summarize contracts.",
+        "adapter": {"type": "lambda", "function_name": function_name},
+        "functions": [{"name": "summarize", "description": "Summarize", "output_schema": SUMMARY}],
+    }
+    return api("POST", "/v1/crews", token, definition)
+
+
+def _bound_functions(stack):
+    from tests.support.agent_functions import AgentFunctions
+
+    functions = AgentFunctions(stack)
+    _install_adapter_clients(stack, lambda_factory=lambda: functions.client, clock=stack.clock)
+    return functions
+
+
+def _refusal_of(reply, name):
+    """The refusal with the function's name taken out (it is the one thing that differs)."""
+    assert reply.status == 400, reply.body
+    return json.dumps(reply.body).replace(name.split(":function:")[-1], "<function>")
+
+
+def test_s8_another_accounts_function_is_refused_like_an_unknown_one(api, stack, agents):
+    (a_admin, a_account), (b_admin, _) = _two_accounts(stack)
+    functions = _bound_functions(stack)
+    functions.create("agentworks-agent-a-summarizer", _turn_answer, account_id=a_account)
+    functions.create("agentworks-agent-untagged", _turn_answer)
+
+    # B names A's function, an untagged one, and one that does not exist: one refusal.
+    refusals = {
+        _refusal_of(_adapter_crew(api, b_admin, f"b{i}", name), name)
+        for i, name in enumerate(
+            (
+                "agentworks-agent-a-summarizer",
+                "arn:aws:lambda:us-east-1:123456789012:function:agentworks-agent-a-summarizer",
+                "agentworks-agent-untagged",
+                "agentworks-agent-nothing-here",
+            )
+        )
+    }
+    assert len(refusals) == 1, refusals
+    assert "not available to this account" in refusals.pop()
+    # Nothing was written: B has no Crews; A's function never ran.
+    assert api("GET", "/v1/crews", b_admin).body["crews"] == []
+    assert functions.invoked == []
+    # A itself cannot use the untagged function either.
+    assert _adapter_crew(api, a_admin, "untagged", "agentworks-agent-untagged").status == 400
+
+    # A's own function works for A.
+    assert _adapter_crew(api, a_admin, "mine", "agentworks-agent-a-summarizer").status == 201
+    caller = agents.connection("caller")["token"]
+    call_id = api(
+        "POST",
+        "/v1/calls",
+        caller,
+        {"target": "crew:mine", "function": "summarize", "args": {"text": "rent"}},
+    ).body["call_id"]
+    done = wait_for(api, caller, call_id, TERMINAL)
+    assert done["state"] == "succeeded", done
+    assert done["result"] == {"summary": "for rent"}
+    assert len(functions.calls_of("agentworks-agent-a-summarizer")) == 1
+
+
+def test_s8_a_profile_naming_another_accounts_function_is_refused(api, stack):
+    (_, a_account), (b_admin, _) = _two_accounts(stack)
+    functions = _bound_functions(stack)
+    functions.create("agentworks-agent-a-writer", _turn_answer, account_id=a_account)
+    profiles = [
+        {"name": "p", "type": "lambda", "function_name": name}
+        for name in ("agentworks-agent-a-writer", "agentworks-agent-nowhere")
+    ]
+    replies = [api("POST", "/v1/adapters", b_admin, profile) for profile in profiles]
+    assert {
+        _refusal_of(reply, profile["function_name"])
+        for reply, profile in zip(replies, profiles, strict=True)
+    } == {_refusal_of(replies[1], "agentworks-agent-nowhere")}
+    assert api("GET", "/v1/adapters", b_admin).body["adapters"] == []
+
+
+def test_s8_retagging_a_function_to_another_account_stops_its_calls(api, stack, agents):
+    (a_admin, a_account), (_, b_account) = _two_accounts(stack)
+    functions = _bound_functions(stack)
+    name = "agentworks-agent-moving"
+    functions.create(name, _turn_answer, account_id=a_account)
+    assert _adapter_crew(api, a_admin, "mover", name).status == 201
+    caller = agents.connection("caller")["token"]
+    call = {"target": "crew:mover", "function": "summarize", "args": {"text": "lease"}}
+
+    def run() -> dict:
+        call_id = api("POST", "/v1/calls", caller, call).body["call_id"]
+        return wait_for(api, caller, call_id, TERMINAL)
+
+    assert run()["state"] == "succeeded"
+    functions.bind(name, b_account)  # the operator gives the function to account B
+    # Within the cache window the container still holds A's binding…
+    assert run()["state"] == "succeeded"
+    assert len(functions.calls_of(name)) == 2
+    # …after it, A's calls are refused before any invoke, as for an unknown function.
+    stack.clock.advance(limits.AGENT_FUNCTION_BINDING_CACHE_SECONDS + 1)
+    refused = run()
+    assert refused["state"] == "failed", refused
+    assert any("not available to this account" in e for e in refused["errors"]), refused
+    assert len(functions.calls_of(name)) == 2

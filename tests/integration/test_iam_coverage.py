@@ -22,7 +22,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.response import StreamingBody
-from botocore.stub import ANY, Stubber
+from botocore.stub import Stubber
 
 from agentworks import limits, runtime
 from agentworks.crews.adapters.registry import AdapterClients
@@ -160,16 +160,19 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
     gone = api("GET", f"/v1/calls/{handed}/files", caller, query={"path": "result.json"})
     assert gone.status == 410, gone.body
 
-    # The lambda and bedrock adapters (Stubber answers for the user's function and Bedrock).
-    lambda_client = boto3.client("lambda", region_name="us-east-1")
-    bedrock = boto3.client("bedrock-runtime", region_name="us-east-1")
-    lambda_stub, bedrock_stub = Stubber(lambda_client), Stubber(bedrock)
+    # The lambda and bedrock adapters: the user's function in moto's Lambda, bound to the
+    # account by its tag (issue 23), answered in-process; a Stubber answers for Bedrock.
+    from tests.support.agent_functions import AgentFunctions
+
+    functions = AgentFunctions(stack)
     answer = {"final_text": "ok", "result": {"summary": "From Lambda."}}
-    lambda_stub.add_response(
-        "invoke",
-        {"StatusCode": 200, "Payload": _body(answer)},
-        {"FunctionName": "agentworks-agent-summarizer", "Payload": ANY, "InvocationType": ANY},
+    functions.create(
+        "agentworks-agent-summarizer",
+        lambda event: answer,
+        account_id=stack.principal(admin).account_id,
     )
+    bedrock = boto3.client("bedrock-runtime", region_name="us-east-1")
+    bedrock_stub = Stubber(bedrock)
     bedrock_stub.add_response(
         "converse",
         {
@@ -179,7 +182,6 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
             "metrics": {"latencyMs": 1},
         },
     )
-    lambda_stub.activate()
     bedrock_stub.activate()
     crews = runtime.build_crews(
         stack.settings,
@@ -188,7 +190,7 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
         s3=boto3.client("s3", region_name="us-east-1"),
         stepfunctions=boto3.client("stepfunctions", region_name="us-east-1"),
         adapter_clients=AdapterClients(
-            bedrock_runtime_factory=lambda: bedrock, lambda_factory=lambda: lambda_client
+            bedrock_runtime_factory=lambda: bedrock, lambda_factory=lambda: functions.client
         ),
         messaging=stack.services.messaging,
     )
@@ -202,7 +204,7 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
         assert api("POST", "/v1/crews", admin, definition).status == 201
         adapted = _call(api, caller, name)
         assert wait_for(api, caller, adapted, TERMINAL)["state"] == "succeeded", name
-    lambda_stub.assert_no_pending_responses()
+    assert len(functions.calls_of("agentworks-agent-summarizer")) == 1
     bedrock_stub.assert_no_pending_responses()
 
     # Deletions: a wakeup cancelled, a connection revoked, a name unregistered, a Crew gone.
@@ -396,6 +398,8 @@ def test_every_aws_call_of_every_function_is_allowed_by_its_role(recorded, stack
         "states:SendTaskSuccess",
         "states:StopExecution",
         "lambda:InvokeFunction",
+        "lambda:GetFunction",
+        "lambda:ListTags",
         "bedrock:InvokeModel",
         "secretsmanager:GetSecretValue",
         "execute-api:ManageConnections",

@@ -44,6 +44,11 @@ class AwsCall:
     params: dict[str, Any] = field(hash=False, compare=False)
     error_code: str | None = None
     endpoint: str = field(default="", compare=False)  # the client's (execute-api names its API)
+    # The tags the called resource had when called (a Lambda Invoke's function in moto);
+    # None when unknown. What an `aws:ResourceTag/...` condition looks at.
+    resource_tags: tuple[tuple[str, str], ...] | None = field(
+        default=None, hash=False, compare=False
+    )
 
     def __str__(self) -> str:
         outcome = f" -> {self.error_code}" if self.error_code else ""
@@ -54,11 +59,13 @@ class AwsCall:
 class Permission:
     """One IAM authorization a call needs; `resource` "*" for actions without resources.
     `leading_keys`: the partition key values of a DynamoDB item request, what a
-    `dynamodb:LeadingKeys` condition looks at (empty when unknown, e.g. a Query)."""
+    `dynamodb:LeadingKeys` condition looks at (empty when unknown, e.g. a Query).
+    `resource_tags`: the resource's tags when the call was made, for `aws:ResourceTag`."""
 
     action: str
     resource: str
     leading_keys: tuple[str, ...] = ()
+    resource_tags: tuple[tuple[str, str], ...] | None = None  # None: not known
 
 
 class CallRecorder:
@@ -81,16 +88,18 @@ class CallRecorder:
                 return original(client, operation_name, api_params)
             service = client.meta.service_model.service_name
             endpoint = str(client.meta.endpoint_url or "")
+            tags = _function_tags(api_params) if service == "lambda" else None
+            params = dict(api_params)
             try:
                 result = original(client, operation_name, api_params)
             except ClientError as error:
                 code = str(error.response.get("Error", {}).get("Code", "Error"))
                 recorder.calls.append(
-                    AwsCall(function, service, operation_name, dict(api_params), code, endpoint)
+                    AwsCall(function, service, operation_name, params, code, endpoint, tags)
                 )
                 raise
             recorder.calls.append(
-                AwsCall(function, service, operation_name, dict(api_params), None, endpoint)
+                AwsCall(function, service, operation_name, params, None, endpoint, tags)
             )
             return result
 
@@ -99,6 +108,23 @@ class CallRecorder:
             yield self
         finally:
             BaseClient._make_api_call = original  # type: ignore[method-assign]
+
+
+def _function_tags(params: dict[str, Any]) -> tuple[tuple[str, str], ...] | None:
+    """The tags moto's Lambda holds for the called function now (None: no such function
+    there, e.g. a call a Stubber answers)."""
+    reference = params.get("FunctionName") or params.get("Resource")
+    if not isinstance(reference, str):
+        return None
+    from moto.awslambda.exceptions import UnknownFunctionException
+    from moto.awslambda.models import lambda_backends
+
+    name = reference.split(":function:", 1)[-1].split(":", 1)[0]
+    try:
+        found = lambda_backends[ACCOUNT][REGION].get_function(name)
+    except UnknownFunctionException:
+        return None
+    return tuple(sorted((found.tags or {}).items()))
 
 
 class UnmappedCall(Exception):
@@ -203,7 +229,13 @@ def _function_arn(reference: str, qualifier: str | None) -> str:
 def _lambda(call: AwsCall) -> list[Permission]:
     if call.operation == "Invoke":
         arn = _function_arn(call.params["FunctionName"], call.params.get("Qualifier"))
-        return [Permission("lambda:InvokeFunction", arn)]
+        return [Permission("lambda:InvokeFunction", arn, resource_tags=call.resource_tags)]
+    if call.operation == "GetFunction":
+        # Its Tags come back only with lambda:ListTags (AWS leaves them out silently).
+        arn = _function_arn(call.params["FunctionName"], call.params.get("Qualifier"))
+        return [Permission("lambda:GetFunction", arn), Permission("lambda:ListTags", arn)]
+    if call.operation == "ListTags":
+        return [Permission("lambda:ListTags", call.params["Resource"])]
     raise UnmappedCall(str(call))
 
 

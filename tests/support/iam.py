@@ -1,10 +1,11 @@
 """A small IAM evaluator over the SAM-translated template: each function's role statements
 with intrinsics resolved to the test stack's resources, and whether they allow an action
 on a resource. Enough for identity policies as this template writes them: Allow and Deny
-statements with Action/Resource lists and `*`/`?` wildcards, and one condition: a
+statements with Action/Resource lists and `*`/`?` wildcards, and two conditions: a
 `dynamodb:LeadingKeys` list under ForAllValues:StringLike (which partition keys an item
-request may touch). NotAction, NotResource and other conditions are refused (add
-them here if the template starts using them).
+request may touch) and `Null: {aws:ResourceTag/KEY: "false"}` (the resource must carry the
+tag KEY). NotAction, NotResource and other conditions are refused (add them here if the
+template starts using them).
 """
 
 from __future__ import annotations
@@ -87,8 +88,10 @@ class Statement:
     actions: tuple[str, ...]
     resources: tuple[str, ...]
     sid: str
-    # Patterns of a dynamodb:LeadingKeys condition (None: the statement has no condition).
+    # Patterns of a dynamodb:LeadingKeys condition (None: the statement has no such one).
     leading_keys: tuple[str, ...] | None = None
+    # Tag keys a `Null … "false"` condition requires on the resource.
+    required_tags: tuple[str, ...] = ()
 
     def matches(self, permission: Permission) -> bool:
         # Actions are case-insensitive in IAM; resource ARNs are case-sensitive.
@@ -103,7 +106,15 @@ class Statement:
                 for pattern in self.resources
             )
             and self._keys_match(permission)
+            and self._tags_match(permission)
         )
+
+    def _tags_match(self, permission: Permission) -> bool:
+        """Every required tag is on the resource; unknown tags are taken not to match."""
+        if not self.required_tags:
+            return True
+        present = {key for key, _ in permission.resource_tags or ()}
+        return permission.resource_tags is not None and set(self.required_tags) <= present
 
     def _keys_match(self, permission: Permission) -> bool:
         """ForAllValues over the request's partition keys; a request whose keys are not
@@ -117,14 +128,27 @@ class Statement:
 
 
 def _leading_key_patterns(role: str, condition: dict[str, Any] | None) -> tuple[str, ...] | None:
-    if condition is None:
+    if condition is None or "ForAllValues:StringLike" not in condition:
         return None
-    tests = condition.get("ForAllValues:StringLike")
-    if set(condition) != {"ForAllValues:StringLike"} or set(tests or {}) != {
-        "dynamodb:LeadingKeys"
-    }:
+    tests = condition["ForAllValues:StringLike"]
+    if set(tests or {}) != {"dynamodb:LeadingKeys"}:
         raise NotImplementedError(f"{role}: condition {condition}")
     return _as_tuple(tests["dynamodb:LeadingKeys"])
+
+
+def _required_tags(role: str, condition: dict[str, Any] | None) -> tuple[str, ...]:
+    """Tag keys of `Null: {aws:ResourceTag/KEY: "false"}` (the tag must be present)."""
+    if condition is None:
+        return ()
+    unknown = set(condition) - {"ForAllValues:StringLike", "Null"}
+    if unknown:
+        raise NotImplementedError(f"{role}: condition {condition}")
+    required = []
+    for key, value in (condition.get("Null") or {}).items():
+        if not key.startswith("aws:ResourceTag/") or str(value).lower() != "false":
+            raise NotImplementedError(f"{role}: condition {condition}")
+        required.append(key.removeprefix("aws:ResourceTag/"))
+    return tuple(required)
 
 
 def _wildcard(pattern: str) -> str:
@@ -167,6 +191,7 @@ def role_statements(translated: dict[str, Any], role: str, resolve: Resolver) ->
                     resources=_as_tuple(resolve(raw["Resource"])),
                     sid=raw.get("Sid", f"{policy_name}[{number}]"),
                     leading_keys=_leading_key_patterns(role, raw.get("Condition")),
+                    required_tags=_required_tags(role, raw.get("Condition")),
                 )
             )
     return statements

@@ -1,5 +1,6 @@
 """§8 `lambda` adapter on botocore's Stubber: the payload a user's function receives, its
-answer as final text / result (F6) / question (F7) / files, and its failures."""
+answer as final text / result (F6) / question (F7) / files, and its failures. Issue 23:
+the function serves only the account its `agentworks:account` tag names."""
 
 from __future__ import annotations
 
@@ -14,9 +15,36 @@ from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
 from agentworks.crews.adapters.base import AdapterError, TurnRequest
-from agentworks.crews.adapters.lambda_adapter import LambdaAdapter, validate
+from agentworks.crews.adapters.function_bindings import BindingUnknown, FunctionBindings
+from agentworks.crews.adapters.lambda_adapter import LambdaAdapter, unqualified, validate
+from tests.support.clock import FakeClock
 
 ARN = "arn:aws:lambda:us-east-1:123456789012:function:agentworks-agent-contract"
+ACCOUNT = "acct_01A"
+
+
+class TaggedFunctions:
+    """GetFunction of a Lambda whose functions carry these tags (None: no such function)."""
+
+    def __init__(self, tags: dict[str, str] | None = None, error: str | None = None) -> None:
+        self.tags, self.error = tags, error
+        self.reads: list[str] = []
+
+    def get_function(self, FunctionName: str) -> dict[str, Any]:
+        from botocore.exceptions import ClientError
+
+        self.reads.append(FunctionName)
+        if self.error or self.tags is None:
+            code = self.error or "ResourceNotFoundException"
+            raise ClientError({"Error": {"Code": code, "Message": code}}, "GetFunction")
+        answer: dict[str, Any] = {"Configuration": {"FunctionName": FunctionName}}
+        if self.tags:
+            answer["Tags"] = self.tags
+        return answer
+
+
+def bound(account: str = ACCOUNT) -> FunctionBindings:
+    return FunctionBindings(lambda: TaggedFunctions({"agentworks:account": account}))
 
 
 @pytest.fixture
@@ -45,8 +73,12 @@ def invoked(payload: Any, **extra: Any) -> dict[str, Any]:
     return {"StatusCode": 200, "Payload": body(payload), **extra}
 
 
-def adapter(client: Any, **settings: Any) -> LambdaAdapter:
-    return LambdaAdapter({"type": "lambda", "function_name": ARN, **settings}, lambda: client)
+def adapter(
+    client: Any, bindings: FunctionBindings | None = None, **settings: Any
+) -> LambdaAdapter:
+    return LambdaAdapter(
+        {"type": "lambda", "function_name": ARN, **settings}, lambda: client, bindings or bound()
+    )
 
 
 def call(**fields: Any) -> TurnRequest:
@@ -60,7 +92,7 @@ def call(**fields: Any) -> TurnRequest:
         args={"text": "lease"},
         output_schema={"type": "object"},
         history=({"role": "user", "content": "hi"},),
-        **fields,
+        **{"account_id": ACCOUNT, **fields},
     )
 
 
@@ -191,4 +223,79 @@ def test_s8_lambda_adapter_refuses_names_outside_its_role(reference):
         raise AssertionError("a refused function name must not reach Lambda")
 
     with pytest.raises(AdapterError, match="agentworks-agent-"):
-        LambdaAdapter({"type": "lambda", "function_name": reference}, no_client)
+        LambdaAdapter({"type": "lambda", "function_name": reference}, no_client, bound())
+
+
+def refuses_to_invoke() -> Any:
+    raise AssertionError("a function not bound to the account must not be invoked")
+
+
+@pytest.mark.parametrize(
+    "functions",
+    [
+        TaggedFunctions({"agentworks:account": "acct_OTHER"}),  # another account's
+        TaggedFunctions({"team": "x"}),  # untagged for any account
+        TaggedFunctions({}),
+        TaggedFunctions(None),  # no such function
+        TaggedFunctions(error="AccessDeniedException"),  # outside the role
+    ],
+)
+def test_issue23_a_function_not_bound_to_the_account_is_never_invoked(functions):
+    bindings = FunctionBindings(lambda: functions)
+    lambda_adapter = LambdaAdapter(
+        {"type": "lambda", "function_name": ARN + ":live"}, refuses_to_invoke, bindings
+    )
+    with pytest.raises(AdapterError) as refused:
+        lambda_adapter.run_turn(call())
+    # One answer whatever the reason: unknown and unauthorized look alike.
+    assert str(refused.value) == (
+        "lambda adapter: function 'agentworks-agent-contract' is not available to this "
+        "account: it does not exist or is not bound to it (the operator binds a function "
+        "with its tag agentworks:account=<account id>)"
+    )
+    assert functions.reads == [ARN]  # the function's own tags, not its alias's
+
+
+def test_issue23_a_turn_without_an_account_is_refused():
+    with pytest.raises(AdapterError, match="not available to this account"):
+        LambdaAdapter(
+            {"type": "lambda", "function_name": ARN}, refuses_to_invoke, bound("")
+        ).run_turn(call(account_id=""))
+
+
+def test_issue23_the_binding_is_read_again_after_the_cache_window():
+    clock = FakeClock(start=1_000.0)
+    functions = TaggedFunctions({"agentworks:account": ACCOUNT})
+    bindings = FunctionBindings(lambda: functions, clock, ttl_seconds=60)
+    assert bindings.may_use(ACCOUNT, "agentworks-agent-f")
+    functions.tags = {"agentworks:account": "acct_OTHER"}  # the operator re-tags it
+    clock.advance(59)
+    assert bindings.may_use(ACCOUNT, "agentworks-agent-f")  # still the container's read
+    clock.advance(2)
+    assert not bindings.may_use(ACCOUNT, "agentworks-agent-f")
+    assert bindings.may_use("acct_OTHER", "agentworks-agent-f")
+    assert functions.reads == ["agentworks-agent-f"] * 2
+
+
+def test_issue23_a_throttled_read_is_neither_a_yes_nor_a_no():
+    bindings = FunctionBindings(lambda: TaggedFunctions(error="TooManyRequestsException"))
+    with pytest.raises(BindingUnknown):
+        bindings.may_use(ACCOUNT, "agentworks-agent-f")
+    lambda_adapter = LambdaAdapter(
+        {"type": "lambda", "function_name": ARN}, refuses_to_invoke, bindings
+    )
+    with pytest.raises(AdapterError, match="TooManyRequestsException; try again"):
+        lambda_adapter.run_turn(call())
+
+
+@pytest.mark.parametrize(
+    ("reference", "function"),
+    [
+        ("agentworks-agent-f", "agentworks-agent-f"),
+        ("agentworks-agent-f:live", "agentworks-agent-f"),
+        ("123456789012:function:agentworks-agent-f:3", "123456789012:function:agentworks-agent-f"),
+        (ARN + ":live", ARN),
+    ],
+)
+def test_issue23_tags_are_read_from_the_function_not_its_alias(reference, function):
+    assert unqualified(reference) == function

@@ -319,3 +319,6 @@ CONVERSATION_WEBHOOK_TIMEOUT_SECONDS = 5.0
 # A delivery record (each attempt's status, error and time) is kept this long.
 CONVERSATION_WEBHOOK_DELIVERY_SECONDS = 7 * DAY_SECONDS
 CONVERSATION_WEBHOOK_DELIVERIES_SHOWN = 50
+# A `lambda` adapter's function serves the account its `agentworks:account` tag names; a
+# container keeps what it read of that tag this long (a re-tag counts within it).
+AGENT_FUNCTION_BINDING_CACHE_SECONDS = 60

@@ -11,6 +11,7 @@ and only such an admin sees their settings.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from agentworks import limits
@@ -70,9 +71,23 @@ def profile_view(profile: AdapterProfile, viewer: Principal) -> AdapterProfileVi
 
 
 class AdapterProfiles:
-    def __init__(self, store: AdapterProfileStore, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        store: AdapterProfileStore,
+        clock: Clock = SYSTEM_CLOCK,
+        adapter_check: Callable[[str, dict[str, Any]], list[str]] | None = None,
+    ) -> None:
         self._store = store
         self._clock = clock
+        # What only AWS knows about an adapter block (a lambda function's binding).
+        self._adapter_check = adapter_check
+
+    def _check_adapter(self, principal: Principal, settings: dict[str, Any]) -> None:
+        problems = (
+            self._adapter_check(principal.account_id, settings) if (self._adapter_check) else []
+        )
+        if problems:
+            raise InvalidInput("Invalid adapter profile: " + "; ".join(problems)[:1500])
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
@@ -80,6 +95,7 @@ class AdapterProfiles:
     def create(self, principal: Principal, data: Any) -> AdapterProfile:
         principal.require_account_admin()
         name, settings = parse_profile(data)
+        self._check_adapter(principal, settings)
         if len(self._store.list_all(principal.account_id)) >= limits.ADAPTER_PROFILES_PER_ACCOUNT:
             raise LimitReached(
                 f"At most {limits.ADAPTER_PROFILES_PER_ACCOUNT} adapter profiles per account."
@@ -103,6 +119,7 @@ class AdapterProfiles:
             raise InvalidInput(
                 "An adapter profile can't be renamed; create a new one instead.", field="name"
             )
+        self._check_adapter(principal, settings)
         if not self._store.replace(profile, settings, self._now()):
             raise Conflict("The adapter profile changed meanwhile; get it again and retry.")
         return self._found(principal, name)

@@ -107,6 +107,7 @@ class MessageTurns:
             answer=self._asked_answer(record),  # C3: what came of the request this run sent
             function_output_dir=call_prefix(crew.crew_id, record.call_id),
             crew_output_dir=crew_prefix(crew.crew_id),
+            account_id=crew.account_id,
         )
         try:
             result = self._adapters(crew.definition.adapter).run_turn(request)

@@ -210,6 +210,7 @@ class StepRunner(MessageTurns):
             function_output_dir=call_prefix(crew.crew_id, record.call_id),
             crew_output_dir=crew_prefix(crew.crew_id),
             function_result_file=call_prefix(crew.crew_id, record.call_id) + RESULT_FILE,
+            account_id=crew.account_id,
         )
         try:
             result = self._adapters(crew.definition.adapter).run_turn(request)

@@ -72,9 +72,19 @@ def crew_view(crew: Crew, viewer: Principal) -> dict[str, Any]:
     return view
 
 
+AdapterCheck = Callable[[str, dict[str, Any]], list[str]]  # (account, settings) -> problems
+
+
 class CrewService:
-    def __init__(self, store: CrewStore, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        store: CrewStore,
+        clock: Clock = SYSTEM_CLOCK,
+        adapter_check: AdapterCheck | None = None,
+    ) -> None:
         self._store = store
+        # What only AWS knows about an adapter block (a lambda function's binding).
+        self._adapter_check = adapter_check
         # What else goes with a deleted Crew (its conversations close); set by the wiring.
         self.on_deleted: Callable[[Crew], object] | None = None
         self._clock = clock
@@ -87,6 +97,7 @@ class CrewService:
         definition = parse_definition(data)
         if not principal.may_target(f"crew:{definition.name.lower()}"):
             raise Unavailable()
+        self._check_adapter(principal, definition)
         if len(self._store.list_all(principal.account_id)) >= limits.CREWS_PER_ACCOUNT:
             raise LimitReached(f"At most {limits.CREWS_PER_ACCOUNT} Crews per account.")
         now = self._now()
@@ -114,12 +125,22 @@ class CrewService:
         definition = parse_definition(data)
         if definition.name.lower() != crew.name:
             raise InvalidInput("A Crew can't be renamed; create a new one instead.", field="name")
+        self._check_adapter(principal, definition)
         if not self._store.update_definition(crew, definition, self._now()):
             raise Conflict("The Crew changed meanwhile; get it again and retry.")
         updated = self._store.get(principal.account_id, name)
         if updated is None:
             raise Unavailable()
         return updated
+
+    def _check_adapter(self, principal: Principal, definition: CrewDefinition) -> None:
+        problems = (
+            self._adapter_check(principal.account_id, definition.adapter)
+            if (self._adapter_check)
+            else []
+        )
+        if problems:
+            raise InvalidInput("Invalid Crew definition: " + "; ".join(problems)[:1500])
 
     def get(self, principal: Principal, name: str) -> Crew:
         principal.require(FUNCTIONS_READ)

@@ -3,6 +3,7 @@ reconciliation behind `runtime.Crews`, and the parts the tick uses on its own.""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -118,7 +119,7 @@ def build_crews(
     from agentworks.aws_clients import s3 as default_s3
     from agentworks.crews.adapter_profile_store import AdapterProfileStore
     from agentworks.crews.adapter_profiles import AdapterProfiles
-    from agentworks.crews.adapters.registry import AdapterClients, build_adapter
+    from agentworks.crews.adapters.registry import AdapterClients, account_problems, build_adapter
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.calls import FunctionCalls
     from agentworks.crews.conversations import CrewInboxes
@@ -133,15 +134,18 @@ def build_crews(
     crews = CrewStore(client, settings.work_table)
     calls = CallStore(client, settings.work_table)
     outputs = OutputStore((lambda: s3) if s3 is not None else default_s3, settings.outputs_bucket)
-    clients = adapter_clients or AdapterClients()
+    clients = adapter_clients or AdapterClients(clock=clock)
     inbox, runs = message_runs(settings, client, clock, stepfunctions)
     controls = conversation_controls(settings, client, clock, stepfunctions, messaging, inbox, runs)
     requests = request_service(settings, client, clock, stepfunctions, messaging)
-    definitions = CrewService(crews, clock)
+    check = partial(account_problems, clients=clients)
+    definitions = CrewService(crews, clock, adapter_check=check)
     definitions.on_deleted = controls.close_all_of
     return Crews(
         definitions=definitions,
-        adapters=AdapterProfiles(AdapterProfileStore(client, settings.work_table), clock),
+        adapters=AdapterProfiles(
+            AdapterProfileStore(client, settings.work_table), clock, adapter_check=check
+        ),
         calls=FunctionCalls(
             crews,
             calls,

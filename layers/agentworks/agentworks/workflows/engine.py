@@ -347,6 +347,7 @@ class WorkflowEngine:
             history=tuple(context.history + context.record.turns[1:]),
             functions=self._crew_steps.access(context.run, context.step),
             session_id=context.record.session_id,
+            account_id=context.run.account_id,
         )
 
     def _over_budget(self, context: _Context) -> str | None:

@@ -47,6 +47,8 @@ class TurnRequest:
     # The session this turn continues as its adapter named it (a `cli` adapter's CLI session
     # id, which it resumes); None on a session's first turn and for adapters that keep none.
     session_id: str | None = None
+    # The account the turn runs for (a `lambda` adapter's function must be bound to it).
+    account_id: str = ""
 
 
 @dataclass

@@ -16,6 +16,9 @@ and must answer a JSON object::
 `result` present (even null) is the structured result (F6); `question` raises a pending
 input (F7). Unknown keys are ignored. A function error, or an answer that is not such an
 object, fails the turn with the function's own message.
+
+A function serves only the account its `agentworks:account` tag names (function_bindings):
+checked when the adapter is saved and before every invoke.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 
 from agentworks.crews.adapters import settings_checks as checks
 from agentworks.crews.adapters.base import AdapterError, TurnRequest, TurnResult
+from agentworks.crews.adapters.function_bindings import BindingUnknown, FunctionBindings, refusal
 from agentworks.crews.adapters.output_files import safe_relative_path
 
 SETTINGS_KEYS = ("type", "function_name", "qualifier")
@@ -40,6 +44,14 @@ def function_name_of(reference: str) -> str:
     """The bare function name of a name, `name:qualifier`, partial or full ARN."""
     after = reference.split(":function:", 1)[1] if ":function:" in reference else reference
     return after.split(":", 1)[0]
+
+
+def unqualified(reference: str) -> str:
+    """The function a reference names, without a version or alias (tags are the function's)."""
+    if ":function:" in reference:
+        before, after = reference.split(":function:", 1)
+        return f"{before}:function:{after.split(':', 1)[0]}"
+    return reference.split(":", 1)[0]
 
 
 def validate(settings: dict[str, Any]) -> list[str]:
@@ -62,6 +74,17 @@ def validate(settings: dict[str, Any]) -> list[str]:
     return problems
 
 
+def account_problems(
+    account_id: str, settings: dict[str, Any], bindings: FunctionBindings
+) -> list[str]:
+    """Why `account_id` may not use these (valid) settings' function: empty when its tag
+    binds it to that account. BindingUnknown when the tag cannot be read now."""
+    reference = unqualified(str(settings["function_name"]).strip())
+    if bindings.may_use(account_id, reference):
+        return []
+    return [refusal(function_name_of(reference))]
+
+
 def request_payload(request: TurnRequest) -> dict[str, Any]:
     """The JSON object the user's function receives for one turn."""
     return {
@@ -81,17 +104,32 @@ def request_payload(request: TurnRequest) -> dict[str, Any]:
 class LambdaAdapter:
     """Invokes the configured function once per turn (RequestResponse)."""
 
-    def __init__(self, settings: dict[str, Any], client_factory: Callable[[], Any]) -> None:
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        client_factory: Callable[[], Any],
+        bindings: FunctionBindings,
+    ) -> None:
         problems = validate(settings)
         if problems:
             raise AdapterError("; ".join(problems))
+        self._settings = settings
         self._function_name: str = settings["function_name"]
         self._qualifier: str | None = settings.get("qualifier")
         self._client_factory = client_factory
+        self._bindings = bindings
 
     def run_turn(self, request: TurnRequest) -> TurnResult:
-        """Invoke the function and turn its JSON answer into a TurnResult."""
+        """Invoke the function and turn its JSON answer into a TurnResult; refused, without
+        invoking, when the function is not bound to the turn's account."""
         from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            refused = account_problems(request.account_id, self._settings, self._bindings)
+        except BindingUnknown as exc:
+            raise AdapterError(f"{exc}; try again") from exc
+        if refused:
+            raise AdapterError("; ".join(refused))
 
         params: dict[str, Any] = {
             "FunctionName": self._function_name,

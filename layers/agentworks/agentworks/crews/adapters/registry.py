@@ -1,6 +1,7 @@
 """Choose and build a Crew's adapter from its `adapter` settings (SPEC §8).
 
-`validate_adapter_settings` runs when a Crew is defined (bad settings are a 400 then);
+`validate_adapter_settings` runs when a Crew is defined (bad settings are a 400 then),
+with `account_problems` for what only AWS knows (a lambda function's binding);
 `build_adapter` runs in the step runner for each turn.
 """
 
@@ -11,8 +12,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.adapters import bedrock, cli, lambda_adapter, mailbox, scripted
 from agentworks.crews.adapters.base import Adapter, AdapterError
+from agentworks.crews.adapters.function_bindings import BindingUnknown, FunctionBindings
+from agentworks.errors import TryAgain
 
 _VALIDATORS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "scripted": scripted.validate,
@@ -54,10 +58,12 @@ def _default_lambda() -> Any:
 
 @dataclass
 class AdapterClients:
-    """The AWS clients adapters may need, created on first use (tests inject factories)."""
+    """The AWS clients adapters may need, created on first use (tests inject factories),
+    and the container's cache of agent functions' bindings."""
 
     bedrock_runtime_factory: Callable[[], Any] = _default_bedrock_runtime
     lambda_factory: Callable[[], Any] = _default_lambda
+    clock: Clock = SYSTEM_CLOCK
     _made: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     def bedrock_runtime(self) -> Any:
@@ -72,6 +78,13 @@ class AdapterClients:
             self._made["lambda"] = self.lambda_factory()
         return self._made["lambda"]
 
+    def bindings(self) -> FunctionBindings:
+        """Which account each agent function serves (one cache per container)."""
+        if "bindings" not in self._made:
+            self._made["bindings"] = FunctionBindings(self.lambda_client, self.clock)
+        made: FunctionBindings = self._made["bindings"]
+        return made
+
 
 def validate_adapter_settings(settings: Any) -> list[str]:
     """Human-readable problems with a Crew's `adapter` block (empty when it is usable)."""
@@ -82,6 +95,22 @@ def validate_adapter_settings(settings: Any) -> list[str]:
     if validator is None:
         return [f"adapter type {kind!r} is unknown; known types: {', '.join(ADAPTER_TYPES)}"]
     return validator(settings)
+
+
+def account_problems(
+    account_id: str, settings: dict[str, Any], clients: AdapterClients
+) -> list[str]:
+    """What keeps `account_id` from using these valid settings that only AWS shows: a
+    lambda adapter's function not bound to the account (it reads as nonexistent).
+    TryAgain when that cannot be read just now."""
+    if settings.get("type") != "lambda":
+        return []
+    try:
+        return lambda_adapter.account_problems(account_id, settings, clients.bindings())
+    except BindingUnknown:
+        raise TryAgain(
+            "The agent function's binding could not be read just now; try again."
+        ) from None
 
 
 def build_adapter(settings: dict[str, Any], clients: AdapterClients) -> Adapter:
@@ -95,7 +124,7 @@ def build_adapter(settings: dict[str, Any], clients: AdapterClients) -> Adapter:
     if kind == "bedrock":
         return bedrock.BedrockAdapter(settings, clients.bedrock_runtime)
     if kind == "lambda":
-        return lambda_adapter.LambdaAdapter(settings, clients.lambda_client)
+        return lambda_adapter.LambdaAdapter(settings, clients.lambda_client, clients.bindings())
     if kind == "cli":
         return cli.CliAdapter(settings)
     return mailbox.MailboxAdapter(settings)
