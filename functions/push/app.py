@@ -1,6 +1,7 @@
 """Push function: the WebSocket API's `$connect`, `$disconnect` and `$default` routes.
 
-`$connect` authenticates the bearer token as the HTTP API does and opens a listener for
+`$connect` authenticates a connection's bearer token as the HTTP API does (a relay run's
+credential is refused like a bad token: its role reads no relay runs) and opens a listener for
 `?agent_name=NAME` or `?inbox_id=ibx_…`; a refusal answers with its status and the one
 error shape, and API Gateway refuses the upgrade. `$default` answers a keep-alive ping
 (API Gateway closes a connection idle for 10 minutes).
@@ -25,7 +26,9 @@ def _answer(status: int, body: dict[str, Any]) -> dict[str, Any]:
 
 def _connect(event: dict[str, Any], ws_id: str) -> dict[str, Any]:
     query = event.get("queryStringParameters") or {}
-    principal = authenticate_event(event)
+    # Relay code has no push channel, and this role cannot read relay runs: a run's
+    # credential is refused here like any token that is not a connection's.
+    principal = authenticate_event(event, run_credentials=False)
     push().listening.connect(principal, ws_id, query.get("inbox_id"), query.get("agent_name"))
     return _answer(200, {"type": "listening"})
 

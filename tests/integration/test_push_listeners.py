@@ -235,3 +235,36 @@ def test_the_directory_says_which_names_have_a_listener_connected(api, agents, s
     assert _push(_ws_event("$disconnect", ws_id, None))[0] == 200
     listed = api("GET", "/v1/agents", reader, query={"listening": "true"}).body["agents"]
     assert {a["agent_name"]: a["listening"] for a in listed} == {"quiet": False, "reader": False}
+
+
+def test_a_relay_run_credential_is_refused_like_a_bad_token_within_the_push_role(agents, stack):
+    """Issue 23, an attacker's steps: `$connect` with a relay run's credential (`awr1.`),
+    well-formed for a real account or not, answers the very bytes a random bad token gets,
+    and reads nothing the Push role may not read (before: a GetItem of the work table,
+    AccessDenied on AWS, an unhandled error anyone could fire)."""
+    from agentworks.ids import new_id
+    from tests.support.aws_calls import CallRecorder
+    from tests.support.iam_guard import denials
+
+    agents.named("worker")
+    account = stack.principal(stack.admin_token).account_id
+    attempts = {
+        "random": "awc_" + uuid.uuid4().hex,
+        "well-formed": f"awr1.{account}.{new_id('rrun', stack.clock)}.{uuid.uuid4().hex}",
+        "other account": f"awr1.acct_{uuid.uuid4().hex[:26]}.rrun_x.{uuid.uuid4().hex}",
+        "malformed": "awr1.",
+        "too many parts": f"awr1.{account}.rrun_x.s.extra",
+    }
+    recorder = CallRecorder()
+    answers = {}
+    with recorder.recording():
+        for label, token in attempts.items():
+            event = _ws_event("$connect", f"ws{uuid.uuid4().hex[:14]}", token, agent_name="worker")
+            answers[label] = load_handler("push").handler(event, LambdaContext())
+    assert answers["random"]["statusCode"] == 401
+    assert all(answer == answers["random"] for answer in answers.values()), answers
+    assert denials(recorder.calls, stack.resources) == []
+    assert {c.function for c in recorder.calls} <= {"PushFunction"}
+    work_table = stack.settings.work_table
+    assert [str(c) for c in recorder.calls if c.params.get("TableName") == work_table] == []
+    assert _listener_items(stack) == []

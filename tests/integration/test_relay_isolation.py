@@ -204,3 +204,42 @@ def test_a_connection_outside_its_bounds_cannot_run_or_see_a_relay(
     assert api("GET", "/api/relays/bounded/releases", outside).status == 404
     assert api("GET", "/api/relays", outside).body == {"relays": []}
     assert api("POST", "/api/relays/bounded/runs", inside, body).status == 202
+
+
+def test_a_run_credential_reads_only_what_each_surface_role_allows(stack: Any, api: Any) -> None:
+    """Issue 23: a relay run's credential (well-formed for a real account, or not) sent to
+    every surface that authenticates (HTTP API, MCP, push `$connect`) is refused as a bad
+    token, and every AWS call it causes is one the surface's role allows."""
+    import json
+    import uuid
+
+    from agentworks.ids import new_id
+    from tests.integration.test_mcp_handler import event
+    from tests.integration.test_push_listeners import _ws_event
+    from tests.support.aws_calls import CallRecorder
+    from tests.support.handlers import invoke_function
+    from tests.support.iam_guard import denials
+
+    account = stack.principal(stack.admin_token).account_id
+    tokens = [
+        f"awr1.{account}.{new_id('rrun', stack.clock)}.{uuid.uuid4().hex}",
+        "awr1.acct_x.rrun_x.nothing",
+        "awr1.",
+    ]
+    recorder = CallRecorder()
+    with recorder.recording():
+        for token in tokens:
+            assert api("GET", "/v1/agents", token).status == 401
+            listed = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            mcp = invoke_function(
+                "McpFunction", event("mcp_tools_list.json", token=token, body=listed)
+            )
+            assert mcp["statusCode"] == 401, mcp
+            push = invoke_function(
+                "PushFunction", _ws_event("$connect", "wsrelay", token, agent_name="x")
+            )
+            assert push["statusCode"] == 401 and json.loads(push["body"])["error"]["code"] == (
+                "unauthenticated"
+            )
+    assert {c.function for c in recorder.calls} == {"ApiFunction", "McpFunction"}
+    assert denials(recorder.calls, stack.resources) == []

@@ -67,22 +67,26 @@ def require_csrf_header(event: Mapping[str, Any]) -> None:
         raise CsrfRefused(f"Requests signed in by cookie must send the {CSRF_HEADER} header.")
 
 
-def authenticate_event(event: Mapping[str, Any]) -> Principal:
+def authenticate_event(event: Mapping[str, Any], run_credentials: bool = True) -> Principal:
     """The principal of an API Gateway v2 event, or `Unauthenticated` (one message for a
-    missing, malformed, unknown, expired or revoked token: which one is not told)."""
+    missing, malformed, unknown, expired or revoked token: which one is not told).
+
+    `run_credentials=False` for a surface whose role cannot read relay runs (push): a
+    relay run's credential is then one more token that is not a connection's, refused
+    like any other without reading anything."""
+    from agentworks import runtime
     from agentworks.relays.credentials import is_run_credential
-    from agentworks.runtime import identity_only, run_credentials
 
     token = bearer_token(event.get("headers"))
     session = "" if token else session_cookie(event)
     try:
         if session:  # the web Inbox (C5): a session cookie, re-checked like a token
             require_csrf_header(event)
-            principal = identity_only().web.authenticate(session)
-        elif is_run_credential(token):  # relay code calling back, as its run's caller
-            principal = run_credentials().authenticate(token)
+            principal = runtime.identity_only().web.authenticate(session)
+        elif run_credentials and is_run_credential(token):  # relay code, as its run's caller
+            principal = runtime.run_credentials().authenticate(token)
         else:
-            principal = identity_only().authenticate(token)
+            principal = runtime.identity_only().authenticate(token)
     except Unauthenticated:
         count("AuthenticationRefused")
         raise
