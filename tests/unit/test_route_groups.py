@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 from agentworks.http_api.app import app
 from agentworks.http_api.groups import _BY_SEGMENT, GROUPS, group_of
@@ -121,3 +122,33 @@ def test_a_request_loads_its_own_group_and_the_document_every_group() -> None:
     expected = {route.openapi_path for route in documented._static_routes}
     expected |= {route.openapi_path for route in documented._dynamic_routes}
     assert set(paths) == expected
+
+
+def test_building_the_document_leaves_every_router_reading_its_own_resolver(
+    monkeypatch: Any,
+) -> None:
+    """Issue 23: a group's router reads its request's state (principal, event) through
+    `api_resolver`. Building the document must never point it elsewhere, even for a
+    moment: a request of that group on another thread would read the document's state."""
+    from aws_lambda_powertools.event_handler.api_gateway import Router
+
+    from agentworks.http_api.resolver import Resolver
+
+    pointed: list[tuple[str, object]] = []
+    assign = Router.__setattr__
+
+    def watch(router: Router, name: str, value: object) -> None:
+        if name == "api_resolver":
+            pointed.append((name, value))
+        assign(router, name, value)
+
+    before = {group.module: group.router().api_resolver for group in GROUPS}
+    monkeypatch.setattr(Router, "__setattr__", watch)
+    fresh = Resolver(enable_validation=True)
+    documented = fresh.documented()
+    assert pointed == []
+    assert {group.module: group.router().api_resolver for group in GROUPS} == before
+    # …and the document still has every route.
+    assert len(documented._static_routes) + len(documented._dynamic_routes) == len(
+        app.documented()._static_routes
+    ) + len(app.documented()._dynamic_routes)

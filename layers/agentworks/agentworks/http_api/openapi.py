@@ -5,6 +5,7 @@ the status codes the API really answers."""
 from __future__ import annotations
 
 import json
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -16,9 +17,20 @@ BEARER = "bearer"
 _POWERTOOLS_VALIDATION = "#/components/schemas/HTTPValidationError"
 
 
-@lru_cache(maxsize=1)  # the routes don't change while a container lives
+# Powertools' schema generation is not safe to run twice at once over one resolver: the
+# first requests after a start asking for the document together all failed (a KeyError in
+# its field mapping, a 500). One thread builds it; the others wait for it.
+_GENERATING = threading.Lock()
+
+
 def openapi_json(app: Resolver) -> str:
-    """The document as JSON text."""
+    """The document as JSON text (built once per resolver)."""
+    with _GENERATING:
+        return _document(app)
+
+
+@lru_cache(maxsize=1)  # the routes don't change while a container lives
+def _document(app: Resolver) -> str:
     # Powertools' OpenAPI models load only when the document is asked for, not at cold start.
     from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 
 from agentworks.http_api.groups import GROUPS, RouteGroup, group_of
@@ -121,18 +122,25 @@ class Resolver(APIGatewayHttpResolver):
     def documented(self) -> APIGatewayHttpResolver:
         """A resolver with every group's routes, in the groups' order: the routes the
         OpenAPI document describes, whichever groups have served a request so far. It
-        never routes one."""
+        never routes one, and building it leaves every router as it was (see _copy_routes)."""
         with _BUILDING:
             if self._documented is None:
                 # Plain powertools: its state is its own, so building it leaves the request
                 # being served (the document's own) as it was.
                 documented = APIGatewayHttpResolver(enable_validation=self._enable_validation)
                 for group in GROUPS:
-                    router = group.router()
-                    serving = router.api_resolver
-                    documented.include_router(router, prefix=group.prefix)
-                    # A router reads its request's state through the resolver that includes
-                    # it; that stays the one that serves (or will serve) its requests.
-                    router.api_resolver = serving
+                    _copy_routes(group.router(), group.prefix, documented)
                 self._documented = documented
         return self._documented
+
+
+def _copy_routes(router: Router, prefix: str, into: APIGatewayHttpResolver) -> None:
+    """`into.include_router(router, prefix)` without its other effects: include_router
+    points the router's request state at `into`, so a request of that group running on
+    another thread meanwhile read its principal and event from the document's resolver
+    (a 401 or a 500). The document needs the routes only."""
+    for route, handler in router._routes.items():
+        rule = prefix if route[0] == "/" else f"{prefix}{route[0]}"
+        middlewares = router._routes_with_middleware.get(route)
+        # As include_router does: a route key never holds the middlewares themselves.
+        into.route(rule, *route[1:], middlewares=middlewares)(handler)  # type: ignore[misc]
