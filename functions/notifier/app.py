@@ -12,7 +12,7 @@ from agentworks.push.notifier import delivered_messages
 from agentworks.runtime import push
 
 
-@logger.inject_lambda_context
+@logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, int]:

@@ -33,7 +33,9 @@ def _connect(event: dict[str, Any], ws_id: str) -> dict[str, Any]:
     return _answer(200, {"type": "listening"})
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@logger.inject_lambda_context(
+    correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True
+)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

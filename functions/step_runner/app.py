@@ -8,7 +8,7 @@ from agentworks.observability import logger, metrics, tracer
 from agentworks.runtime import services
 
 
-@logger.inject_lambda_context
+@logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
