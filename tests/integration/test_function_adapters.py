@@ -245,3 +245,50 @@ def test_s8_retagging_a_function_to_another_account_stops_its_calls(api, stack, 
     assert refused["state"] == "failed", refused
     assert any("not available to this account" in e for e in refused["errors"]), refused
     assert len(functions.calls_of(name)) == 2
+
+
+def test_s8_a_workflow_steps_lambda_profile_stops_when_its_function_moves(api, stack):
+    """The workflow runner checks the binding before every invoke too."""
+    from agentworks.signing import Signer
+    from tests.integration.workflow_support import wait_run
+    from tests.support.agent_functions import AgentFunctions
+
+    (a_admin, a_account), (_, b_account) = _two_accounts(stack)
+    functions = AgentFunctions(stack)
+    runtime.install(
+        runtime.build_services(
+            stack.settings,
+            stack.client,
+            Signer(b"test-signing-key-0123456789"),
+            stack.clock,
+            s3=boto3.client("s3", region_name="us-east-1"),
+            stepfunctions=boto3.client("stepfunctions", region_name="us-east-1"),
+            scheduler=boto3.client("scheduler", region_name="us-east-1"),
+            adapter_clients=AdapterClients(
+                lambda_factory=lambda: functions.client, clock=stack.clock
+            ),
+        )
+    )
+    name = "agentworks-agent-step-writer"
+    functions.create(name, lambda event: {"final_text": f"wrote {event['prompt']}"}, a_account)
+    profile = {"name": "writer", "type": "lambda", "function_name": name}
+    assert api("POST", "/v1/adapters", a_admin, profile).status == 201
+    flow = {
+        "workflowId": "write",
+        "stages": [{"steps": [{"label": "w", "adapter": "writer", "prompt": "Go"}]}],
+    }
+
+    def run() -> dict:
+        started = api("POST", "/v1/workflows", a_admin, flow)
+        assert started.status in (200, 201, 202), started.body
+        return wait_run(api, a_admin, started.body["runId"])
+
+    ran = run()
+    assert ran["status"] == "succeeded", ran
+    assert ran["stages"][0]["steps"][0]["output"] == "wrote Go"
+    functions.bind(name, b_account)
+    stack.clock.advance(limits.AGENT_FUNCTION_BINDING_CACHE_SECONDS + 1)
+    refused = run()
+    assert refused["status"] == "failed", refused
+    assert "not available to this account" in json.dumps(refused), refused
+    assert len(functions.calls_of(name)) == 1
