@@ -292,3 +292,26 @@ def test_s8_a_workflow_steps_lambda_profile_stops_when_its_function_moves(api, s
     assert refused["status"] == "failed", refused
     assert "not available to this account" in json.dumps(refused), refused
     assert len(functions.calls_of(name)) == 1
+
+
+def test_s8_over_mcp_another_accounts_function_is_refused_like_an_unknown_one(stack):
+    """The same rule when a Crew is defined through the MCP function (its role reads tags)."""
+    from tests.integration.test_mcp_crews_tools import Tools
+    from tests.integration.test_mcp_handler import load_handler_module
+
+    (_, a_account), (b_admin, _) = _two_accounts(stack)
+    functions = _bound_functions(stack)
+    functions.create("agentworks-agent-a-mcp", _turn_answer, account_id=a_account)
+    tools = Tools(load_handler_module(), b_admin)
+    errors = []
+    for name in ("agentworks-agent-a-mcp", "agentworks-agent-none"):
+        definition = {
+            "name": "viamcp",
+            "instructions": "x",
+            "adapter": {"type": "lambda", "function_name": name},
+            "functions": [{"name": "f", "description": "f"}],
+        }
+        error = tools.error("crews", action="create", definition=definition)
+        errors.append(json.dumps(error).replace(name, "<function>"))
+    assert errors[0] == errors[1] and "not available to this account" in errors[0]
+    assert functions.invoked == []
