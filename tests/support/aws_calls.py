@@ -22,6 +22,7 @@ from agentworks_cli.localstack.handlers import LOCAL_ACCOUNT_ID, LOCAL_REGION
 
 REGION = LOCAL_REGION
 ACCOUNT = LOCAL_ACCOUNT_ID  # moto's default account
+STACK_NAME = "agentworks"  # what AWS::StackName stands for in the tests
 
 _function: ContextVar[str | None] = ContextVar("aws_calls_function", default=None)
 
@@ -247,6 +248,13 @@ def _scheduler(call: AwsCall) -> list[Permission]:
     return needed
 
 
+def _ssm(call: AwsCall) -> list[Permission]:
+    if call.operation != "GetParameter":
+        raise UnmappedCall(str(call))
+    name = call.params["Name"].lstrip("/")  # a parameter's ARN drops the leading slash
+    return [Permission("ssm:GetParameter", f"arn:aws:ssm:{REGION}:{ACCOUNT}:parameter/{name}")]
+
+
 _CONNECTION_VERBS = {
     "PostToConnection": "POST",
     "DeleteConnection": "DELETE",
@@ -279,6 +287,7 @@ _BY_SERVICE = {
     "bedrock-runtime": _bedrock,
     "secretsmanager": _secrets,
     "scheduler": _scheduler,
+    "ssm": _ssm,
 }
 
 

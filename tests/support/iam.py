@@ -14,13 +14,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tests.support.aws_calls import ACCOUNT, REGION, Permission
+from tests.support.aws_calls import ACCOUNT, REGION, STACK_NAME, Permission
 
 PSEUDO = {
     "AWS::Region": REGION,
     "AWS::AccountId": ACCOUNT,
     "AWS::Partition": "aws",
     "AWS::URLSuffix": "amazonaws.com",
+    "AWS::StackName": STACK_NAME,
 }
 
 

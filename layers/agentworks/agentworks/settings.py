@@ -26,6 +26,8 @@ class Settings(BaseModel):
     relay_state_machine_arn: str = ""
     relay_code_function: str = ""
     platform_api_url: str = ""
+    # Deployed, the runner reads the URL from this SSM parameter (relays.platform_url).
+    platform_api_url_parameter: str = ""
     # Push delivery (issue 10): listeners, and the WebSocket stage's management endpoint.
     listeners_table: str = ""
     push_endpoint: str = ""
@@ -49,6 +51,7 @@ def settings_from(environment: Mapping[str, str]) -> Settings:
         relay_state_machine_arn=environment.get("RELAY_STATE_MACHINE_ARN", ""),
         relay_code_function=environment.get("RELAY_CODE_FUNCTION", ""),
         platform_api_url=environment.get("PLATFORM_API_URL", ""),
+        platform_api_url_parameter=environment.get("PLATFORM_API_URL_PARAMETER", ""),
         listeners_table=environment.get("LISTENERS_TABLE", ""),
         push_endpoint=environment.get("PUSH_ENDPOINT", ""),
         stage=environment.get("STAGE", "dev"),
