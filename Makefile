@@ -62,7 +62,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
-	@$(BIN)/mypy layers/agentworks/agentworks cli/agentworks_cli functions
+	@$(BIN)/mypy layers/agentworks/agentworks cli/agentworks_cli functions deploycheck
 	@$(BIN)/python skills/sync.py --check
 
 bench: $(STAMP)

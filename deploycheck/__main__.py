@@ -68,7 +68,9 @@ def _limits(report: Report, translated: dict[str, Any], source: Path, root: Path
             "deploy_largest_role_policy_chars": float(policies[largest]),
         }
     )
-    return failures + deploy_config.problems(root, source_bytes)
+    stack = deploy_config.stack_name(root)
+    names = deploy_config.name_problems(load(source), stack)
+    return failures + deploy_config.problems(root, source_bytes) + names
 
 
 def _state_machines(report: Report, template: dict[str, Any], root: Path) -> list[str]:

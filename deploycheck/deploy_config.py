@@ -11,6 +11,7 @@ from typing import Any
 from deploycheck.limits import needs_s3_upload
 
 SAMCONFIG = Path("samconfig.toml")
+MAX_STATE_MACHINE_NAME = 80
 
 
 def _deploy_parameters(config: dict[str, Any]) -> dict[str, Any]:
@@ -19,6 +20,31 @@ def _deploy_parameters(config: dict[str, Any]) -> dict[str, Any]:
         **default.get("global", {}).get("parameters", {}),
         **default.get("deploy", {}).get("parameters", {}),
     }
+
+
+def stack_name(root: Path) -> str:
+    """The stack name samconfig.toml deploys to (SAM's default when it names none)."""
+    path = root / SAMCONFIG
+    parameters = _deploy_parameters(tomllib.loads(path.read_text())) if path.exists() else {}
+    return str(parameters.get("stack_name", "sam-app"))
+
+
+def name_problems(template: dict[str, Any], stack: str) -> list[str]:
+    """State machine names built from the stack's name must stay within 80 characters."""
+    found = []
+    for logical_id, resource in template.get("Resources", {}).items():
+        name = (resource.get("Properties") or {}).get("Name")
+        if resource.get("Type") != "AWS::Serverless::StateMachine" or name is None:
+            continue
+        text = name.get("Fn::Sub", "") if isinstance(name, dict) else str(name)
+        resolved = text.replace("${AWS::StackName}", stack)
+        if len(resolved) > MAX_STATE_MACHINE_NAME:
+            room = MAX_STATE_MACHINE_NAME - (len(text) - len("${AWS::StackName}"))
+            found.append(
+                f"{logical_id}'s name {resolved!r} is over {MAX_STATE_MACHINE_NAME} "
+                f"characters: use a stack name of at most {room}"
+            )
+    return found
 
 
 def problems(root: Path, source_bytes: int) -> list[str]:

@@ -29,13 +29,7 @@ from agentworks.crews.adapters.registry import AdapterClients
 from agentworks_cli.localstack.template import load_template, resources_of_type
 from tests.integration.crew_support import CONTRACTS, wait_for
 from tests.integration.test_mailbox_adapter import DELEGATOR, wait_for_mailbox
-from tests.support.aws_calls import (
-    STACK_NAME,
-    AwsCall,
-    CallRecorder,
-    permissions_for,
-    running,
-)
+from tests.support.aws_calls import AwsCall, CallRecorder, permissions_for, running
 from tests.support.handlers import LambdaContext, invoke_function, load_handler
 from tests.support.iam_guard import denials
 
@@ -324,7 +318,7 @@ def _read_api_url_from_parameter(stack: Any) -> None:
     template = load_template()
     variables = template["Resources"]["RelayRunnerFunction"]["Properties"]["Environment"]
     name = variables["Variables"]["PLATFORM_API_URL_PARAMETER"]["Fn::Sub"]
-    name = name.replace("${AWS::StackName}", STACK_NAME)
+    name = name.replace("${AWS::StackName}", "test")  # the stack fixture's prefix
     ssm = boto3.client("ssm", region_name="us-east-1")
     ssm.put_parameter(Name=name, Value="https://api.example.test", Type="String")
     stack.services.relays.host.api_url = PlatformUrl(parameter=name, ssm=lambda: ssm)

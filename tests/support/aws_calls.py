@@ -22,7 +22,6 @@ from agentworks_cli.localstack.handlers import LOCAL_ACCOUNT_ID, LOCAL_REGION
 
 REGION = LOCAL_REGION
 ACCOUNT = LOCAL_ACCOUNT_ID  # moto's default account
-STACK_NAME = "agentworks"  # what AWS::StackName stands for in the tests
 
 _function: ContextVar[str | None] = ContextVar("aws_calls_function", default=None)
 
