@@ -64,7 +64,7 @@ def _limits(report: Report, translated: dict[str, Any], source: Path, root: Path
         {
             "deploy_resources": float(len(translated["Resources"])),
             "deploy_template_bytes": float(source_bytes),
-            "deploy_translated_bytes": float(found[5].value),
+            "deploy_translated_bytes": float(len(json.dumps(translated, separators=(",", ":")))),
             "deploy_largest_role_policy_chars": float(policies[largest]),
         }
     )
