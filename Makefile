@@ -6,14 +6,20 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8787
+# The deploy gate's own tools (make check-deploy): the SAM CLI in a venv of its own (its
+# dependencies conflict with constraints.txt) and asl-validator from npm, both pinned.
+SAM_VENV := .venv-sam
+SAM_STAMP := $(SAM_VENV)/.installed
+ASL_STAMP := tools/asl/node_modules/.installed
 
-.PHONY: help install run test test-fast lint bench build clean
+.PHONY: help install run test test-fast lint bench build clean check-deploy
 
 help:
 	@echo "make run    - install (first time) and start the local stack on 127.0.0.1:$(PORT)"
 	@echo "make test   - install (first time) and run every test"
 	@echo "make bench  - measure requests, capacity, cost, cold start and throughput"
 	@echo "make lint   - ruff and mypy"
+	@echo "make check-deploy - what a deploy would reject, offline (TEMPLATE=… for another)"
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found " + sys.version.split()[0] + ")")'
@@ -24,6 +30,24 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+$(SAM_STAMP): tools/sam/constraints.txt
+	@test -x $(SAM_VENV)/bin/python || $(PYTHON) -m venv $(SAM_VENV)
+	@echo "Installing the pinned SAM CLI into $(SAM_VENV) (first run takes about a minute)…"
+	@$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	@$(SAM_VENV)/bin/python -m pip install --quiet -c tools/sam/constraints.txt aws-sam-cli
+	@touch $@
+
+$(ASL_STAMP): tools/asl/package.json tools/asl/package-lock.json
+	@echo "Installing asl-validator (npm ci in tools/asl)…"
+	@cd tools/asl && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# cfn-lint before and after the SAM transform, dependency cycles (with the edge to cut),
+# CloudFormation/IAM/Lambda quotas, the state machines through asl-validator, `sam build`
+# and the built sizes (docs/deploy.md "Checked before a deploy").
+check-deploy: $(STAMP) $(SAM_STAMP) $(ASL_STAMP)
+	@$(BIN)/python -m deploycheck $(if $(TEMPLATE),--template $(TEMPLATE))
 
 run: $(STAMP)
 	@$(BIN)/agentworks dev --port $(PORT)
@@ -38,11 +62,11 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
-	@$(BIN)/mypy layers/agentworks/agentworks cli/agentworks_cli functions
+	@$(BIN)/mypy layers/agentworks/agentworks cli/agentworks_cli functions deploycheck
 	@$(BIN)/python skills/sync.py --check
 
 bench: $(STAMP)
 	@$(BIN)/python -m bench.run
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache bench/out
+	rm -rf $(VENV) $(SAM_VENV) tools/asl/node_modules .pytest_cache .mypy_cache .ruff_cache bench/out

@@ -58,6 +58,10 @@ TARGETS: dict[str, Target] = {
     "push_wake_latency_s": Target(0.2, " s"),
     "push_idle_agent_usd_per_month": Target(0.10, " USD"),
     "bridge_duplicate_turns": Target(0),
+    # Issue 23: CloudFormation, IAM and Lambda quotas a deploy meets (deploycheck.limits).
+    "deploy_resources": Target(500),
+    "deploy_largest_role_policy_chars": Target(10_240),
+    "deploy_layer_zip_bytes": Target(52_428_800),
     # Issue 12: usage counters add no request to a send, and at most one write unit.
     "usage_extra_requests_per_send": Target(0),
     "usage_write_units_per_send": Target(1),
@@ -181,6 +185,12 @@ SHOWN = (
     "local_snapshot_seconds_at_100000",
     "local_snapshot_mb_at_100000",
     "local_crash_replay_s_2000_writes",
+    "deploy_resources",
+    "deploy_template_bytes",
+    "deploy_translated_bytes",
+    "deploy_largest_role_policy_chars",
+    "deploy_layer_zip_bytes",
+    "deploy_layer_unzipped_bytes",
 )
 
 

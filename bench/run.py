@@ -26,6 +26,7 @@ from bench import (
     bridge,
     cold_start,
     conversations,
+    deploy,
     functions,
     prices,
     push,
@@ -183,6 +184,7 @@ def main() -> int:
     relay_figures, relay_details = relays.measure()
     results.update(relay_figures)
     details.update(relay_details)
+    deploy.add_figures(results, details)  # the template and layer as deployed (deploycheck)
     _progress("cold-start imports (fresh interpreters)")
     results.update(import_figures(cold_start.measure(IMPORT_ROUNDS)))
     details.update(

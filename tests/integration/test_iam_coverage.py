@@ -301,6 +301,8 @@ Go
     from tests.integration.relay_support import wait_run as wait_relay
 
     publish(api, admin, relay_files("echo", "async def run(INPUT):\n    return INPUT\n"))
+    # Deployed, the runner learns the API's URL from the template's SSM parameter.
+    _read_api_url_from_parameter(stack)
     started = api(
         "POST",
         "/api/relays/echo/runs",
@@ -310,6 +312,18 @@ Go
     assert started.status == 202, started.body
     ran = wait_relay(api, admin, "echo", started.body["run_id"])
     assert ran["status"] == "succeeded", ran
+
+
+def _read_api_url_from_parameter(stack: Any) -> None:
+    from agentworks.relays.platform_url import PlatformUrl
+
+    template = load_template()
+    variables = template["Resources"]["RelayRunnerFunction"]["Properties"]["Environment"]
+    name = variables["Variables"]["PLATFORM_API_URL_PARAMETER"]["Fn::Sub"]
+    name = name.replace("${AWS::StackName}", "test")  # the stack fixture's prefix
+    ssm = boto3.client("ssm", region_name="us-east-1")
+    ssm.put_parameter(Name=name, Value="https://api.example.test", Type="String")
+    stack.services.relays.host.api_url = PlatformUrl(parameter=name, ssm=lambda: ssm)
 
 
 def _drive_push(api: Any, stack: Any, agents: Any) -> None:
@@ -403,6 +417,7 @@ def test_every_aws_call_of_every_function_is_allowed_by_its_role(recorded, stack
         "bedrock:InvokeModel",
         "secretsmanager:GetSecretValue",
         "execute-api:ManageConnections",
+        "ssm:GetParameter",
     } <= actions
     authorizations = {(c.function, p) for c in calls for p in permissions_for(c)}
     print(

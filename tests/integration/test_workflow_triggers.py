@@ -162,7 +162,10 @@ def test_a_schedule_is_put_on_eventbridge_scheduler_which_invokes_the_tick(api, 
     hourly = _register(api, stack.admin_token)["hourly"]
     scheduler = boto3.client("scheduler", region_name="us-east-1")
     name = f"agentworks-{hourly['triggerId']}"
-    put = scheduler.get_schedule(Name=name, GroupName="default")
+    # Issue 23: in the stack's own group (the grant names it; deleting the stack deletes it).
+    group = stack.resources.schedule_groups["WorkflowScheduleGroup"]
+    assert stack.settings.schedule_group == group != "default"
+    put = scheduler.get_schedule(Name=name, GroupName=group)
     assert put["ScheduleExpression"] == "rate(1 hour)"
     assert put["Target"]["Arn"] == stack.settings.tick_function_arn
     assert put["Target"]["RoleArn"] == stack.settings.scheduler_role_arn
@@ -181,9 +184,9 @@ def test_a_schedule_is_put_on_eventbridge_scheduler_which_invokes_the_tick(api, 
     assert _tick()["schedules_fired"] == 0  # the minute round agrees
 
     _register(api, stack.admin_token, WORKFLOW.replace("rate(1 hour)", "rate(2 hours)"))
-    moved = scheduler.get_schedule(Name=name, GroupName="default")
+    moved = scheduler.get_schedule(Name=name, GroupName=group)
     assert moved["ScheduleExpression"] == "rate(2 hours)"
     assert api("DELETE", "/v1/workflow-definitions/on-push", stack.admin_token).status == 200
-    assert name not in [s["Name"] for s in scheduler.list_schedules()["Schedules"]]
+    assert name not in [s["Name"] for s in scheduler.list_schedules(GroupName=group)["Schedules"]]
     for run in _runs(api, stack.admin_token):
         wait_run(api, stack.admin_token, run["runId"])

@@ -279,6 +279,13 @@ def _scheduler(call: AwsCall) -> list[Permission]:
     return needed
 
 
+def _ssm(call: AwsCall) -> list[Permission]:
+    if call.operation != "GetParameter":
+        raise UnmappedCall(str(call))
+    name = call.params["Name"].lstrip("/")  # a parameter's ARN drops the leading slash
+    return [Permission("ssm:GetParameter", f"arn:aws:ssm:{REGION}:{ACCOUNT}:parameter/{name}")]
+
+
 _CONNECTION_VERBS = {
     "PostToConnection": "POST",
     "DeleteConnection": "DELETE",
@@ -311,6 +318,7 @@ _BY_SERVICE = {
     "bedrock-runtime": _bedrock,
     "secretsmanager": _secrets,
     "scheduler": _scheduler,
+    "ssm": _ssm,
 }
 
 

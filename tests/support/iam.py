@@ -211,7 +211,7 @@ def stack_resolver(translated: dict[str, Any], local: Any = None, prefix: str = 
     created: dict[str, str] = {}
     arns: dict[str, str] = {}
     if local is not None:
-        created = {**local.tables, **local.buckets, **local.functions}
+        created = {**local.tables, **local.buckets, **local.functions, **local.schedule_groups}
         created.update({q: url.rsplit("/", 1)[1] for q, url in local.queues.items()})
         arns = {**local.secrets, **local.state_machines}
     refs: dict[str, str] = {}
@@ -253,6 +253,8 @@ def stack_resolver(translated: dict[str, Any], local: Any = None, prefix: str = 
             refs[logical_id] = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}"
             attributes[(logical_id, "Arn")] = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"
             attributes[(logical_id, "QueueName")] = name
+        elif kind == "AWS::Scheduler::ScheduleGroup":
+            refs[logical_id] = name
         elif kind == "AWS::IAM::Role":
             attributes[(logical_id, "Arn")] = f"arn:aws:iam::{ACCOUNT}:role/{name}"
     for logical_id, resource in resources.items():
@@ -260,6 +262,9 @@ def stack_resolver(translated: dict[str, Any], local: Any = None, prefix: str = 
             function = resource["Properties"]["FunctionName"]["Ref"]
             alias = resource["Properties"]["Name"]
             refs[logical_id] = f"{attributes[(function, 'Arn')]}:{alias}"
+    # The local stack names resources `<prefix>-<logical id>`; the template names its state
+    # machines `${AWS::StackName}-<logical id>`: the prefix stands for the stack's name.
+    refs["AWS::StackName"] = prefix
     return Resolver(refs, attributes)
 
 

@@ -1,5 +1,6 @@
-"""`agentworks ops redrive`: operating a deployed stack with your AWS credentials (not a
-connection token), as `bootstrap` does. docs/operations.md says when to use it."""
+"""`agentworks ops redrive` and `ops prune-versions`: operating a deployed stack with your
+AWS credentials (not a connection token), as `bootstrap` does. docs/operations.md and
+docs/deploy.md say when to use them."""
 
 from __future__ import annotations
 
@@ -49,6 +50,26 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "--max", type=int, default=REDRIVE_MAX, help=f"at most N messages (default {REDRIVE_MAX})"
     )
     redrive.set_defaults(handler=run_redrive)
+    prune = actions.add_parser(
+        "prune-versions",
+        parents=[common],
+        help="delete a function's old published versions (McpFunction's SnapStart ones)",
+        description="Deletes the function's published versions but the newest --keep and "
+        "every version an alias points to. Each deploy that changes McpFunction publishes a "
+        "version that the stack keeps (SAM retains it) and SnapStart bills for its snapshot. "
+        "AWS credentials and region come from the usual places.",
+    )
+    prune.add_argument(
+        "--function",
+        required=True,
+        metavar="NAME",
+        help="the function's name or ARN (the stack's McpFunctionName output)",
+    )
+    prune.add_argument(
+        "--keep", type=int, default=3, help="newest versions to keep besides aliased ones (3)"
+    )
+    prune.add_argument("--dry-run", action="store_true", help="list what would go; delete nothing")
+    prune.set_defaults(handler=run_prune_versions)
 
 
 def run_redrive(session: Session) -> int:
@@ -91,3 +112,30 @@ def run_redrive(session: Session) -> int:
         session.out(f"{verb} {done} of {len(replays)} message(s) of {queue_url.rsplit('/', 1)[-1]}")
     failed = any(r.outcome in ("failed", "skipped") for r in replays)
     return EXIT_REFUSED if failed and not args.dry_run else EXIT_OK
+
+
+def run_prune_versions(session: Session) -> int:
+    args = session.args
+    if args.keep < 1:
+        raise CliError("--keep must be at least 1", EXIT_USAGE)
+    try:
+        import boto3
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        from agentworks_cli.versions import prune_versions
+    except ModuleNotFoundError as exc:
+        raise CliError(f"ops prune-versions needs {exc.name}; run `make install` first") from None
+    try:
+        fates = prune_versions(boto3.client("lambda"), args.function, args.keep, args.dry_run)
+    except (BotoCoreError, ClientError) as exc:
+        raise CliError(f"cannot prune {args.function}: {one_line(str(exc))}") from None
+    if session.json:
+        session.print_json([f.as_dict() for f in fates])
+    else:
+        for fate in fates:
+            detail = f"  ({one_line(fate.detail)})" if fate.detail else ""
+            session.out(f"{fate.version:>6}  {fate.outcome}{detail}")
+        gone = sum(f.outcome in ("deleted", "would delete") for f in fates)
+        verb = "would delete" if args.dry_run else "deleted"
+        session.out(f"{verb} {gone} of {len(fates)} version(s) of {args.function}")
+    return EXIT_REFUSED if any(f.outcome == "failed" for f in fates) else EXIT_OK

@@ -68,6 +68,7 @@ class LocalResources:
     roles: dict[str, str] = field(default_factory=dict)  # logical id -> ARN (IAM roles)
     queues: dict[str, str] = field(default_factory=dict)  # logical id -> queue URL
     queue_arns: dict[str, str] = field(default_factory=dict)  # logical id -> ARN
+    schedule_groups: dict[str, str] = field(default_factory=dict)  # logical id -> name
 
     def environment(self) -> dict[str, str]:
         """The function environment template.yaml would give on AWS."""
@@ -82,6 +83,7 @@ class LocalResources:
             "SCHEDULER_ROLE_ARN": self.roles["WorkflowSchedulerRole"],
             "TICK_FUNCTION_ARN": self.function_arns["TickFunction"],
             "TICK_DEAD_LETTER_QUEUE_ARN": self.queue_arns["TickDeadLetterQueue"],
+            "SCHEDULE_GROUP": self.schedule_groups["WorkflowScheduleGroup"],
             "RELAY_STATE_MACHINE_ARN": self.state_machines["RelayRunStateMachine"],
             "RELAY_CODE_FUNCTION": self.functions["RelayCodeFunction"],
             "LISTENERS_TABLE": self.tables["ListenersTable"],
@@ -152,6 +154,7 @@ def create_resources(session: Any, prefix: str = "agentworks") -> LocalResources
         created.queue_arns[logical_id] = sqs.get_queue_attributes(
             QueueUrl=url, AttributeNames=["QueueArn"]
         )["Attributes"]["QueueArn"]
+    _create_schedule_groups(session, template, prefix, created)
     secrets_client = session.client("secretsmanager")
     existing_secrets = {
         s["Name"]: s["ARN"] for s in secrets_client.list_secrets().get("SecretList", [])
@@ -165,6 +168,22 @@ def create_resources(session: Any, prefix: str = "agentworks") -> LocalResources
             ]
         )
     return created
+
+
+def _create_schedule_groups(
+    session: Any, template: dict[str, Any], prefix: str, created: LocalResources
+) -> None:
+    from botocore.exceptions import ClientError
+
+    scheduler = session.client("scheduler")
+    for logical_id in resources_of_type(template, "AWS::Scheduler::ScheduleGroup"):
+        name = f"{prefix}-{logical_id}"
+        try:
+            scheduler.create_schedule_group(Name=name)
+        except ClientError as error:  # a restored state has it already
+            if error.response.get("Error", {}).get("Code") != "ConflictException":
+                raise
+        created.schedule_groups[logical_id] = name
 
 
 _TRUST = json.dumps(

@@ -39,6 +39,13 @@ def s3() -> Any:
 
 
 @lru_cache(maxsize=1)
+def ssm() -> Any:
+    import boto3
+
+    return boto3.client("ssm")
+
+
+@lru_cache(maxsize=1)
 def scheduler() -> Any:
     import boto3
 

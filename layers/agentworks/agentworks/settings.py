@@ -22,10 +22,13 @@ class Settings(BaseModel):
     scheduler_role_arn: str = ""
     tick_function_arn: str = ""
     tick_dead_letter_queue_arn: str = ""  # where the Scheduler keeps what it cannot deliver
+    schedule_group: str = "default"  # the stack's own group (template: WorkflowScheduleGroup)
     # Relays (R5): their runs' machine; the runner's code function and the API it calls.
     relay_state_machine_arn: str = ""
     relay_code_function: str = ""
     platform_api_url: str = ""
+    # Deployed, the runner reads the URL from this SSM parameter (relays.platform_url).
+    platform_api_url_parameter: str = ""
     # Push delivery (issue 10): listeners, and the WebSocket stage's management endpoint.
     listeners_table: str = ""
     push_endpoint: str = ""
@@ -46,9 +49,11 @@ def settings_from(environment: Mapping[str, str]) -> Settings:
         scheduler_role_arn=environment.get("SCHEDULER_ROLE_ARN", ""),
         tick_function_arn=environment.get("TICK_FUNCTION_ARN", ""),
         tick_dead_letter_queue_arn=environment.get("TICK_DEAD_LETTER_QUEUE_ARN", ""),
+        schedule_group=environment.get("SCHEDULE_GROUP", "default"),
         relay_state_machine_arn=environment.get("RELAY_STATE_MACHINE_ARN", ""),
         relay_code_function=environment.get("RELAY_CODE_FUNCTION", ""),
         platform_api_url=environment.get("PLATFORM_API_URL", ""),
+        platform_api_url_parameter=environment.get("PLATFORM_API_URL_PARAMETER", ""),
         listeners_table=environment.get("LISTENERS_TABLE", ""),
         push_endpoint=environment.get("PUSH_ENDPOINT", ""),
         stage=environment.get("STAGE", "dev"),

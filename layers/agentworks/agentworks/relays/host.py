@@ -47,15 +47,27 @@ class RelayHost:
         releases: RelayReleases,
         connections: ConnectionStore,
         launch: Launch,
-        api_url: str,
+        api_url: str | Callable[[], str],
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._runs = runs
         self._releases = releases
         self._connections = connections
         self._launch = launch
-        self.api_url = api_url  # where relay code calls the platform (the HTTP API)
+        # Where relay code calls the platform (the HTTP API): given, or learned on first use.
+        self._api_url = api_url
         self._clock = clock
+
+    @property
+    def api_url(self) -> str:
+        """The HTTP API's URL, resolved once (deployed, it comes from an SSM parameter)."""
+        if callable(self._api_url):
+            self._api_url = self._api_url()
+        return self._api_url
+
+    @api_url.setter
+    def api_url(self, url: str | Callable[[], str]) -> None:
+        self._api_url = url
 
     def handle(self, event: dict[str, Any]) -> dict[str, Any]:
         action = event.get("action")
@@ -83,6 +95,7 @@ class RelayHost:
         if release is None or function is None:
             self._end(run, version, "failed", error="the pinned release is gone")
             return {"status": "failed"}
+        api_url = self.api_url  # read before the run changes: a failed read leaves it as is
         secret = tokens.new_secret()
         run = replace(
             run,
@@ -98,7 +111,7 @@ class RelayHost:
             {
                 "run_id": run.run_id,
                 "attempt": run.attempt,
-                "api_url": self.api_url,
+                "api_url": api_url,
                 "credential": format_credential(run.account_id, run.run_id, secret),
                 "relay": run.relay,
                 "function": run.function,

@@ -42,12 +42,14 @@ def build_relays(
     s3: Any = None,
     stepfunctions: Any = None,
     lambda_client: Any = None,
+    ssm: Any = None,
 ) -> Relays:
     from agentworks.aws_clients import relay_lambda
     from agentworks.aws_clients import s3 as default_s3
     from agentworks.crews.execution import Executions
     from agentworks.relays.functions import RelayFunctions
     from agentworks.relays.host import RelayHost, lambda_launcher
+    from agentworks.relays.platform_url import PlatformUrl
     from agentworks.relays.reconcile import RelayReconciler
     from agentworks.relays.release_store import ReleaseStore
     from agentworks.relays.releases import RelayReleases
@@ -77,7 +79,16 @@ def build_relays(
         steps=DurableSteps(runs, clock),
         credentials=credentials,
         host=RelayHost(
-            runs, releases, credentials.connections, launch, settings.platform_api_url, clock
+            runs,
+            releases,
+            credentials.connections,
+            launch,
+            PlatformUrl(
+                settings.platform_api_url,
+                settings.platform_api_url_parameter,
+                (lambda: ssm) if ssm is not None else None,
+            ),
+            clock,
         ),
         reconciler=RelayReconciler(runs, executions, clock),
     )

@@ -1,5 +1,7 @@
 """Schedule triggers on EventBridge Scheduler (W11): one schedule per trigger, named
-`agentworks-<triggerId>`, whose target is the tick function with `{"trigger_id": …}`.
+`agentworks-<triggerId>` in the stack's own schedule group (SCHEDULE_GROUP: grants name
+the group, and deleting the stack deletes its schedules), whose target is the tick function
+with `{"trigger_id": …}`.
 
 The tick fires a due schedule either way — when the Scheduler invokes it with the id, and on
 its one-minute round for any it missed — and a claim on the trigger's due time makes a
@@ -21,12 +23,18 @@ from agentworks.dynamo import error_code
 
 class EventBridgeSchedules:
     def __init__(
-        self, client: Callable[[], Any], role_arn: str, tick_arn: str, dead_letter_arn: str = ""
+        self,
+        client: Callable[[], Any],
+        role_arn: str,
+        tick_arn: str,
+        dead_letter_arn: str = "",
+        group: str = "default",
     ) -> None:
         self._client = client  # created on first use
         self._role_arn = role_arn
         self._tick_arn = tick_arn
         self._dead_letter_arn = dead_letter_arn
+        self._group = group
 
     @property
     def enabled(self) -> bool:
@@ -52,7 +60,7 @@ class EventBridgeSchedules:
             target["DeadLetterConfig"] = {"Arn": self._dead_letter_arn}
         request = {
             "Name": self.name(trigger_id),
-            "GroupName": "default",
+            "GroupName": self._group,
             "ScheduleExpression": expression,
             "ScheduleExpressionTimezone": "UTC",
             "FlexibleTimeWindow": {"Mode": "OFF"},
@@ -73,7 +81,7 @@ class EventBridgeSchedules:
         from botocore.exceptions import ClientError
 
         try:
-            self._client().delete_schedule(Name=self.name(trigger_id), GroupName="default")
+            self._client().delete_schedule(Name=self.name(trigger_id), GroupName=self._group)
         except ClientError as error:
             if error_code(error) != "ResourceNotFoundException":
                 raise

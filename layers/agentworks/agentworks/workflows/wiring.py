@@ -99,6 +99,7 @@ def build_workflows(
                 settings.scheduler_role_arn,
                 settings.tick_function_arn,
                 settings.tick_dead_letter_queue_arn,
+                settings.schedule_group,
             ),
         ),
         functions=functions,
