@@ -64,7 +64,7 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
     # Step Functions really execute (moto's executor); their Lambda tasks run our handlers.
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
         session = boto3.Session(region_name="us-east-1")
-        resources = create_resources(session, prefix="test")
+        resources = create_resources(session, prefix="agentworks")
         lambda_seam.install(
             lambda name, event: invoke_function(resources.logical_id_of(name), event)
         )

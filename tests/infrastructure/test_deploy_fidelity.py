@@ -90,7 +90,7 @@ def test_a_missing_invoke_permission_is_reported_with_its_route(translated):
     del broken["Resources"]["McpFunctionMcpPermission"]
     gaps = invoke_gaps(broken)
     assert len(gaps) == 1 and "route x-amazon-apigateway-any-method /mcp" in gaps[0]
-    assert gaps[0].endswith("function:test-McpFunction:live")
+    assert gaps[0].endswith("function:agentworks-McpFunction:live")
 
     # A permission on the function does not cover the alias the route invokes.
     broken = copy.deepcopy(translated)
@@ -170,10 +170,32 @@ def test_s8_runners_may_invoke_exactly_the_lambda_adapters_prefix_when_tagged(tr
     assert not allowed(statements, invoke(f"{FUNCTION_NAME_PREFIX}x", tags=()))
     assert not allowed(statements, invoke(f"{FUNCTION_NAME_PREFIX}x", tags=(("team", "a"),)))
     assert not allowed(statements, invoke("billing"))
-    assert not allowed(statements, invoke("test-ApiFunction"))
+    assert not allowed(statements, invoke("agentworks-ApiFunction"))
     for action in ("lambda:GetFunction", "lambda:ListTags"):  # reading the binding
         assert allowed(statements, Permission(action, f"{arn}{FUNCTION_NAME_PREFIX}x"))
         assert not allowed(statements, Permission(action, f"{arn}billing"))
+
+
+@pytest.mark.parametrize("runner", ["StepRunnerFunction", "WorkflowRunnerFunction"])
+def test_s8_agent_function_grants_name_this_stack_only(translated, runner):
+    """Issue 23: a stack named `staging` invokes `staging-agent-*`, never another stack's
+    `agentworks-agent-*` in the same AWS account, and says so in AGENT_FUNCTION_PREFIX."""
+    statements = role_statements(
+        translated,
+        role_of_function(translated, runner),
+        stack_resolver(translated, prefix="staging"),
+    )
+    arn = "arn:aws:lambda:us-east-1:123456789012:function:"
+    bound = (("agentworks:account", "acct_01A"),)
+    invoke = "lambda:InvokeFunction"
+    assert allowed(statements, Permission(invoke, f"{arn}staging-agent-x", resource_tags=bound))
+    assert not allowed(
+        statements, Permission(invoke, f"{arn}agentworks-agent-x", resource_tags=bound)
+    )
+    for action in ("lambda:GetFunction", "lambda:ListTags"):
+        assert not allowed(statements, Permission(action, f"{arn}agentworks-agent-x"))
+    environment = translated["Resources"][runner]["Properties"]["Environment"]["Variables"]
+    assert environment["AGENT_FUNCTION_PREFIX"] == {"Fn::Sub": "${AWS::StackName}-agent-"}
 
 
 # Actions no function calls; granting them widens what a compromised function can do.

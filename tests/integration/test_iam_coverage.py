@@ -320,7 +320,7 @@ def _read_api_url_from_parameter(stack: Any) -> None:
     template = load_template()
     variables = template["Resources"]["RelayRunnerFunction"]["Properties"]["Environment"]
     name = variables["Variables"]["PLATFORM_API_URL_PARAMETER"]["Fn::Sub"]
-    name = name.replace("${AWS::StackName}", "test")  # the stack fixture's prefix
+    name = name.replace("${AWS::StackName}", stack.resources.stack_name)
     ssm = boto3.client("ssm", region_name="us-east-1")
     ssm.put_parameter(Name=name, Value="https://api.example.test", Type="String")
     stack.services.relays.host.api_url = PlatformUrl(parameter=name, ssm=lambda: ssm)

@@ -205,9 +205,14 @@ def allowed(statements: list[Statement], permission: Permission) -> bool:
     )
 
 
-def stack_resolver(translated: dict[str, Any], local: Any = None, prefix: str = "test") -> Resolver:
+def stack_resolver(
+    translated: dict[str, Any], local: Any = None, prefix: str = "agentworks"
+) -> Resolver:
     """Ref/GetAtt values of the translated stack's resources: the local stack's physical
-    names where it created them (`LocalResources`), `<prefix>-<logical id>` otherwise."""
+    names where it created them (`LocalResources`), `<prefix>-<logical id>` otherwise; the
+    prefix is the stack's name (samconfig.toml's default unless said)."""
+    if local is not None:
+        prefix = local.stack_name
     created: dict[str, str] = {}
     arns: dict[str, str] = {}
     if local is not None:

@@ -299,3 +299,12 @@ def test_issue23_a_throttled_read_is_neither_a_yes_nor_a_no():
 )
 def test_issue23_tags_are_read_from_the_function_not_its_alias(reference, function):
     assert unqualified(reference) == function
+
+
+def test_s8_the_name_prefix_is_the_stacks(monkeypatch):
+    """Issue 23: a stack named `staging` may invoke `staging-agent-*` only (its grants say
+    the same), so another stack's `agentworks-agent-*` is refused when the adapter is saved."""
+    monkeypatch.setenv("AGENT_FUNCTION_PREFIX", "staging-agent-")
+    assert validate({"type": "lambda", "function_name": "staging-agent-f"}) == []
+    [problem] = validate({"type": "lambda", "function_name": "agentworks-agent-f"})
+    assert "only invoke functions named 'staging-agent-*'" in problem

@@ -69,6 +69,7 @@ class LocalResources:
     queues: dict[str, str] = field(default_factory=dict)  # logical id -> queue URL
     queue_arns: dict[str, str] = field(default_factory=dict)  # logical id -> ARN
     schedule_groups: dict[str, str] = field(default_factory=dict)  # logical id -> name
+    stack_name: str = "agentworks"  # the prefix of every name, as a stack's name is deployed
 
     def environment(self) -> dict[str, str]:
         """The function environment template.yaml would give on AWS."""
@@ -84,6 +85,7 @@ class LocalResources:
             "TICK_FUNCTION_ARN": self.function_arns["TickFunction"],
             "TICK_DEAD_LETTER_QUEUE_ARN": self.queue_arns["TickDeadLetterQueue"],
             "SCHEDULE_GROUP": self.schedule_groups["WorkflowScheduleGroup"],
+            "AGENT_FUNCTION_PREFIX": f"{self.stack_name}-agent-",
             "RELAY_STATE_MACHINE_ARN": self.state_machines["RelayRunStateMachine"],
             "RELAY_CODE_FUNCTION": self.functions["RelayCodeFunction"],
             "LISTENERS_TABLE": self.tables["ListenersTable"],
@@ -124,7 +126,7 @@ def create_resources(session: Any, prefix: str = "agentworks") -> LocalResources
     template = load_template()
     dynamodb = session.client("dynamodb")
     existing_tables = set(dynamodb.list_tables().get("TableNames", []))
-    created = LocalResources()
+    created = LocalResources(stack_name=prefix)
     for logical_id, resource in resources_of_type(template, "AWS::DynamoDB::Table").items():
         properties = resource["Properties"]
         request = table_request(logical_id, properties, prefix)

@@ -24,6 +24,7 @@ checked when the adapter is saved and before every invoke.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -34,10 +35,16 @@ from agentworks.crews.adapters.output_files import safe_relative_path
 
 SETTINGS_KEYS = ("type", "function_name", "qualifier")
 
-# The step runner's role may invoke only functions named so (template.yaml,
-# LambdaAdapterNamedFunctions); refusing other names here gives a clear 400 at definition
-# time instead of an AccessDenied on the first call.
+# The step runner's role may invoke only functions named `<stack name>-agent-*` (template.yaml,
+# LambdaAdapterNamedFunctions; AGENT_FUNCTION_PREFIX): refusing other names here gives a clear
+# 400 at definition time instead of an AccessDenied on the first call. A stack named
+# `agentworks` (samconfig.toml's default) gives this prefix.
 FUNCTION_NAME_PREFIX = "agentworks-agent-"
+
+
+def function_name_prefix() -> str:
+    """The name every agent function of this deployment starts with (its stack's name)."""
+    return os.environ.get("AGENT_FUNCTION_PREFIX") or FUNCTION_NAME_PREFIX
 
 
 def function_name_of(reference: str) -> str:
@@ -65,11 +72,12 @@ def validate(settings: dict[str, Any]) -> list[str]:
     reference = settings.get("function_name")
     if isinstance(reference, str) and reference.strip():
         name = function_name_of(reference.strip())
-        if not name.startswith(FUNCTION_NAME_PREFIX) or name == FUNCTION_NAME_PREFIX:
+        prefix = function_name_prefix()
+        if not name.startswith(prefix) or name == prefix:
             problems.append(
                 f"{where}: function {name!r} cannot be invoked: the step runner may only "
-                f"invoke functions named '{FUNCTION_NAME_PREFIX}*' in its own account and "
-                f"region; name your function e.g. '{FUNCTION_NAME_PREFIX}{name}'"
+                f"invoke functions named '{prefix}*' in its own account and "
+                f"region; name your function e.g. '{prefix}{name}'"
             )
     return problems
 
