@@ -62,6 +62,7 @@ def call_reconciler(
         inbox,
         clock,
         receipts,
+        call_ended=_waits(settings, client, clock, stepfunctions).call_ended,
     )
 
 
@@ -167,6 +168,7 @@ def build_crews(
                 inbox,
                 runs_on(settings, client, clock, stepfunctions, inbox, machine),
             ),
+            call_ended=_waits(settings, client, clock, stepfunctions).call_ended,
         ),
         inboxes=CrewInboxes(
             crews, inbox, runs, messaging, is_live_connection, clock, requests=requests
@@ -300,3 +302,10 @@ def asker_runs(settings: Settings, client: DynamoDBClient, stepfunctions: Any) -
 
     executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
     return AskerRuns(CallStore(client, settings.work_table), executions)
+
+
+def _waits(settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any) -> Any:
+    """The workflow steps waiting for calls' ends (W9 `crew`): a call's end answers them."""
+    from agentworks.workflows.wiring import call_waits
+
+    return call_waits(settings, client, clock, stepfunctions)

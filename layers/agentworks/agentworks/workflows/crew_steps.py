@@ -4,7 +4,8 @@ Crew's access list and revocation are checked again at each call, so starting a 
 nothing the starter could not do itself.
 
 The call's submission id is the run's and the step's, so a retried task finds the call it
-made instead of making another; the state machine polls until the call ends.
+made instead of making another; the step then waits on a task token until the call ends
+(call_waits), or, when the Crew is busy, asks again after a wait.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Progress:
     ended: bool
     output: str | None = None
     error: str | None = None
+    busy: bool = False  # the Crew runs all the calls it may: no call was made
 
 
 def target(step: Step) -> str:
@@ -105,7 +107,7 @@ class CrewSteps:
                 record.call_id = str(called["call_id"])
             status = self._calls.status(principal, record.call_id)
         except Retryable:
-            return Progress(False)  # the Crew is busy: the next poll tries again
+            return Progress(False, busy=True)  # the Crew is busy: ask again later
         except AgentWorksError as refused:
             return Progress(True, error=f"{target(step)} refused the call: {refused.message}")
         if not status["terminal"]:

@@ -1,7 +1,8 @@
 """What each state of statemachines/workflow_run.asl.json does (W1–W3, W6–W8).
 
 The state machine owns the flow: stages one after another, a stage's steps in parallel, the
-barrier, waiting for a person's answer. This module owns one step's rules: replay it from a
+barrier, waiting for a person's answer or a call's end (task tokens: waiting costs no
+history events). This module owns one step's rules: replay it from a
 journal, or run its session's turns through the adapter profile, apply the step's policy to
 a question, check the output schema and the budget, and record the outcome. Every action
 reads its records and saves them under their versions, so a retried invocation finds the
@@ -26,6 +27,7 @@ from agentworks.observability import count_outcome
 from agentworks.signing import Signer
 from agentworks.usage.counts import Counts
 from agentworks.workflows import choices, crew_steps, replays, sessions
+from agentworks.workflows.call_waits import CallWaits
 from agentworks.workflows.crew_steps import CrewSteps
 from agentworks.workflows.definition import Step, WorkflowStart
 from agentworks.workflows.output_schema import output_problem
@@ -71,8 +73,10 @@ class WorkflowEngine:
         clock: Clock = SYSTEM_CLOCK,
         webhooks: Webhooks | None = None,
         history: Executions | None = None,
+        waits: CallWaits | None = None,
     ) -> None:
         self._runs = runs
+        self._waits = waits  # crew steps wait for their call's end; a run's end wakes its caller
         self._history = history  # the executions' states entered (usage)
         self._crew_steps = crew_steps
         self._runner = runner_steps
@@ -90,7 +94,13 @@ class WorkflowEngine:
         item = int(event.get("item") or 0)
         at = Position(item, int(event.get("stage") or 0), int(event.get("step") or 0))
         if action == "step":
-            return {"next": self.step(run_id, at)}
+            turn = self.step(run_id, at)
+            if turn == "busy":
+                return {"next": turn, "wait_seconds": self._busy_wait(run_id, at)}
+            return {"next": turn}
+        if action == "await_call":
+            self.await_call(run_id, at, event["task_token"])
+            return {}
         if action == "await":
             self.await_answer(run_id, at, event["task_token"])
             return {}
@@ -111,7 +121,8 @@ class WorkflowEngine:
 
     def step(self, run_id: str, at: Position) -> str:
         """Runs (or replays) one step until it ends or waits: "done", "await" (a person's
-        answer) or "poll" (a crew step's call is still running)."""
+        answer), "runner" (a runner's job), "await_call" (a crew step's call is running) or
+        "busy" (its Crew runs all the calls it may: ask again after a wait)."""
         context = self._context(run_id, at)
         if context is None:
             return "done"
@@ -142,9 +153,21 @@ class WorkflowEngine:
         record = context.record
         record.status, record.started_at = "running", record.started_at or self._now()
         progress = self._crew_steps.advance(context.run, context.step, record)
+        if progress.busy and record.busy_rounds >= limits.WORKFLOW_CREW_BUSY_ROUNDS_MAX:
+            return self._end(
+                record,
+                context.version,
+                "failed",
+                error=f"{crew_steps.target(context.step)} stayed busy through "
+                f"{limits.WORKFLOW_CREW_BUSY_ROUNDS_MAX} attempts",
+            )
+        if progress.busy:
+            record.busy_rounds += 1
+            self._runs.save_step(record, context.version)
+            return "busy"
         if not progress.ended:
             self._runs.save_step(record, context.version)
-            return "poll"
+            return "await_call"
         if progress.error is not None:
             return self._end(record, context.version, "failed", error=progress.error)
         record.output = progress.output
@@ -382,6 +405,20 @@ class WorkflowEngine:
             if current is None or current[0].status != "cancelled":
                 raise
 
+    def _busy_wait(self, run_id: str, at: Position) -> int:
+        """The CrewBusy wait before the next ask: doubling from the first to the longest."""
+        found = self._runs.get_step(run_id, at)
+        rounds = found[0].busy_rounds if found else 1
+        wait = limits.WORKFLOW_CREW_BUSY_FIRST_WAIT_SECONDS * 2 ** max(rounds - 1, 0)
+        return int(min(wait, limits.WORKFLOW_CREW_BUSY_LONGEST_WAIT_SECONDS))
+
+    def await_call(self, run_id: str, at: Position, task_token: str) -> None:
+        """AwaitCall: the token waits with the step's call until the call ends."""
+        found = self._runs.get_step(run_id, at)
+        if found is None or found[0].terminal or found[0].call_id is None or not self._waits:
+            raise RunGone(run_id)
+        self._waits.wait(found[0].call_id, task_token)
+
     # ---- waiting for a person (escalate) ----
 
     def await_answer(self, run_id: str, at: Position, task_token: str) -> None:
@@ -453,6 +490,7 @@ class WorkflowEngine:
             raise RunGone(run_id)
         run = state.run
         if run.status in TERMINAL_RUN:
+            self._wake_caller(run_id)  # a retried Finish, or a cancel: wake it (again)
             return
         failed = [s for s in state.steps if s.status not in DONE]
         run.status = "failed" if failed or error else "succeeded"
@@ -466,7 +504,13 @@ class WorkflowEngine:
         entered = self._history.entered_states(execution) if execution and self._history else 0
         self._runs.save(run, state.run_version, usage=Counts(state_transitions=entered))
         count_outcome("WorkflowRunsEnded", run.status)
+        self._wake_caller(run_id)
         self._notices.send(run, "completed", {"status": run.status, "error": run.error})
+
+    def _wake_caller(self, run_id: str) -> None:
+        """W10: a workflow step that called this run's function waits for its end."""
+        if self._waits is not None:
+            self._waits.wake(run_id)
 
 
 def _bounded(text: str, most: int) -> str:
