@@ -197,7 +197,7 @@ WORKFLOW_CALL_WAIT_TIMEOUT_SECONDS = MAX_TURNS * 8 * DAY_SECONDS + DAY_SECONDS
 # wait that doubles from the first to the longest, at most this many times, then fails.
 WORKFLOW_CREW_BUSY_FIRST_WAIT_SECONDS = 30
 WORKFLOW_CREW_BUSY_LONGEST_WAIT_SECONDS = 900
-WORKFLOW_CREW_BUSY_ROUNDS_MAX = 16
+WORKFLOW_CREW_BUSY_ROUNDS_MAX = 8
 WORKFLOW_ANSWER_MAX_CHARS = 20_000  # a person's `resolve` answer
 WORKFLOW_QUESTION_MAX_CHARS = 8_000  # a session's question, as a step keeps it
 WORKFLOW_ERROR_MAX_CHARS = 2_000  # a step's error, as it keeps it

@@ -3,8 +3,13 @@ the AwaitCall state's task token is stored beside the call, and whatever ends th
 answers it. Nothing polls, so a wait of hours costs the run's execution no history events
 and no invocations.
 
-    WAITER#<call_id>    META    the token of the step waiting for a Crew's call
-    WAITER#<run_id>     META    … for the run a workflow function call started
+    WAITER#<call_id>    <run_id>#<item>#<stage>#<step>    the token of a step waiting for a
+                                                           Crew's call
+    WAITER#<run_id>     <run_id>#<item>#<stage>#<step>    … for the run a workflow function
+                                                           call started
+
+A call is the step's scope's (crew_steps.scoped_submission_id): the same step of two items
+of a pipeline with the same arguments waits for one call, each with its own token.
 
 The token is stored under the call's own condition (not yet ended), in one transaction:
 either it is stored before the call ends — and the end, reading it after its own write,
@@ -40,8 +45,8 @@ _CLOSED = frozenset({"TaskDoesNotExist", "TaskTimedOut", "InvalidToken"})
 STEP_CALL_PREFIX = "wf."
 
 
-def waiter_key(subject: str) -> dict[str, str]:
-    return {"pk": f"WAITER#{subject}", "sk": "META"}
+def waiter_key(subject: str, waiting: str) -> dict[str, str]:
+    return {"pk": f"WAITER#{subject}", "sk": waiting}
 
 
 class CallWaits:
@@ -59,11 +64,13 @@ class CallWaits:
         self._workflow_calls = workflow_calls
         self._clock = clock
 
-    def wait(self, call_id: str, task_token: str) -> None:
-        """Stores `task_token` until the call ends; answers it now if it has ended."""
+    def wait(self, call_id: str, waiting: str, task_token: str) -> None:
+        """Stores `task_token` of the step `waiting` until the call ends; answers it now if
+        it has ended."""
         subject, ended = self._subject(call_id)
         expires = int(self._clock.now()) + limits.WORKFLOW_CALL_WAIT_TIMEOUT_SECONDS
-        waiter = {**waiter_key(subject), "task_token": task_token, "expires_ttl": expires}
+        key = waiter_key(subject, waiting)
+        waiter = {**key, "task_token": task_token, "expires_ttl": expires}
         try:
             transact_write(
                 self._db,
@@ -104,13 +111,20 @@ class CallWaits:
             self.wake(record.call_id)
 
     def wake(self, subject: str) -> None:
-        """Answers the token waiting for `subject` (a call or a run), if one waits."""
-        response = self._db.get_item(
-            TableName=self._table, Key=to_item(waiter_key(subject)), ConsistentRead=True
-        )
-        data = from_item(response.get("Item"))
-        if data:
-            self._answer(str(data["task_token"]))
+        """Answers the tokens waiting for `subject` (a call or a run), if any wait."""
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": to_item({":pk": f"WAITER#{subject}"}),
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._db.query(**kwargs)
+            for raw in page["Items"]:
+                self._answer(str((from_item(raw) or {})["task_token"]))
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def _answer(self, task_token: str) -> None:
         try:

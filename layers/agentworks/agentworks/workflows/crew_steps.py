@@ -22,7 +22,7 @@ from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.adapters.base import AdapterError
 from agentworks.crews.models import CallFunction
-from agentworks.errors import AgentWorksError, Retryable
+from agentworks.errors import AgentWorksError, Busy, Retryable
 from agentworks.workflows.definition import Step
 from agentworks.workflows.records import RunRecord, StepRecord
 
@@ -106,7 +106,7 @@ class CrewSteps:
                 )
                 record.call_id = str(called["call_id"])
             status = self._calls.status(principal, record.call_id)
-        except Retryable:
+        except (Busy, Retryable):
             return Progress(False, busy=True)  # the Crew is busy: ask again later
         except AgentWorksError as refused:
             return Progress(True, error=f"{target(step)} refused the call: {refused.message}")

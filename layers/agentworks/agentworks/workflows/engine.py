@@ -101,6 +101,9 @@ class WorkflowEngine:
         if action == "await_call":
             self.await_call(run_id, at, event["task_token"])
             return {}
+        if action == "call_ended":
+            self.call_ended(run_id, at)
+            return {}
         if action == "await":
             self.await_answer(run_id, at, event["task_token"])
             return {}
@@ -180,7 +183,7 @@ class WorkflowEngine:
         return "done"
 
     def _context(self, run_id: str, at: Position) -> _Context | None:
-        state = self._runs.read_all(run_id)
+        state = self._runs.read_item(run_id, at.item)
         if state is None:
             raise RunGone(run_id)
         run = state.run
@@ -417,7 +420,18 @@ class WorkflowEngine:
         found = self._runs.get_step(run_id, at)
         if found is None or found[0].terminal or found[0].call_id is None or not self._waits:
             raise RunGone(run_id)
-        self._waits.wait(found[0].call_id, task_token)
+        waiting = f"{run_id}#{at.item}#{at.stage}#{at.index}"
+        self._waits.wait(found[0].call_id, waiting, task_token)
+
+    def call_ended(self, run_id: str, at: Position) -> None:
+        """CallEnded: the call's end answered AwaitCall; the step records the outcome. A
+        call found still running (no end answers a token before the call is terminal) fails
+        the step rather than leaving it open."""
+        if self.step(run_id, at) == "done":
+            return
+        found = self._runs.get_step(run_id, at)
+        if found is not None and not found[0].terminal:
+            self._end(found[0], found[1], "failed", error="the call's end was announced early")
 
     # ---- waiting for a person (escalate) ----
 
@@ -447,7 +461,7 @@ class WorkflowEngine:
     def interrupted(self, run_id: str, at: Position, error: Any) -> None:
         """The step's task failed or its wait timed out: the step fails, its siblings go on.
         A step that failed before it wrote anything is recorded now."""
-        state = self._runs.read_all(run_id)
+        state = self._runs.read_item(run_id, at.item)
         if state is None:
             raise RunGone(run_id)
         found = state.step_at(at)
@@ -472,7 +486,7 @@ class WorkflowEngine:
     def barrier(self, run_id: str, item: int, stage: int) -> bool:
         """W1: every step of the stage (of this item, in a pipeline) has ended; True when one
         of them did not succeed."""
-        state = self._runs.read_all(run_id)
+        state = self._runs.read_item(run_id, item)
         if state is None:
             raise RunGone(run_id)
         run = state.run

@@ -191,6 +191,35 @@ class RunStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return RunState(run, run_version, cost, steps, versions) if run is not None else None
 
+    def read_item(self, run_id: str, item: int) -> RunState | None:
+        """The run and the steps of one item (a pipeline's, W12): what a step of that item
+        reads — never the other items' steps, however many the run has."""
+        found = self.get(run_id)
+        if found is None:
+            return None
+        run, run_version, cost = found
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :item)",
+            "ExpressionAttributeValues": to_item(
+                {":pk": run_pk(run_id), ":item": f"STEP#{item:03d}#"}
+            ),
+            "ConsistentRead": True,
+        }
+        steps: list[StepRecord] = []
+        versions: dict[Position, int] = {}
+        while True:
+            page = self._db.query(**kwargs)
+            for raw in page["Items"]:
+                data = from_item(raw) or {}
+                step = self._step(data)
+                steps.append(step)
+                versions[step.position] = int(data["version"])
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return RunState(run, run_version, cost, steps, versions)
+
     def save(
         self,
         run: RunRecord,
