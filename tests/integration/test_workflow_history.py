@@ -93,8 +93,8 @@ def test_a_waiting_crew_step_costs_what_the_model_says_however_long_it_waits(
     _, events = waiting_crew_run(api, stack, agents)
     assert len(events) == model.run_of_stages([[model.CREW_STEP]], worst=False)
     # The wait is one task: no Wait state, one look before and one after.
-    assert entered(events, "RunStep") == 1 and entered(events, "AwaitCall") == 1
-    assert entered(events, "CallEnded") == 1
+    assert entered(events, "RunStepInline") == 1 and entered(events, "AwaitCallInline") == 1
+    assert entered(events, "CallEndedInline") == 1
     assert not [e for e in events if e["type"].startswith("Wait")]
 
 
@@ -104,7 +104,7 @@ def test_transitions_per_step_stay_within_five_whatever_the_steps_duration(
     """A crew step that waited for a person's answer to its call, and the quick steps of a
     run of agent steps: the states each entered."""
     _, events = waiting_crew_run(api, stack, agents)
-    step_states = set(model.workflow_states()[2])
+    step_states = {name + model.INLINE for name in model.workflow_states()[2]}
     waited = sum(1 for e in events if _entered_name(e) in step_states)
     assert waited == len(model.CREW_STEP) == 4
     define(api, stack.admin_token, TIMED)

@@ -21,6 +21,7 @@ from agentworks.workflows.runs import execution_input
 from tests.integration.crew_support import CONTRACTS, wait_for
 from tests.integration.workflow_support import define, start, step_of, wait_run
 from tests.support.handlers import LambdaContext, load_handler
+from tests.support.history_model import inline_copy
 
 ASL = json.loads(
     (Path(__file__).resolve().parents[2] / "statemachines" / "workflow_run.asl.json").read_text()
@@ -123,9 +124,11 @@ def test_the_machine_waits_on_tokens_and_runs_items_as_child_executions() -> Non
         "ExecutionType": "STANDARD",
     }
     assert items["MaxConcurrency"] == limits.WORKFLOW_ITEMS_CONCURRENCY
-    # One stage processor, for a run of stages and for each item alike.
-    assert items["ItemProcessor"]["States"]["Stages"] == top["Stages"]
-    steps = top["Stages"]["ItemProcessor"]["States"]["Steps"]["ItemProcessor"]["States"]
+    # One stage processor, for a run of stages and for each item alike (state names are
+    # unique across a machine: the run of stages' copy is named …Inline).
+    stages = items["ItemProcessor"]["States"]["Stages"]
+    assert top["StagesInline"] == inline_copy(stages)
+    steps = stages["ItemProcessor"]["States"]["Steps"]["ItemProcessor"]["States"]
     assert "PollCall" not in steps
     assert steps["AwaitCall"]["Resource"].endswith(".waitForTaskToken")
     assert steps["AwaitCall"]["TimeoutSeconds"] == limits.WORKFLOW_CALL_WAIT_TIMEOUT_SECONDS
@@ -183,3 +186,32 @@ def test_cancel_stops_every_item_of_a_pipeline(api, stack) -> None:
         "cancelled"
     }
     del wait_step
+
+
+def test_a_pipelines_items_count_their_own_states_into_the_runs_usage(api, stack) -> None:
+    """On AWS each item's child execution has its own history, which the run's does not
+    hold: the item's last task counts it. moto runs items inside the run's execution (the
+    id they see is the run's), whose Finish counts everything already."""
+    from tests.integration.workflow_support import TIMED
+
+    define(api, stack.admin_token, TIMED)
+    flow = {"workflowId": "pipe-usage", "items": ["a", "b"], "stages": [{"steps": [
+        {"label": "go", "adapter": "timed", "prompt": "Do {{ITEM}}"}]}]}  # fmt: skip
+    run_id = start(api, stack.admin_token, flow)
+    assert wait_run(api, stack.admin_token, run_id)["status"] == "succeeded"
+    runs = stack.services.workflows.runs._runs
+    assert runs.read_all(run_id).item_transitions == 0  # moto: the run's own history
+
+    class ChildHistory:
+        def entered_states(self, execution: str) -> int:
+            assert execution.endswith("/items:child-1")
+            return 21
+
+    engine = stack.services.workflows.engine
+    monkey = engine._history
+    engine._history = ChildHistory()
+    try:
+        engine.item_ended(run_id, "arn:aws:states:us-east-1:123456789012:execution:m/items:child-1")
+    finally:
+        engine._history = monkey
+    assert runs.read_all(run_id).item_transitions == 21

@@ -45,11 +45,49 @@ def asl(name: str) -> dict[str, Any]:
     return dict(json.loads((ROOT / "statemachines" / f"{name}.asl.json").read_text()))
 
 
+INLINE = "Inline"  # the suffix of a run of stages' copy of the stage states
+
+
 def workflow_states() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The workflow machine's top states, a stage's states, a step's states."""
+    """The workflow machine's top states, a stage's states, a step's states (an item's
+    names; a run of stages enters the same states, named …Inline)."""
     top = asl("workflow_run")["States"]
-    stage = top["Stages"]["ItemProcessor"]["States"]
+    stage = top["Items"]["ItemProcessor"]["States"]["Stages"]["ItemProcessor"]["States"]
     return top, stage, stage["Steps"]["ItemProcessor"]["States"]
+
+
+def inline_copy(stages: dict[str, Any]) -> dict[str, Any]:
+    """What the run of stages' StagesInline must be: an item's Stages with every state
+    name inside it suffixed (state names are unique across a machine), ending at
+    RunEnded instead of the item's ItemEnded."""
+    names = {"Stages"}
+
+    def collect(states: dict[str, Any]) -> None:
+        for name, state in states.items():
+            names.add(name)
+            if state["Type"] == "Map":
+                collect(state["ItemProcessor"]["States"])
+
+    collect(stages["ItemProcessor"]["States"])
+
+    def renamed(node: Any) -> Any:
+        if isinstance(node, list):
+            return [renamed(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "States":
+                out[key] = {n + INLINE: renamed(v) for n, v in value.items()}
+            elif key in ("Next", "Default", "StartAt") and value in names:
+                out[key] = value + INLINE
+            elif key == "Next" and value == "ItemEnded":
+                out[key] = "RunEnded"
+            else:
+                out[key] = renamed(value)
+        return out
+
+    return dict(renamed(stages))
 
 
 def _successors(state: dict[str, Any]) -> set[str]:
@@ -128,14 +166,11 @@ def stages_events(stages: list[list[list[str]]], worst: bool) -> int:
 
 
 def run_of_stages(stages: list[list[list[str]]], worst: bool) -> int:
-    """A run without items: Shape, the stages inline, ItemEnded, Finish, in one execution."""
+    """A run without items: Shape, the stages inline, RunEnded, Finish, in one execution."""
     top, _, _ = workflow_states()
-    return (
-        EXECUTION
-        + path_events(top, ["Shape"], worst)
-        + stages_events(stages, worst)
-        + path_events(top, ["ItemEnded", "Finish"], worst)
-    )
+    check_path(top, ["Shape", "StagesInline", "RunEnded", "Finish"])
+    own = sum(state_events(top[name], worst) for name in ("Shape", "RunEnded", "Finish"))
+    return EXECUTION + own + stages_events(stages, worst)
 
 
 @dataclass(frozen=True)
@@ -150,12 +185,9 @@ def pipeline(stages: list[list[list[str]]], worst: bool) -> Pipeline:
     top, _, _ = workflow_states()
     item_states = top["Items"]["ItemProcessor"]["States"]
     assert top["Items"]["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
-    parent = (
-        EXECUTION
-        + path_events(top, ["Shape"], worst)
-        + DISTRIBUTED_MAP_PARENT
-        + path_events(top, ["Finish"], worst)
-    )
+    check_path(top, ["Shape", "Items", "Finish"])
+    own = sum(state_events(top[name], worst) for name in ("Shape", "Finish"))
+    parent = EXECUTION + own + DISTRIBUTED_MAP_PARENT
     child = (
         EXECUTION + stages_events(stages, worst) + path_events(item_states, ["ItemEnded"], worst)
     )

@@ -118,6 +118,9 @@ class WorkflowEngine:
         if action == "finish":
             self.finish(run_id, event.get("error"), event.get("execution"))
             return {}
+        if action == "item_ended":
+            self.item_ended(run_id, str(event.get("execution") or ""))
+            return {}
         raise ValueError(f"unknown workflow action {action!r}")
 
     # ---- a step ----
@@ -516,10 +519,20 @@ class WorkflowEngine:
             run.error = f"the run's execution failed: {json.dumps(error)[:500]}"
         run.ended_at = self._now()
         entered = self._history.entered_states(execution) if execution and self._history else 0
+        entered += state.item_transitions
         self._runs.save(run, state.run_version, usage=Counts(state_transitions=entered))
         count_outcome("WorkflowRunsEnded", run.status)
         self._wake_caller(run_id)
         self._notices.send(run, "completed", {"status": run.status, "error": run.error})
+
+    def item_ended(self, run_id: str, execution: str) -> None:
+        """W12: an item's child execution counts the states it entered into its run's
+        usage (the run's own history holds only its Distributed Map's events). An executor
+        that runs items inside the run's own execution (moto's) names that one: nothing to
+        add, the run's Finish counts it."""
+        if self._history is None or not execution or execution.endswith(f":{run_id}"):
+            return
+        self._runs.add_item_transitions(run_id, self._history.entered_states(execution))
 
     def _wake_caller(self, run_id: str) -> None:
         """W10: a workflow step that called this run's function waits for its end."""

@@ -1,6 +1,7 @@
 """Data access for workflow runs in the work table.
 
-    WFRUN#<run_id>                   RUN             the run (JSON), status, version, cost_usd
+    WFRUN#<run_id>                   RUN             the run (JSON), status, version, cost_usd,
+                                                     item_transitions (a pipeline's items')
     WFRUN#<run_id>                   STEP#<item>#<stage>#<index>  one step (JSON), version
     WFRUNS#<account>                 <run_id>        the account's run list (newest last)
     WFCACHE#<account>#<cacheKey>     STEP#<label>#<input hash>   the resume cache (W6), TTL
@@ -73,6 +74,7 @@ class RunState:
     cost_usd: float
     steps: list[StepRecord]
     versions: dict[Position, int]  # the step items' versions
+    item_transitions: int = 0  # states a pipeline's item executions entered (usage)
 
     def step_at(self, at: Position) -> tuple[StepRecord, int] | None:
         for step in self.steps:
@@ -172,7 +174,7 @@ class RunStore:
             "ConsistentRead": True,
         }
         run: RunRecord | None = None
-        run_version, cost = 0, 0.0
+        run_version, cost, items = 0, 0.0, 0
         steps: list[StepRecord] = []
         versions: dict[Position, int] = {}
         while True:
@@ -182,6 +184,7 @@ class RunStore:
                 if data["sk"] == "RUN":
                     run, cost = _run(data), float(data.get("cost_usd", 0))
                     run_version = int(data["version"])
+                    items = int(data.get("item_transitions", 0))
                 else:
                     step = self._step(data)
                     steps.append(step)
@@ -189,7 +192,9 @@ class RunStore:
             if "LastEvaluatedKey" not in page:
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return RunState(run, run_version, cost, steps, versions) if run is not None else None
+        if run is None:
+            return None
+        return RunState(run, run_version, cost, steps, versions, items)
 
     def read_item(self, run_id: str, item: int) -> RunState | None:
         """The run and the steps of one item (a pipeline's, W12): what a step of that item
@@ -252,6 +257,15 @@ class RunStore:
                 ),
             )
         return version + 1
+
+    def add_item_transitions(self, run_id: str, entered: int) -> None:
+        """W12: the states one item's child execution entered, for the run's usage."""
+        self._db.update_item(
+            TableName=self._table,
+            Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
+            UpdateExpression="ADD item_transitions :n",
+            ExpressionAttributeValues=to_item({":n": entered}),
+        )
 
     def add_cost(self, run_id: str, cost_usd: float) -> None:
         if cost_usd <= 0:
