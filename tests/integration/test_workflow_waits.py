@@ -215,3 +215,20 @@ def test_a_pipelines_items_count_their_own_states_into_the_runs_usage(api, stack
     finally:
         engine._history = monkey
     assert runs.read_all(run_id).item_transitions == 21
+
+
+def test_a_pipeline_steps_reads_only_its_own_items_records(stack) -> None:
+    """A step of a 10,000-item run reads its item's steps, never every item's."""
+    from agentworks.workflows.records import RunRecord, StepRecord
+
+    runs = stack.services.workflows.runs._runs
+    run = RunRecord("wfrun_01JZZZZZZZZZZZZZZZZZZZZZZZ", "acct", "conn", "wide", {}, 0)
+    runs.create(run)
+    for item in (0, 1, 10, 100, 1000, 9999):
+        for stage in (0, 1):
+            runs.save_step(StepRecord(run.run_id, stage, 0, f"s{stage}", "st", item=item), 0)
+    for item in (0, 1, 10, 100, 1000, 9999):
+        state = runs.read_item(run.run_id, item)
+        assert state is not None and state.run.run_id == run.run_id
+        assert sorted((s.item, s.stage) for s in state.steps) == [(item, 0), (item, 1)]
+    assert len(runs.read_all(run.run_id).steps) == 12

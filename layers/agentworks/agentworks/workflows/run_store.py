@@ -167,10 +167,19 @@ class RunStore:
 
     def read_all(self, run_id: str) -> RunState | None:
         """The run and every step it wrote so far, in one (paged) Query."""
+        return self._read(run_id)
+
+    def _read(self, run_id: str, through: str | None = None) -> RunState | None:
+        """The run and its steps up to the sort key `through` (all, when None)."""
+        values: dict[str, Any] = {":pk": run_pk(run_id)}
+        condition = "pk = :pk"
+        if through is not None:  # "RUN" sorts before every step
+            condition += " AND sk BETWEEN :run AND :through"
+            values.update({":run": "RUN", ":through": through})
         kwargs: dict[str, Any] = {
             "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": to_item({":pk": run_pk(run_id)}),
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": to_item(values),
             "ConsistentRead": True,
         }
         run: RunRecord | None = None
@@ -198,7 +207,10 @@ class RunStore:
 
     def read_item(self, run_id: str, item: int) -> RunState | None:
         """The run and the steps of one item (a pipeline's, W12): what a step of that item
-        reads — never the other items' steps, however many the run has."""
+        reads — never the other items' steps, however many the run has. Item 0 (every run
+        of stages) is one Query: its steps sort right after the run."""
+        if item == 0:
+            return self._read(run_id, through=f"STEP#{0:03d}#~")  # item 0's, then no more
         found = self.get(run_id)
         if found is None:
             return None
