@@ -232,3 +232,16 @@ def test_a_pipeline_steps_reads_only_its_own_items_records(stack) -> None:
         assert state is not None and state.run.run_id == run.run_id
         assert sorted((s.item, s.stage) for s in state.steps) == [(item, 0), (item, 1)]
     assert len(runs.read_all(run.run_id).steps) == 12
+
+
+def test_an_execution_started_before_await_call_existed_still_polls(api, stack, agents) -> None:
+    """A deploy does not strand a run in flight: its RunStep (without `await_calls`) is
+    answered "poll", which its machine knows; the current machine's gets "await_call"."""
+    assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
+    caller = agents.connection("caller")["token"]
+    run_id = start(api, caller, CONFIRM)
+    _asking_call(api, stack, caller, run_id)
+    engine = stack.services.workflows.engine
+    event = {"action": "step", "run_id": run_id, "item": 0, "stage": 0, "step": 0}
+    assert engine.handle(event) == {"next": "poll"}
+    assert engine.handle({**event, "await_calls": True}) == {"next": "await_call"}

@@ -95,6 +95,9 @@ class WorkflowEngine:
         at = Position(item, int(event.get("stage") or 0), int(event.get("step") or 0))
         if action == "step":
             turn = self.step(run_id, at)
+            if turn in ("await_call", "busy") and not event.get("await_calls"):
+                # An execution started before AwaitCall existed: it polls (PollCall).
+                return {"next": "poll"}
             if turn == "busy":
                 return {"next": turn, "wait_seconds": self._busy_wait(run_id, at)}
             return {"next": turn}
