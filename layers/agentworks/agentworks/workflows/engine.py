@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from agentworks import limits
@@ -505,17 +505,18 @@ class WorkflowEngine:
     def finish(self, run_id: str, error: Any = None, execution: str | None = None) -> None:
         """Records the run's outcome; `execution` (the state machine passes its own ARN: this
         function cannot name it) is read for the states it entered, the run's usage."""
-        state = self._runs.read_all(run_id)
+        state = self._runs.read_end(run_id)
         if state is None:
             raise RunGone(run_id)
         run = state.run
         if run.status in TERMINAL_RUN:
             self._wake_caller(run_id)  # a retried Finish, or a cancel: wake it (again)
             return
-        failed = [s for s in state.steps if s.status not in DONE]
+        failed = [at for at, status in state.statuses.items() if status not in DONE]
         run.status = "failed" if failed or error else "succeeded"
-        if failed:
-            first = min(failed, key=lambda s: (s.item, s.stage, s.index))
+        found = self._runs.get_step(run_id, min(failed, key=astuple)) if failed else None
+        if found is not None:
+            first = found[0]
             where = f"item {first.item}: " if run.definition.get("items") else ""
             run.error = f"{where}step {first.label} {first.status}: {first.error or ''}".strip()
         elif error:

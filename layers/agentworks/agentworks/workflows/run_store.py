@@ -84,6 +84,22 @@ class RunState:
 
 
 @dataclass(frozen=True)
+class RunEnd:
+    """What a run's end reads: the run, and each step's status only (a pipeline of 10,000
+    items has up to 100,000 steps; their sessions are not read to end it)."""
+
+    run: RunRecord
+    run_version: int
+    item_transitions: int  # states its items' child executions entered (usage)
+    statuses: dict[Position, str]
+
+
+def _position(sk: str) -> Position:
+    _, item, stage, index = sk.split("#")
+    return Position(int(item), int(stage), int(index))
+
+
+@dataclass(frozen=True)
 class RunSummary:
     run_id: str
     workflow_id: str
@@ -164,6 +180,38 @@ class RunStore:
         if not data:
             return None
         return _run(data), int(data["version"]), float(data.get("cost_usd", 0))
+
+    def read_end(self, run_id: str) -> RunEnd | None:
+        """The run and its steps' statuses: a GetItem and a Query that projects each step's
+        sort key and status."""
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        if not data:
+            return None
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :steps)",
+            "ExpressionAttributeValues": to_item({":pk": run_pk(run_id), ":steps": "STEP#"}),
+            "ProjectionExpression": "sk, #s",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ConsistentRead": True,
+        }
+        statuses: dict[Position, str] = {}
+        while True:
+            page = self._db.query(**kwargs)
+            for raw in page["Items"]:
+                step = from_item(raw) or {}
+                statuses[_position(str(step["sk"]))] = str(step["status"])
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return RunEnd(
+            _run(data), int(data["version"]), int(data.get("item_transitions", 0)), statuses
+        )
 
     def read_all(self, run_id: str) -> RunState | None:
         """The run and every step it wrote so far, in one (paged) Query."""
