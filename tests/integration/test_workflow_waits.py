@@ -188,18 +188,29 @@ def test_cancel_stops_every_item_of_a_pipeline(api, stack) -> None:
     del wait_step
 
 
-def test_a_pipelines_items_count_their_own_states_into_the_runs_usage(api, stack) -> None:
+def test_a_pipelines_items_count_their_own_states_into_the_runs_usage(
+    api, stack, monkeypatch
+) -> None:
     """On AWS each item's child execution has its own history, which the run's does not
     hold: the item's last task counts it. moto runs items inside the run's execution (the
     id they see is the run's), whose Finish counts everything already."""
     from tests.integration.workflow_support import TIMED
 
+    engine = stack.services.workflows.engine
+    counted: list[str] = []
+    item_ended = engine.item_ended
+    monkeypatch.setattr(
+        engine,
+        "item_ended",
+        lambda run, execution: (counted.append(execution), item_ended(run, execution)),
+    )
     define(api, stack.admin_token, TIMED)
     flow = {"workflowId": "pipe-usage", "items": ["a", "b"], "stages": [{"steps": [
         {"label": "go", "adapter": "timed", "prompt": "Do {{ITEM}}"}]}]}  # fmt: skip
     run_id = start(api, stack.admin_token, flow)
     assert wait_run(api, stack.admin_token, run_id)["status"] == "succeeded"
     runs = stack.services.workflows.runs._runs
+    assert len(counted) == 2 and all(e.endswith(f":{run_id}") for e in counted)
     assert runs.read_all(run_id).item_transitions == 0  # moto: the run's own history
 
     class ChildHistory:
@@ -207,7 +218,6 @@ def test_a_pipelines_items_count_their_own_states_into_the_runs_usage(api, stack
             assert execution.endswith("/items:child-1")
             return 21
 
-    engine = stack.services.workflows.engine
     monkey = engine._history
     engine._history = ChildHistory()
     try:
