@@ -255,3 +255,11 @@ def test_an_execution_started_before_await_call_existed_still_polls(api, stack, 
     event = {"action": "step", "run_id": run_id, "item": 0, "stage": 0, "step": 0}
     assert engine.handle(event) == {"next": "poll"}
     assert engine.handle({**event, "await_calls": True}) == {"next": "await_call"}
+
+
+def test_a_busy_crews_waits_double_up_to_the_longest() -> None:
+    from agentworks.workflows.crew_steps import busy_wait
+
+    waits = [busy_wait(n) for n in range(1, limits.WORKFLOW_CREW_BUSY_ROUNDS_MAX + 1)]
+    assert waits == [30, 60, 120, 240, 480, 900, 900, 900]
+    assert sum(waits) < 3600 + 60  # about an hour of asking, then the step fails

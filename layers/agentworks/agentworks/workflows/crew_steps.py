@@ -45,6 +45,13 @@ def target(step: Step) -> str:
     return f"workflow:{step.workflow}" if step.workflow else f"crew:{step.crew}"
 
 
+def busy_wait(rounds: int) -> int:
+    """The CrewBusy wait before ask `rounds` + 1 of a busy Crew: doubling from the first
+    wait to the longest."""
+    wait = limits.WORKFLOW_CREW_BUSY_FIRST_WAIT_SECONDS * 2 ** max(rounds - 1, 0)
+    return int(min(wait, limits.WORKFLOW_CREW_BUSY_LONGEST_WAIT_SECONDS))
+
+
 def describe(step: Step) -> str:
     """What the step resolves to (its input hash's prompt): the call it makes."""
     return json.dumps(

@@ -99,7 +99,9 @@ class WorkflowEngine:
                 # An execution started before AwaitCall existed: it polls (PollCall).
                 return {"next": "poll"}
             if turn == "busy":
-                return {"next": turn, "wait_seconds": self._busy_wait(run_id, at)}
+                found = self._runs.get_step(run_id, at)
+                wait = crew_steps.busy_wait(found[0].busy_rounds if found else 1)
+                return {"next": turn, "wait_seconds": wait}
             return {"next": turn}
         if action == "await_call":
             self.await_call(run_id, at, event["task_token"])
@@ -413,13 +415,6 @@ class WorkflowEngine:
             current = self._runs.get_step(record.run_id, record.position)
             if current is None or current[0].status != "cancelled":
                 raise
-
-    def _busy_wait(self, run_id: str, at: Position) -> int:
-        """The CrewBusy wait before the next ask: doubling from the first to the longest."""
-        found = self._runs.get_step(run_id, at)
-        rounds = found[0].busy_rounds if found else 1
-        wait = limits.WORKFLOW_CREW_BUSY_FIRST_WAIT_SECONDS * 2 ** max(rounds - 1, 0)
-        return int(min(wait, limits.WORKFLOW_CREW_BUSY_LONGEST_WAIT_SECONDS))
 
     def await_call(self, run_id: str, at: Position, task_token: str) -> None:
         """AwaitCall: the token waits with the step's call until the call ends."""
