@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agentworks.crews.stepping_in import SteppingIn
     from agentworks.messaging.service import MessagingService
     from agentworks.runtime import Crews
+    from agentworks.workflows.call_waits import CallWaits
 
 
 def message_runs(
@@ -304,7 +305,9 @@ def asker_runs(settings: Settings, client: DynamoDBClient, stepfunctions: Any) -
     return AskerRuns(CallStore(client, settings.work_table), executions)
 
 
-def _waits(settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any) -> Any:
+def _waits(
+    settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any
+) -> CallWaits:
     """The workflow steps waiting for calls' ends (W9 `crew`): a call's end answers them."""
     from agentworks.workflows.wiring import call_waits
 

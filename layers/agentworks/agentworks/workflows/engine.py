@@ -2,9 +2,9 @@
 
 The state machine owns the flow: stages one after another, a stage's steps in parallel, the
 barrier, waiting for a person's answer or a call's end (task tokens: waiting costs no
-history events). This module owns one step's rules: replay it from a
-journal, or run its session's turns through the adapter profile, apply the step's policy to
-a question, check the output schema and the budget, and record the outcome. Every action
+history events). This module owns one step's rules: replay it from a journal, or run its
+session's turns through the adapter profile, apply the step's policy to a question, check
+the output schema and the budget, and record the outcome. Every action
 reads its records and saves them under their versions, so a retried invocation finds the
 work it already did.
 """
