@@ -212,17 +212,8 @@ def function_call(rounds: int, worst: bool) -> int:
     """A call whose turns each wait for an answer (the heaviest round: Turn, Route and the
     longest wait, AwaitCrew), `rounds` times, then a last Turn that ends it."""
     states = asl("function_call")["States"]
-    round_ = ["Turn", "Route", "AwaitCrew"]
-    ending = (
-        ["Turn", "Route", "Finish", "Interrupted", "Unrecorded"]
-        if worst
-        else [
-            "Turn",
-            "Route",
-            "Finish",
-        ]
-    )
-    path = round_ * rounds + ending
+    ending = ["Turn", "Route", "Finish"] + (["Interrupted", "Unrecorded"] if worst else [])
+    path = ["Turn", "Route", "AwaitCrew"] * rounds + ending
     return EXECUTION + path_events(states, path, worst)
 
 
@@ -244,13 +235,15 @@ def scenarios() -> dict[str, int]:
         "function_call_max_turns": function_call(limits.MAX_TURNS, worst=True),
         "pipeline_1000x10_parent": pipe.parent,
         "pipeline_1000x10_per_item": pipe.child,
+        # The same items as iterations of an inline Map, as before: one history for all
+        # (counted with no wait and no retry at all).
         "pipeline_1000x10_inline_before": (
             1000 * (2 + stages_events([[crew_step(False)]] * 10, worst=False))
         ),
         "relay_run_max_attempts": relay_run(worst=True),
-        # The widest run of stages (100 steps), every crew step's Crew busy to the bound
-        # and its tasks retried: nominal tasks, since every retrier at its maximum at once
-        # on 100 steps is not a run that happens (see the worst-case per step above).
+        # The widest run of stages (100 steps): every Crew busy through all its rounds
+        # (tasks not retried), or every task retried to its maximum (no Crew busy). Both
+        # at once on all 100 steps is not held (39,282: docs/benchmarks.md).
         "run_100_busy_crew_steps": run_of_stages(
             [[crew_step(False, limits.WORKFLOW_CREW_BUSY_ROUNDS_MAX)] * 5] * 20, worst=False
         ),
