@@ -39,6 +39,11 @@ TARGETS: dict[str, Target] = {
     "function_call_state_transitions": Target(8),
     # Issue 8: the engine's own transitions per step (a step's task aside).
     "workflow_overhead_transitions_per_step": Target(5),
+    # Issue 23: every execution's history far inside the 25,000-event quota; a crew step
+    # enters the same few states however long its call runs.
+    "history_events_worst_execution": Target(20_000),
+    "workflow_transitions_per_crew_step_quick": Target(5),
+    "workflow_transitions_per_crew_step_waiting": Target(5),
     # Issue 9: a relay run's transitions do not grow with its durable steps; a step is its
     # two API calls (start, finish), each two GetItems of authentication and one write.
     "relay_run_state_transitions": Target(3),
@@ -140,6 +145,15 @@ SHOWN = (
     "workflow_transitions_per_stage",
     "workflow_ddb_requests_per_step",
     "workflow_ddb_requests_per_stage",
+    "history_events_crew_step_waiting_6h_run",
+    "history_events_function_call_max_turns",
+    "history_events_pipeline_1000x10_parent",
+    "history_events_pipeline_1000x10_per_item",
+    "history_events_relay_run_max_attempts",
+    "history_events_run_100_crew_steps_worst",
+    "history_events_worst_execution",
+    "workflow_transitions_per_crew_step_quick",
+    "workflow_transitions_per_crew_step_waiting",
     "relay_run_state_transitions",
     "relay_transitions_per_step",
     "relay_1_steps_ddb_requests",

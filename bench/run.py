@@ -39,6 +39,7 @@ from bench import (
     wake,
     workflows,
 )
+from bench.history import measure as history_figures
 from bench.inbox import inbox_figures
 from bench.meter import Tally
 from bench.stack import open_stack
@@ -180,6 +181,7 @@ def main() -> int:
     results.update(inbox_figures())
     _progress("workflow runs on Step Functions (2 stages × 3 scripted steps)")
     results.update(workflows.measure())
+    results.update(history_figures())  # Step Functions history per execution (issue 23)
     _progress("relay runs on Step Functions (N durable steps vs N plain calls, own process)")
     relay_figures, relay_details = relays.measure()
     results.update(relay_figures)

@@ -189,13 +189,26 @@ WORKFLOW_STEP_ITEM_MAX_BYTES = 350_000
 WORKFLOW_STEP_TURNS_MAX = 8  # adapter turns of one step (answers and corrections included)
 # W3 escalate: how long a step waits for `resolve` (the Await state's TimeoutSeconds).
 WORKFLOW_ESCALATION_TIMEOUT_SECONDS = DAY_SECONDS
+# A crew step waits on a task token for its call's end (AwaitCall). A call ends within its
+# turns, each waiting at most 8 days for an answer (function_call.asl.json's AwaitCrew):
+# the state's TimeoutSeconds is a backstop past that.
+WORKFLOW_CALL_WAIT_TIMEOUT_SECONDS = MAX_TURNS * 8 * DAY_SECONDS + DAY_SECONDS
+# A crew step whose Crew runs all the calls it may (nothing is queued) asks again after a
+# wait that doubles from the first to the longest, at most this many times, then fails.
+WORKFLOW_CREW_BUSY_FIRST_WAIT_SECONDS = 30
+WORKFLOW_CREW_BUSY_LONGEST_WAIT_SECONDS = 900
+WORKFLOW_CREW_BUSY_ROUNDS_MAX = 8
 WORKFLOW_ANSWER_MAX_CHARS = 20_000  # a person's `resolve` answer
 WORKFLOW_QUESTION_MAX_CHARS = 8_000  # a session's question, as a step keeps it
 WORKFLOW_ERROR_MAX_CHARS = 2_000  # a step's error, as it keeps it
 WORKFLOW_NOTIFICATIONS_KEPT = 20  # the latest webhook deliveries a run keeps
 WORKFLOW_ROUTES_MAX = 10  # W9: routes of one routing or branch step
-WORKFLOW_ITEMS_MAX = 100  # W12: items of a pipeline
-WORKFLOW_PIPELINE_STEP_RUNS_MAX = 1_000  # items × steps of one run
+# W12: items of a pipeline. Each runs in its own child execution (a Distributed Map), so
+# an execution's 25,000-event history bounds one item, never the run (tests/…/test_history).
+WORKFLOW_ITEMS_MAX = 10_000
+WORKFLOW_PIPELINE_STEP_RUNS_MAX = 100_000  # items × steps of one run
+# Items running at once (the Distributed Map's MaxConcurrency, in workflow_run.asl.json).
+WORKFLOW_ITEMS_CONCURRENCY = 100
 WORKFLOW_TRIGGERS_MAX = 10  # W11: triggers of one registered workflow
 WORKFLOW_CALLERS_MAX = 50  # W10: a workflow function's caller allow-list
 SESSION_CALL_WAIT_SECONDS = 120  # a step's session waits this long for a call it made

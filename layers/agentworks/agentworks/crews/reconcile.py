@@ -10,6 +10,7 @@ open_call_store) and records those whose execution has ended, or never started, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentworks import limits
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.execution import Executions
+    from agentworks.crews.models import CallRecord
     from agentworks.crews.open_call_store import OpenCallStore
     from agentworks.messaging.crew_inbox_views import CrewInboxViews
 
@@ -38,6 +40,7 @@ class CallReconciler:
         inbox: CrewInboxStore | None,
         clock: Clock = SYSTEM_CLOCK,
         receipts: CrewInboxViews | None = None,
+        call_ended: Callable[[CallRecord], None] | None = None,
     ) -> None:
         self._calls = calls
         self._open = open_calls
@@ -45,6 +48,7 @@ class CallReconciler:
         self._inbox = inbox
         self._clock = clock
         self._receipts = receipts
+        self._call_ended = call_ended  # a workflow step waiting for the call goes on
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
@@ -87,4 +91,6 @@ class CallReconciler:
         logger.warning("call reconciled", extra={"call_id": call_id, "execution": status})
         count_ended(record)
         report_outcome(record, self._inbox, self._receipts, now)
+        if self._call_ended is not None:
+            self._call_ended(record)
         return True

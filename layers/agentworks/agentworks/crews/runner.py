@@ -117,6 +117,7 @@ class StepRunner(MessageTurns):
         is_live: LiveConnection | None = None,
         starter: StarterPrincipal | None = None,
         asked_starts_on: Callable[[str], AskedStarts] | None = None,
+        call_ended: Callable[[CallRecord], None] | None = None,
     ) -> None:
         self._crews = crews
         self._calls = calls
@@ -134,6 +135,8 @@ class StepRunner(MessageTurns):
         self._starter = starter  # the starter's principal (its target bounds, A4)
         # C3: starts an asked Crew's run on the state machine a task names (its own).
         self._asked_starts_on = asked_starts_on
+        # A workflow step waiting for this call's end goes on (workflows.call_waits).
+        self._call_ended = call_ended
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
@@ -411,7 +414,11 @@ class StepRunner(MessageTurns):
     # ---- message runs: the answer and the outcome ----
 
     def _report(self, record: CallRecord) -> None:
+        """What follows a call's end (repeated by a retried Finish or Interrupted): the
+        message's outcome where its sender looks, and the workflow step waiting for it."""
         report_outcome(record, self._inbox, self._messaging, self._now())
+        if self._call_ended is not None:
+            self._call_ended(record)
 
     def _save(self, record: CallRecord, version: int) -> int:
         record.updated_at = self._now()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agentworks.crews.stepping_in import SteppingIn
     from agentworks.messaging.service import MessagingService
     from agentworks.runtime import Crews
+    from agentworks.workflows.call_waits import CallWaits
 
 
 def message_runs(
@@ -63,6 +64,7 @@ def call_reconciler(
         inbox,
         clock,
         receipts,
+        call_ended=_waits(settings, client, clock, stepfunctions).call_ended,
     )
 
 
@@ -171,6 +173,7 @@ def build_crews(
                 inbox,
                 runs_on(settings, client, clock, stepfunctions, inbox, machine),
             ),
+            call_ended=_waits(settings, client, clock, stepfunctions).call_ended,
         ),
         inboxes=CrewInboxes(
             crews, inbox, runs, messaging, is_live_connection, clock, requests=requests
@@ -304,3 +307,12 @@ def asker_runs(settings: Settings, client: DynamoDBClient, stepfunctions: Any) -
 
     executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
     return AskerRuns(CallStore(client, settings.work_table), executions)
+
+
+def _waits(
+    settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any
+) -> CallWaits:
+    """The workflow steps waiting for calls' ends (W9 `crew`): a call's end answers them."""
+    from agentworks.workflows.wiring import call_waits
+
+    return call_waits(settings, client, clock, stepfunctions)

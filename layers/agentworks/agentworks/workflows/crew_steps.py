@@ -4,7 +4,8 @@ Crew's access list and revocation are checked again at each call, so starting a 
 nothing the starter could not do itself.
 
 The call's submission id is the run's and the step's, so a retried task finds the call it
-made instead of making another; the state machine polls until the call ends.
+made instead of making another; the step then waits on a task token until the call ends
+(call_waits), or, when the Crew is busy, asks again after a wait.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.adapters.base import AdapterError
 from agentworks.crews.models import CallFunction
-from agentworks.errors import AgentWorksError, Retryable
+from agentworks.errors import AgentWorksError, Busy, Retryable
 from agentworks.workflows.definition import Step
 from agentworks.workflows.records import RunRecord, StepRecord
 
@@ -37,10 +38,18 @@ class Progress:
     ended: bool
     output: str | None = None
     error: str | None = None
+    busy: bool = False  # the Crew runs all the calls it may: no call was made
 
 
 def target(step: Step) -> str:
     return f"workflow:{step.workflow}" if step.workflow else f"crew:{step.crew}"
+
+
+def busy_wait(rounds: int) -> int:
+    """The CrewBusy wait before ask `rounds` + 1 of a busy Crew: doubling from the first
+    wait to the longest."""
+    wait = limits.WORKFLOW_CREW_BUSY_FIRST_WAIT_SECONDS * 2 ** max(rounds - 1, 0)
+    return int(min(wait, limits.WORKFLOW_CREW_BUSY_LONGEST_WAIT_SECONDS))
 
 
 def describe(step: Step) -> str:
@@ -104,8 +113,8 @@ class CrewSteps:
                 )
                 record.call_id = str(called["call_id"])
             status = self._calls.status(principal, record.call_id)
-        except Retryable:
-            return Progress(False)  # the Crew is busy: the next poll tries again
+        except (Busy, Retryable):
+            return Progress(False, busy=True)  # the Crew is busy: ask again later
         except AgentWorksError as refused:
             return Progress(True, error=f"{target(step)} refused the call: {refused.message}")
         if not status["terminal"]:

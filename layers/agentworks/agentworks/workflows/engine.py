@@ -1,9 +1,10 @@
 """What each state of statemachines/workflow_run.asl.json does (W1–W3, W6–W8).
 
 The state machine owns the flow: stages one after another, a stage's steps in parallel, the
-barrier, waiting for a person's answer. This module owns one step's rules: replay it from a
-journal, or run its session's turns through the adapter profile, apply the step's policy to
-a question, check the output schema and the budget, and record the outcome. Every action
+barrier, waiting for a person's answer or a call's end (task tokens: waiting costs no
+history events). This module owns one step's rules: replay it from a journal, or run its
+session's turns through the adapter profile, apply the step's policy to a question, check
+the output schema and the budget, and record the outcome. Every action
 reads its records and saves them under their versions, so a retried invocation finds the
 work it already did.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from agentworks import limits
@@ -26,6 +27,7 @@ from agentworks.observability import count_outcome
 from agentworks.signing import Signer
 from agentworks.usage.counts import Counts
 from agentworks.workflows import choices, crew_steps, replays, sessions
+from agentworks.workflows.call_waits import CallWaits
 from agentworks.workflows.crew_steps import CrewSteps
 from agentworks.workflows.definition import Step, WorkflowStart
 from agentworks.workflows.output_schema import output_problem
@@ -71,8 +73,10 @@ class WorkflowEngine:
         clock: Clock = SYSTEM_CLOCK,
         webhooks: Webhooks | None = None,
         history: Executions | None = None,
+        waits: CallWaits | None = None,
     ) -> None:
         self._runs = runs
+        self._waits = waits  # crew steps wait for their call's end; a run's end wakes its caller
         self._history = history  # the executions' states entered (usage)
         self._crew_steps = crew_steps
         self._runner = runner_steps
@@ -90,7 +94,21 @@ class WorkflowEngine:
         item = int(event.get("item") or 0)
         at = Position(item, int(event.get("stage") or 0), int(event.get("step") or 0))
         if action == "step":
-            return {"next": self.step(run_id, at)}
+            turn = self.step(run_id, at)
+            if turn in ("await_call", "busy") and not event.get("await_calls"):
+                # An execution started before AwaitCall existed: it polls (PollCall).
+                return {"next": "poll"}
+            if turn == "busy":
+                found = self._runs.get_step(run_id, at)
+                wait = crew_steps.busy_wait(found[0].busy_rounds if found else 1)
+                return {"next": turn, "wait_seconds": wait}
+            return {"next": turn}
+        if action == "await_call":
+            self.await_call(run_id, at, event["task_token"])
+            return {}
+        if action == "call_ended":
+            self.call_ended(run_id, at)
+            return {}
         if action == "await":
             self.await_answer(run_id, at, event["task_token"])
             return {}
@@ -105,13 +123,17 @@ class WorkflowEngine:
         if action == "finish":
             self.finish(run_id, event.get("error"), event.get("execution"))
             return {}
+        if action == "item_ended":
+            self.item_ended(run_id, str(event.get("execution") or ""))
+            return {}
         raise ValueError(f"unknown workflow action {action!r}")
 
     # ---- a step ----
 
     def step(self, run_id: str, at: Position) -> str:
         """Runs (or replays) one step until it ends or waits: "done", "await" (a person's
-        answer) or "poll" (a crew step's call is still running)."""
+        answer), "runner" (a runner's job), "await_call" (a crew step's call is running) or
+        "busy" (its Crew runs all the calls it may: ask again after a wait)."""
         context = self._context(run_id, at)
         if context is None:
             return "done"
@@ -142,9 +164,21 @@ class WorkflowEngine:
         record = context.record
         record.status, record.started_at = "running", record.started_at or self._now()
         progress = self._crew_steps.advance(context.run, context.step, record)
+        if progress.busy and record.busy_rounds >= limits.WORKFLOW_CREW_BUSY_ROUNDS_MAX:
+            return self._end(
+                record,
+                context.version,
+                "failed",
+                error=f"{crew_steps.target(context.step)} stayed busy through "
+                f"{limits.WORKFLOW_CREW_BUSY_ROUNDS_MAX} attempts",
+            )
+        if progress.busy:
+            record.busy_rounds += 1
+            self._runs.save_step(record, context.version)
+            return "busy"
         if not progress.ended:
             self._runs.save_step(record, context.version)
-            return "poll"
+            return "await_call"
         if progress.error is not None:
             return self._end(record, context.version, "failed", error=progress.error)
         record.output = progress.output
@@ -157,7 +191,7 @@ class WorkflowEngine:
         return "done"
 
     def _context(self, run_id: str, at: Position) -> _Context | None:
-        state = self._runs.read_all(run_id)
+        state = self._runs.read_item(run_id, at.item)
         if state is None:
             raise RunGone(run_id)
         run = state.run
@@ -383,6 +417,24 @@ class WorkflowEngine:
             if current is None or current[0].status != "cancelled":
                 raise
 
+    def await_call(self, run_id: str, at: Position, task_token: str) -> None:
+        """AwaitCall: the token waits with the step's call until the call ends."""
+        found = self._runs.get_step(run_id, at)
+        if found is None or found[0].terminal or found[0].call_id is None or not self._waits:
+            raise RunGone(run_id)
+        waiting = f"{run_id}#{at.item}#{at.stage}#{at.index}"
+        self._waits.wait(found[0].call_id, waiting, task_token)
+
+    def call_ended(self, run_id: str, at: Position) -> None:
+        """CallEnded: the call's end answered AwaitCall; the step records the outcome. A
+        call found still running (no end answers a token before the call is terminal) fails
+        the step rather than leaving it open."""
+        if self.step(run_id, at) == "done":
+            return
+        found = self._runs.get_step(run_id, at)
+        if found is not None and not found[0].terminal:
+            self._end(found[0], found[1], "failed", error="the call's end was announced early")
+
     # ---- waiting for a person (escalate) ----
 
     def await_answer(self, run_id: str, at: Position, task_token: str) -> None:
@@ -411,7 +463,7 @@ class WorkflowEngine:
     def interrupted(self, run_id: str, at: Position, error: Any) -> None:
         """The step's task failed or its wait timed out: the step fails, its siblings go on.
         A step that failed before it wrote anything is recorded now."""
-        state = self._runs.read_all(run_id)
+        state = self._runs.read_item(run_id, at.item)
         if state is None:
             raise RunGone(run_id)
         found = state.step_at(at)
@@ -436,7 +488,7 @@ class WorkflowEngine:
     def barrier(self, run_id: str, item: int, stage: int) -> bool:
         """W1: every step of the stage (of this item, in a pipeline) has ended; True when one
         of them did not succeed."""
-        state = self._runs.read_all(run_id)
+        state = self._runs.read_item(run_id, item)
         if state is None:
             raise RunGone(run_id)
         run = state.run
@@ -449,25 +501,43 @@ class WorkflowEngine:
     def finish(self, run_id: str, error: Any = None, execution: str | None = None) -> None:
         """Records the run's outcome; `execution` (the state machine passes its own ARN: this
         function cannot name it) is read for the states it entered, the run's usage."""
-        state = self._runs.read_all(run_id)
+        state = self._runs.read_end(run_id)
         if state is None:
             raise RunGone(run_id)
         run = state.run
         if run.status in TERMINAL_RUN:
+            self._wake_caller(run_id)  # a retried Finish, or a cancel: wake it (again)
             return
-        failed = [s for s in state.steps if s.status not in DONE]
+        failed = [at for at, status in state.statuses.items() if status not in DONE]
         run.status = "failed" if failed or error else "succeeded"
-        if failed:
-            first = min(failed, key=lambda s: (s.item, s.stage, s.index))
+        found = self._runs.get_step(run_id, min(failed, key=astuple)) if failed else None
+        if found is not None:
+            first = found[0]
             where = f"item {first.item}: " if run.definition.get("items") else ""
             run.error = f"{where}step {first.label} {first.status}: {first.error or ''}".strip()
         elif error:
             run.error = f"the run's execution failed: {json.dumps(error)[:500]}"
         run.ended_at = self._now()
         entered = self._history.entered_states(execution) if execution and self._history else 0
+        entered += state.item_transitions
         self._runs.save(run, state.run_version, usage=Counts(state_transitions=entered))
         count_outcome("WorkflowRunsEnded", run.status)
+        self._wake_caller(run_id)
         self._notices.send(run, "completed", {"status": run.status, "error": run.error})
+
+    def item_ended(self, run_id: str, execution: str) -> None:
+        """W12: an item's child execution counts the states it entered into its run's
+        usage (the run's own history holds only its Distributed Map's events). An executor
+        that runs items inside the run's own execution (moto's) names that one: nothing to
+        add, the run's Finish counts it."""
+        if self._history is None or not execution or execution.endswith(f":{run_id}"):
+            return
+        self._runs.add_item_transitions(run_id, self._history.entered_states(execution))
+
+    def _wake_caller(self, run_id: str) -> None:
+        """W10: a workflow step that called this run's function waits for its end."""
+        if self._waits is not None:
+            self._waits.wake(run_id)
 
 
 def _bounded(text: str, most: int) -> str:

@@ -84,6 +84,7 @@ class StepRecord:
     error: str | None = None
     turns_file: str | None = None  # S3 key when the turns outgrew the item
     call_id: str | None = None  # a crew step's function call
+    busy_rounds: int = 0  # a crew step's asks of a Crew that was busy (CrewBusy waits)
     route: str | None = None  # routing/branch: the route taken (W9)
     human: dict[str, str] | None = None  # humanInputs a person gave (W9)
     item: int = 0  # a pipeline's item (W12); 0 for a run of stages

@@ -1,6 +1,7 @@
 """Data access for workflow runs in the work table.
 
-    WFRUN#<run_id>                   RUN             the run (JSON), status, version, cost_usd
+    WFRUN#<run_id>                   RUN             the run (JSON), status, version, cost_usd,
+                                                     item_transitions (a pipeline's items')
     WFRUN#<run_id>                   STEP#<item>#<stage>#<index>  one step (JSON), version
     WFRUNS#<account>                 <run_id>        the account's run list (newest last)
     WFCACHE#<account>#<cacheKey>     STEP#<label>#<input hash>   the resume cache (W6), TTL
@@ -73,12 +74,29 @@ class RunState:
     cost_usd: float
     steps: list[StepRecord]
     versions: dict[Position, int]  # the step items' versions
+    item_transitions: int = 0  # states a pipeline's item executions entered (usage)
 
     def step_at(self, at: Position) -> tuple[StepRecord, int] | None:
         for step in self.steps:
             if step.position == at:
                 return step, self.versions[at]
         return None
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """What a run's end reads: the run, and each step's status only (a pipeline of 10,000
+    items has up to 100,000 steps; their sessions are not read to end it)."""
+
+    run: RunRecord
+    run_version: int
+    item_transitions: int  # states its items' child executions entered (usage)
+    statuses: dict[Position, str]
+
+
+def _position(sk: str) -> Position:
+    _, item, stage, index = sk.split("#")
+    return Position(int(item), int(stage), int(index))
 
 
 @dataclass(frozen=True)
@@ -163,16 +181,57 @@ class RunStore:
             return None
         return _run(data), int(data["version"]), float(data.get("cost_usd", 0))
 
-    def read_all(self, run_id: str) -> RunState | None:
-        """The run and every step it wrote so far, in one (paged) Query."""
+    def read_end(self, run_id: str) -> RunEnd | None:
+        """The run and its steps' statuses: a GetItem and a Query that projects each step's
+        sort key and status."""
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        if not data:
+            return None
         kwargs: dict[str, Any] = {
             "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": to_item({":pk": run_pk(run_id)}),
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :steps)",
+            "ExpressionAttributeValues": to_item({":pk": run_pk(run_id), ":steps": "STEP#"}),
+            "ProjectionExpression": "sk, #s",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ConsistentRead": True,
+        }
+        statuses: dict[Position, str] = {}
+        while True:
+            page = self._db.query(**kwargs)
+            for raw in page["Items"]:
+                step = from_item(raw) or {}
+                statuses[_position(str(step["sk"]))] = str(step["status"])
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return RunEnd(
+            _run(data), int(data["version"]), int(data.get("item_transitions", 0)), statuses
+        )
+
+    def read_all(self, run_id: str) -> RunState | None:
+        """The run and every step it wrote so far, in one (paged) Query."""
+        return self._read(run_id)
+
+    def _read(self, run_id: str, through: str | None = None) -> RunState | None:
+        """The run and its steps up to the sort key `through` (all, when None)."""
+        values: dict[str, Any] = {":pk": run_pk(run_id)}
+        condition = "pk = :pk"
+        if through is not None:  # "RUN" sorts before every step
+            condition += " AND sk BETWEEN :run AND :through"
+            values.update({":run": "RUN", ":through": through})
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": to_item(values),
             "ConsistentRead": True,
         }
         run: RunRecord | None = None
-        run_version, cost = 0, 0.0
+        run_version, cost, items = 0, 0.0, 0
         steps: list[StepRecord] = []
         versions: dict[Position, int] = {}
         while True:
@@ -182,6 +241,7 @@ class RunStore:
                 if data["sk"] == "RUN":
                     run, cost = _run(data), float(data.get("cost_usd", 0))
                     run_version = int(data["version"])
+                    items = int(data.get("item_transitions", 0))
                 else:
                     step = self._step(data)
                     steps.append(step)
@@ -189,7 +249,41 @@ class RunStore:
             if "LastEvaluatedKey" not in page:
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return RunState(run, run_version, cost, steps, versions) if run is not None else None
+        if run is None:
+            return None
+        return RunState(run, run_version, cost, steps, versions, items)
+
+    def read_item(self, run_id: str, item: int) -> RunState | None:
+        """The run and the steps of one item (a pipeline's, W12): what a step of that item
+        reads — never the other items' steps, however many the run has. Item 0 (every run
+        of stages) is one Query: its steps sort right after the run."""
+        if item == 0:
+            return self._read(run_id, through=f"STEP#{0:03d}#~")  # item 0's, then no more
+        found = self.get(run_id)
+        if found is None:
+            return None
+        run, run_version, cost = found
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :item)",
+            "ExpressionAttributeValues": to_item(
+                {":pk": run_pk(run_id), ":item": f"STEP#{item:03d}#"}
+            ),
+            "ConsistentRead": True,
+        }
+        steps: list[StepRecord] = []
+        versions: dict[Position, int] = {}
+        while True:
+            page = self._db.query(**kwargs)
+            for raw in page["Items"]:
+                data = from_item(raw) or {}
+                step = self._step(data)
+                steps.append(step)
+                versions[step.position] = int(data["version"])
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return RunState(run, run_version, cost, steps, versions)
 
     def save(
         self,
@@ -223,6 +317,15 @@ class RunStore:
                 ),
             )
         return version + 1
+
+    def add_item_transitions(self, run_id: str, entered: int) -> None:
+        """W12: the states one item's child execution entered, for the run's usage."""
+        self._db.update_item(
+            TableName=self._table,
+            Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
+            UpdateExpression="ADD item_transitions :n",
+            ExpressionAttributeValues=to_item({":n": entered}),
+        )
 
     def add_cost(self, run_id: str, cost_usd: float) -> None:
         if cost_usd <= 0:

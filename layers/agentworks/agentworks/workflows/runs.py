@@ -25,6 +25,7 @@ from agentworks.observability import count_outcome, logger
 from agentworks.signing import Signer
 from agentworks.usage.counts import Counts
 from agentworks.usage.recorder import UsageRecorder
+from agentworks.workflows.call_waits import CallWaits
 from agentworks.workflows.choices import checked_answer
 from agentworks.workflows.definition import WorkflowStart, parse_workflow
 from agentworks.workflows.function_call_store import WorkflowCallStore
@@ -46,22 +47,19 @@ from agentworks.workflows.webhooks import SIGNATURE_HEADER, WEBHOOK_PURPOSE
 
 
 def execution_input(run_id: str, start: WorkflowStart) -> dict[str, Any]:
-    """What the state machine iterates: items (one, unless a pipeline), in each the stages,
-    in each stage its steps, by position."""
-
-    def stages(item: int) -> list[dict[str, Any]]:
-        return [
-            {
-                "stage": s,
-                "steps": [{"item": item, "stage": s, "step": i} for i in range(len(stage.steps))],
-            }
-            for s, stage in enumerate(start.stages)
-        ]
-
+    """What the state machine iterates, by position: the stages, in each its steps — one
+    shape every item shares — and a pipeline's items (W12), each a child execution. Only
+    positions: 10,000 items stay far inside the 256 KiB an execution's input may take."""
     return {
         "run_id": run_id,
         "error": None,  # the Items Map's Catch puts an execution failure here
-        "items": [{"item": i, "stages": stages(i)} for i in range(len(start.items or [None]))],
+        "pipeline": start.items is not None,
+        "item": 0,  # a run of stages is item 0
+        "items": list(range(len(start.items or []))),
+        "stages": [
+            {"stage": s, "steps": list(range(len(stage.steps)))}
+            for s, stage in enumerate(start.stages)
+        ],
     }
 
 
@@ -77,8 +75,10 @@ class WorkflowRuns:
         workflow_calls: WorkflowCallStore | None = None,
         runner_steps: RunnerSteps | None = None,
         usage: UsageRecorder | None = None,
+        waits: CallWaits | None = None,
     ) -> None:
         self._runs = runs
+        self._waits = waits  # W10: a workflow step that called this run waits for its end
         self._usage = usage  # a cancelled run's states entered (a finished run counts its own)
         self._runner_steps = runner_steps  # cancel takes a cli step's job off the queue
         # Cancel stops what a crew step's call runs: the call's execution (the tick then
@@ -211,6 +211,8 @@ class WorkflowRuns:
             raise TryAgain("The run changed meanwhile; cancel it again.") from None
         count_outcome("WorkflowRunsEnded", "cancelled")
         self._executions.stop(run_id, "cancelled by a caller")
+        if self._waits is not None:
+            self._waits.wake(run_id)
         self._count_transitions(run)
         for step in state.steps:
             if step.status not in TERMINAL_STEP and step.call_id:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from agentworks.crews.adapters.registry import AdapterClients
     from agentworks.runtime import Workflows
     from agentworks.signing import Signer
+    from agentworks.workflows.call_waits import CallWaits
 
 
 def build_workflows(
@@ -72,6 +73,7 @@ def build_workflows(
     connections = ConnectionStore(client, settings.identity_table)
     workflow_calls = WorkflowCallStore(client, settings.work_table)
     call_executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
+    waits = call_waits(settings, client, clock, stepfunctions)
     starts = WorkflowRuns(
         runs,
         profiles,
@@ -82,6 +84,7 @@ def build_workflows(
         workflow_calls=workflow_calls,
         runner_steps=runners.steps,
         usage=UsageRecorder(UsageStore(client, settings.work_table), clock),
+        waits=waits,
     )
     registry = RegistryStore(client, settings.work_table)
     functions = WorkflowFunctions(registry, starts, workflow_calls, clock)
@@ -114,6 +117,26 @@ def build_workflows(
             clock,
             # Its own execution's ARN comes with each Finish: no state machine ARN needed.
             history=Executions("", stepfunctions),
+            waits=waits,
         ),
         runners=runners,
+    )
+
+
+def call_waits(
+    settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any
+) -> CallWaits:
+    """Crew steps waiting for their calls' ends: the workflow runner stores the tokens; the
+    step runner, the tick and cancel answer them."""
+    from agentworks.crews.execution import Executions
+    from agentworks.workflows.call_waits import CallWaits
+    from agentworks.workflows.function_call_store import WorkflowCallStore
+
+    # A token is answered whatever machine waits on it: no state machine ARN needed.
+    return CallWaits(
+        client,
+        settings.work_table,
+        Executions("", stepfunctions).resume,
+        WorkflowCallStore(client, settings.work_table),
+        clock,
     )
