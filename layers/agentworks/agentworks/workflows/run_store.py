@@ -169,14 +169,17 @@ class RunStore:
             "retry_of": run.retry_of,
         }
 
-    def get(self, run_id: str) -> tuple[RunRecord, int, float] | None:
-        """The run, its version and the cost its steps have added up."""
+    def _read_run(self, run_id: str) -> dict[str, Any] | None:
         response = self._db.get_item(
             TableName=self._table,
             Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
             ConsistentRead=True,
         )
-        data = from_item(response.get("Item"))
+        return from_item(response.get("Item")) or None
+
+    def get(self, run_id: str) -> tuple[RunRecord, int, float] | None:
+        """The run, its version and the cost its steps have added up."""
+        data = self._read_run(run_id)
         if not data:
             return None
         return _run(data), int(data["version"]), float(data.get("cost_usd", 0))
@@ -184,12 +187,7 @@ class RunStore:
     def read_end(self, run_id: str) -> RunEnd | None:
         """The run and its steps' statuses: a GetItem and a Query that projects each step's
         sort key and status."""
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
-            ConsistentRead=True,
-        )
-        data = from_item(response.get("Item"))
+        data = self._read_run(run_id)
         if not data:
             return None
         kwargs: dict[str, Any] = {
