@@ -86,7 +86,7 @@ def test_a_failing_tick_lands_in_the_dead_letter_queue_and_redrive_replays_it(
 
     # EventInvokeConfig: the first attempt and 2 retries, then the event is kept.
     assert len(attempts) == 3 and scheduler.dead_lettered == 1
-    assert "kept in test-TickDeadLetterQueue" in warnings[0]
+    assert "kept in agentworks-TickDeadLetterQueue" in warnings[0]
     [record] = _messages(queue)
     assert record["requestContext"]["condition"] == "RetriesExhausted"
     assert record["requestContext"]["approximateInvokeCount"] == 3
@@ -99,7 +99,7 @@ def test_a_failing_tick_lands_in_the_dead_letter_queue_and_redrive_replays_it(
 
     # --dry-run says what it would replay and changes nothing.
     code, out = _redrive(capsys, "--queue-url", queue, "--dry-run")
-    assert code == 0 and "would replay  invocation    test-TickFunction" in out
+    assert code == 0 and "would replay  invocation    agentworks-TickFunction" in out
     assert invoked == [] and len(_messages(queue)) == 1
 
     # A replay that fails again keeps the message (and says so, exit 1).
