@@ -79,7 +79,7 @@ def summarize(har: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--examples", type=int, default=60, help="per operation and phase")
+    parser.add_argument("--examples", type=int, default=120, help="per operation and phase")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--min-cases", type=int, default=MIN_CASES)
     options = parser.parse_args()
