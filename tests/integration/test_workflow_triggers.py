@@ -279,3 +279,28 @@ def test_two_copies_of_a_delivery_at_once_start_one_run(api, stack, monkeypatch)
     assert (second.status, second.body) == (202, first.body)
     assert [r["runId"] for r in _runs(api, stack.admin_token)] == [first.body["runId"]]
     wait_run(api, stack.admin_token, first.body["runId"])
+
+
+def test_a_delivery_whose_run_could_not_start_is_started_by_the_retry(api, stack, monkeypatch):
+    """A run recorded but not started (Step Functions refused it: 503) does not keep its
+    delivery: the sender's retry of the same request starts the run, once."""
+    from botocore.exceptions import ClientError
+
+    define(api, stack.admin_token, CLAUDE_CODE)
+    push = _register(api, stack.admin_token)["push"]
+    body = json.dumps(PUSH).encode()
+    signed = _signed(stack, push["secret"], body)
+    executions = stack.services.workflows.runs._executions
+
+    def refused(*_: Any, **__: Any) -> None:
+        raise ClientError({"Error": {"Code": "ServiceUnavailable", "Message": "x"}}, "Start")
+
+    monkeypatch.setattr(executions, "start_named", refused)
+    assert _post(api, push, body, signed).status == 503
+    monkeypatch.undo()
+    retried = _post(api, push, body, signed)
+    assert retried.status == 202
+    assert _post(api, push, body, signed).body == retried.body
+    runs = {r["runId"]: r["status"] for r in _runs(api, stack.admin_token)}
+    assert len(runs) == 2 and runs[retried.body["runId"]] != "failed"
+    wait_run(api, stack.admin_token, retried.body["runId"])
