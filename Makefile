@@ -12,12 +12,13 @@ SAM_VENV := .venv-sam
 SAM_STAMP := $(SAM_VENV)/.installed
 ASL_STAMP := tools/asl/node_modules/.installed
 
-.PHONY: help install run test test-fast lint bench build clean check-deploy
+.PHONY: help install run test test-fast lint bench fuzz build clean check-deploy
 
 help:
 	@echo "make run    - install (first time) and start the local stack on 127.0.0.1:$(PORT)"
 	@echo "make test   - install (first time) and run every test"
 	@echo "make bench  - measure requests, capacity, cost, cold start and throughput"
+	@echo "make fuzz   - schemathesis against agentworks dev (>= 10,000 cases): server errors"
 	@echo "make lint   - ruff and mypy"
 	@echo "make check-deploy - what a deploy would reject, offline (TEMPLATE=… for another)"
 
@@ -67,6 +68,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	@$(BIN)/python -m bench.run
+
+# Several minutes: not part of `make test` (docs/benchmarks.md "Server errors under fuzzing").
+fuzz: $(STAMP)
+	@$(BIN)/python -m bench.api_fuzz
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) tools/asl/node_modules .pytest_cache .mypy_cache .ruff_cache bench/out

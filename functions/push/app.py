@@ -28,7 +28,8 @@ def _connect(event: dict[str, Any], ws_id: str) -> dict[str, Any]:
     query = event.get("queryStringParameters") or {}
     # Relay code has no push channel, and this role cannot read relay runs: a run's
     # credential is refused here like any token that is not a connection's.
-    principal = authenticate_event(event, run_credentials=False)
+    # A session cookie only from the web pages' own origin (any page can start an upgrade).
+    principal = authenticate_event(event, run_credentials=False, pages_url=push().pages_url)
     push().listening.connect(principal, ws_id, query.get("inbox_id"), query.get("agent_name"))
     return _answer(200, {"type": "listening"})
 

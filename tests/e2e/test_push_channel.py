@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,28 @@ def test_a_busy_push_port_falls_back_unless_it_was_asked_for(tmp_path):
             assert server.port not in (busy, 0)
         finally:
             server.stop()
+
+
+def test_a_cookie_signed_upgrade_is_taken_only_from_the_pages_origin(local_stack: LocalStack):
+    """Issue 24: the Inbox's session cookie is sent to the push port too (cookies ignore
+    ports), with an upgrade any page may start; signed in by it, the upgrade is refused
+    from another origin like a bad token, and taken from the pages' own (the API's URL)."""
+    token = named_agent(local_stack, "cookied")
+    _, link, _ = api(local_stack, "POST", "/v1/session/links", token)
+    request = urllib.request.Request(
+        f"{local_stack.url}/v1/session",
+        data=json.dumps({"code": link["code"]}).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "x-agentworks-requested-with": "inbox"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as signed_in:
+        cookie = signed_in.headers["Set-Cookie"].split(";", 1)[0]
+    url = f"{local_stack.ready['push_url']}/?agent_name=cookied"
+    for origin in ("http://evil.example", "http://127.0.0.1:1"):
+        with pytest.raises(InvalidStatus) as refused:
+            connect(url, origin=origin, additional_headers={"Cookie": cookie}, open_timeout=10)
+        assert refused.value.response.status_code == 401
+        assert json.loads(refused.value.response.body)["error"]["code"] == "unauthenticated"
+    with connect(url, origin=local_stack.url, additional_headers={"Cookie": cookie}) as socket:
+        socket.send(json.dumps({"action": "ping"}))
+        assert _notice(socket) == {"type": "pong"}

@@ -317,13 +317,20 @@ Go
 def _read_api_url_from_parameter(stack: Any) -> None:
     from agentworks.relays.platform_url import PlatformUrl
 
+    name = _api_url_parameter(stack, "RelayRunnerFunction")
+    ssm = boto3.client("ssm", region_name="us-east-1")
+    stack.services.relays.host.api_url = PlatformUrl(parameter=name, ssm=lambda: ssm)
+
+
+def _api_url_parameter(stack: Any, function: str) -> str:
+    """The API URL parameter `function`'s environment names, holding the deployed URL."""
     template = load_template()
-    variables = template["Resources"]["RelayRunnerFunction"]["Properties"]["Environment"]
+    variables = template["Resources"][function]["Properties"]["Environment"]
     name = variables["Variables"]["PLATFORM_API_URL_PARAMETER"]["Fn::Sub"]
     name = name.replace("${AWS::StackName}", stack.resources.stack_name)
     ssm = boto3.client("ssm", region_name="us-east-1")
-    ssm.put_parameter(Name=name, Value="https://api.example.test", Type="String")
-    stack.services.relays.host.api_url = PlatformUrl(parameter=name, ssm=lambda: ssm)
+    ssm.put_parameter(Name=name, Value="https://api.example.test", Type="String", Overwrite=True)
+    return str(name)
 
 
 def _drive_push(api: Any, stack: Any, agents: Any) -> None:
@@ -352,6 +359,20 @@ def _drive_push(api: Any, stack: Any, agents: Any) -> None:
     assert api("POST", "/v1/messages", caller, more).status == 201
     assert stream.deliver() == {"inboxes": 2, "posted": 1, "dropped": 1}
     assert _push(_ws_event("$disconnect", listener))[0] == 200
+    # Signed in by the Inbox's cookie, from the pages' origin: deployed, PushFunction reads
+    # the pages' URL from the parameter its environment names (issue 24).
+    from agentworks.relays.platform_url import PlatformUrl
+    from tests.integration.test_web_inbox import cookie_header, sign_in
+
+    parameter = _api_url_parameter(stack, "PushFunction")
+    stack.services.push.pages_url = PlatformUrl(
+        parameter=parameter, ssm=lambda: boto3.client("ssm", region_name="us-east-1")
+    )
+    cookied = _ws_event("$connect", "wscookie", None, agent_name="listener")
+    cookied["headers"].update(cookie=cookie_header(sign_in(api, listener_name))[1])
+    cookied["headers"]["origin"] = "https://api.example.test"
+    assert _push(cookied)[0] == 200
+    assert _push(_ws_event("$disconnect", "wscookie"))[0] == 200
 
 
 def _drive_webhooks(api: Any, stack: Any, agents: Any) -> None:

@@ -271,3 +271,43 @@ def test_a_relay_run_credential_is_refused_like_a_bad_token_within_the_push_role
     assert [str(c) for c in recorder.calls] == ["PushFunction: dynamodb.GetItem"]
     assert recorder.calls[0].params["TableName"] == stack.settings.identity_table
     assert _listener_items(stack) == []
+
+
+def test_a_cookie_signed_upgrade_needs_the_pages_own_origin(api, agents, stack, monkeypatch):
+    """Issue 24: any page can start a WebSocket upgrade, and the browser sends the Inbox's
+    session cookie with it (no CORS preflight; on the local stack every port of the host
+    shares the cookie). Signed in by the cookie, `$connect` is accepted only with the
+    pages' own Origin (the HTTP API's URL) and refused from any other, or none, exactly as
+    a bad token is; a bearer token keeps working whatever Origin it carries (or none)."""
+    from tests.integration.test_web_inbox import cookie_header, sign_in
+
+    worker = agents.named("worker")
+    cookie = cookie_header(sign_in(api, worker))
+    monkeypatch.setattr(stack.services.push, "pages_url", lambda: "https://api.example.com/")
+    bad_token = _push(_ws_event("$connect", "wsbad", "awc_garbage", agent_name="worker"))
+
+    def upgrade(origin: str | None, token: str | None = None) -> tuple[int, dict]:
+        event = _ws_event("$connect", f"ws{uuid.uuid4().hex[:14]}", token, agent_name="worker")
+        if token is None:
+            event["headers"]["cookie"] = cookie[1]
+        if origin is not None:
+            event["headers"]["origin"] = origin
+        return _push(event)
+
+    for foreign in (
+        "https://evil.example",
+        "http://api.example.com",  # another scheme
+        "https://api.example.com:8443",  # another port
+        "https://api.example.com.evil.example",
+        "null",
+        None,
+    ):
+        assert upgrade(foreign) == bad_token, foreign
+    assert _listener_items(stack) == []
+    assert upgrade("https://API.example.com") == (200, {"type": "listening"})
+    assert upgrade("https://api.example.com:443") == (200, {"type": "listening"})
+    for origin in (None, "https://evil.example"):  # the CLI and the bridge send none
+        assert upgrade(origin, token=worker) == (200, {"type": "listening"})
+    # No known pages URL: no cookie-signed upgrade at all.
+    monkeypatch.setattr(stack.services.push, "pages_url", lambda: "")
+    assert upgrade("https://api.example.com") == bad_token

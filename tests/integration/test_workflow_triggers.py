@@ -10,6 +10,7 @@ import hmac
 import json
 from typing import Any
 
+from agentworks import limits
 from agentworks.workflows.webhooks import SIGNATURE_HEADER, signature
 from tests.integration.workflow_support import CLAUDE_CODE, define, step_of, wait_run
 from tests.support.handlers import LambdaContext, load_handler
@@ -190,3 +191,116 @@ def test_a_schedule_is_put_on_eventbridge_scheduler_which_invokes_the_tick(api, 
     assert name not in [s["Name"] for s in scheduler.list_schedules(GroupName=group)["Schedules"]]
     for run in _runs(api, stack.admin_token):
         wait_run(api, stack.admin_token, run["runId"])
+
+
+def _github(secret: str, body: bytes, delivery: str) -> dict[str, str]:
+    mac = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return {"X-Hub-Signature-256": f"sha256={mac}", "X-GitHub-Delivery": delivery}
+
+
+def test_a_delivery_starts_one_run_however_often_it_is_sent(api, stack) -> None:
+    """Issue 24: a signed request sent again within its window (a sender's retry, or a
+    replay) gets the first answer — 202 with the same run id — and starts nothing more; a
+    GitHub-signed body (no time in its signature) likewise, whatever X-GitHub-Delivery it
+    carries, for as long as its delivery is kept."""
+    define(api, stack.admin_token, CLAUDE_CODE)
+    triggers = _register(api, stack.admin_token)
+    push, github = triggers["push"], triggers["github"]
+    body = json.dumps(PUSH).encode()
+    signed = _signed(stack, push["secret"], body)
+    answers = [_post(api, push, body, signed) for _ in range(3)]
+    assert {(a.status, json.dumps(a.body)) for a in answers} == {(202, json.dumps(answers[0].body))}
+    stack.clock.advance(limits.WEBHOOK_SIGNATURE_MAX_AGE_SECONDS)  # still inside the window
+    late = _post(api, push, body, signed)
+    assert (late.status, late.body) == (202, answers[0].body)
+    assert [r["runId"] for r in _runs(api, stack.admin_token)] == [answers[0].body["runId"]]
+    stack.clock.advance(1)  # past it: the signature itself is refused
+    assert _post(api, push, body, signed).status == 401
+    fresh = _post(api, push, body, _signed(stack, push["secret"], body))  # a new delivery
+    assert fresh.status == 202 and fresh.body["runId"] != answers[0].body["runId"]
+
+    hub = [_post(api, github, body, _github(github["secret"], body, f"d-{n}")) for n in range(3)]
+    assert {(r.status, r.body["runId"]) for r in hub} == {(202, hub[0].body["runId"])}
+    stack.clock.advance(limits.WEBHOOK_GITHUB_DELIVERY_SECONDS)
+    # Remembered no longer (the record may outlive its TTL in DynamoDB: it counts as gone).
+    again = _post(api, github, body, _github(github["secret"], body, "d-0"))
+    assert again.status == 202 and again.body["runId"] != hub[0].body["runId"]
+    runs = _runs(api, stack.admin_token)
+    assert len(runs) == 4
+    shown = api("GET", "/v1/workflow-definitions/on-push", stack.admin_token).body
+    assert {t["name"]: len(t["runs"]) for t in shown["triggers"]} == {
+        "push": 2,
+        "github": 2,
+        "hourly": 0,
+    }
+    for run in runs:
+        wait_run(api, stack.admin_token, run["runId"])
+
+
+def test_a_signature_from_the_future_is_refused(api, stack) -> None:
+    """Issue 24: a `t` more than the allowed skew ahead of the clock (250 s was accepted)
+    would stretch the replay window; it is refused like a bad signature."""
+    define(api, stack.admin_token, CLAUDE_CODE)
+    push = _register(api, stack.admin_token)["push"]
+    body = json.dumps(PUSH).encode()
+    ahead = limits.WEBHOOK_SIGNATURE_MAX_AHEAD_SECONDS
+    refused = _post(api, push, body, _signed(stack, push["secret"], body, age=-250))
+    assert (refused.status, refused.body["error"]["code"]) == (401, "unauthenticated")
+    assert (
+        _post(api, push, body, _signed(stack, push["secret"], body, age=-ahead - 1)).status == 401
+    )
+    assert _runs(api, stack.admin_token) == []
+    skewed = _post(api, push, body, _signed(stack, push["secret"], body, age=-ahead))
+    assert skewed.status == 202
+    wait_run(api, stack.admin_token, skewed.body["runId"])
+
+
+def test_two_copies_of_a_delivery_at_once_start_one_run(api, stack, monkeypatch) -> None:
+    """Two copies that both find no record (sent together) race on the delivery record,
+    written in the transaction that creates the run: the loser answers with the winner's
+    run and creates nothing."""
+    from agentworks.workflows.registry_store import RegistryStore
+
+    define(api, stack.admin_token, CLAUDE_CODE)
+    push = _register(api, stack.admin_token)["push"]
+    body = json.dumps(PUSH).encode()
+    signed = _signed(stack, push["secret"], body)
+    first = _post(api, push, body, signed)
+    assert first.status == 202
+    looked = RegistryStore.delivery
+    misses = [None]
+
+    def not_yet(self: Any, *args: Any) -> Any:  # the copy read before the first committed
+        return misses.pop() if misses else looked(self, *args)
+
+    monkeypatch.setattr(RegistryStore, "delivery", not_yet)
+    second = _post(api, push, body, signed)
+    assert not misses  # it did miss the record, and still answered the first run
+    assert (second.status, second.body) == (202, first.body)
+    assert [r["runId"] for r in _runs(api, stack.admin_token)] == [first.body["runId"]]
+    wait_run(api, stack.admin_token, first.body["runId"])
+
+
+def test_a_delivery_whose_run_could_not_start_is_started_by_the_retry(api, stack, monkeypatch):
+    """A run recorded but not started (Step Functions refused it: 503) does not keep its
+    delivery: the sender's retry of the same request starts the run, once."""
+    from botocore.exceptions import ClientError
+
+    define(api, stack.admin_token, CLAUDE_CODE)
+    push = _register(api, stack.admin_token)["push"]
+    body = json.dumps(PUSH).encode()
+    signed = _signed(stack, push["secret"], body)
+    executions = stack.services.workflows.runs._executions
+
+    def refused(*_: Any, **__: Any) -> None:
+        raise ClientError({"Error": {"Code": "ServiceUnavailable", "Message": "x"}}, "Start")
+
+    monkeypatch.setattr(executions, "start_named", refused)
+    assert _post(api, push, body, signed).status == 503
+    monkeypatch.undo()
+    retried = _post(api, push, body, signed)
+    assert retried.status == 202
+    assert _post(api, push, body, signed).body == retried.body
+    runs = {r["runId"]: r["status"] for r in _runs(api, stack.admin_token)}
+    assert len(runs) == 2 and runs[retried.body["runId"]] != "failed"
+    wait_run(api, stack.admin_token, retried.body["runId"])

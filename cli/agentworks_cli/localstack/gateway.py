@@ -44,6 +44,10 @@ LOCAL_API_ID = "local"
 LISTEN_BACKLOG = 128
 
 _TEXT_TYPES = ("json", "xml", "javascript", "x-www-form-urlencoded", "yaml", "graphql")
+# HTTP's methods (RFC 9110, and PATCH): routed as API Gateway routes them. Anything else
+# (QUERY, FOO …) is answered by the gateway itself.
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT")
+_SERVED_METHODS = "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"
 
 
 # -- routes -----------------------------------------------------------------------------
@@ -153,6 +157,18 @@ def local_error(status: int, code: str, message: str) -> Response:
     """Answers only the local stack gives, in the API's error shape."""
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
     return Response(status, [("Content-Type", "application/json")], body)
+
+
+def unknown_method(method: str) -> Response:
+    """A method no route serves (QUERY, FOO …): 405 in the API's error shape, not the HTTP
+    server's 501 page."""
+    response = local_error(
+        405,
+        "method_not_allowed",
+        f"{method[:32]} is not a method this API serves; use {_SERVED_METHODS}.",
+    )
+    response.headers.append(("Allow", _SERVED_METHODS))
+    return response
 
 
 def _request_id() -> str:
@@ -292,6 +308,8 @@ class Gateway:
         path = urlsplit(request.target).path or "/"
         if path.startswith("/@connections/") and self.manage_connections is not None:
             return self.manage_connections(request)
+        if request.method not in HTTP_METHODS:
+            return unknown_method(request.method)
         selected = select_route(self.routes, request.method, path)
         if selected is None:
             return gateway_message(404, "Not Found")
@@ -433,6 +451,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
     # TRACE too: the ANY route takes it and the function answers 405 in the API's error
     # shape (without this the server itself would answer a 501 HTML page).
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_TRACE = _serve
+
+    def __getattr__(self, name: str) -> Any:
+        # Every other method (CONNECT, QUERY, FOO …) reaches the gateway too, which answers
+        # it in the API's error shape; http.server would answer a 501 HTML page.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
 
 
 class GatewayServer(ThreadingHTTPServer):

@@ -30,6 +30,16 @@ class InvalidJson(ValueError):
     """The body is not strict JSON; the message says why (safe to show the caller)."""
 
 
+JSON_MEDIA_TYPE = "application/json"
+
+
+def is_json_media_type(content_type: str | None) -> bool:
+    """A `Content-Type` the API reads as JSON: none, or `application/json` with any
+    parameters (`; charset=utf-8`), in any letter case."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media in ("", JSON_MEDIA_TYPE)
+
+
 def body_text(event: dict[str, Any]) -> str:
     """The body of an API Gateway v2 event as text; invalid UTF-8 is refused."""
     body = event.get("body") or ""

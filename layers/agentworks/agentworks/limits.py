@@ -220,6 +220,11 @@ SCHEDULER_EARLY_MS = 60_000  # EventBridge Scheduler may invoke up to this early
 SCHEDULE_RETRY_ATTEMPTS = 3
 SCHEDULE_EVENT_MAX_AGE_SECONDS = 600
 WEBHOOK_SIGNATURE_MAX_AGE_SECONDS = 300  # a signed webhook's `t` may be this old (replays)
+# …and this far ahead of our clock (skew): a `t` from the future would stretch the window.
+WEBHOOK_SIGNATURE_MAX_AHEAD_SECONDS = 60
+# A GitHub-signed body carries no time: its delivery is remembered this long (GitHub
+# redelivers a delivery of the past 3 days); a replay within it starts nothing new.
+WEBHOOK_GITHUB_DELIVERY_SECONDS = 3 * DAY_SECONDS
 WORKFLOW_CACHE_SECONDS = 30 * DAY_SECONDS  # W6: a resume-cache entry's lifetime
 WORKFLOW_RUNS_LISTED = 50  # `workflow list`: the latest runs
 # W3 webhooks to notifyUrl: attempts, the first pause (doubling), one attempt's timeout.

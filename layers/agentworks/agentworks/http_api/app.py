@@ -94,6 +94,29 @@ def _plain(status: int, code: str, message: str) -> dict[str, Any]:
     }
 
 
+def _unsupported_media(event: dict[str, Any]) -> dict[str, Any] | None:
+    """A 415 for a body declared as anything but JSON (a form, multipart without its
+    boundary, XML …): powertools would parse forms and multipart itself, and answer in
+    a shape of its own or fail."""
+    headers = event.get("headers") or {}
+    given = next((v for k, v in headers.items() if k.lower() == "content-type"), None)
+    method = str(event.get("requestContext", {}).get("http", {}).get("method", "")).upper()
+    if not (event.get("body") or method in ("POST", "PUT", "PATCH")):
+        return None
+    if json_input.is_json_media_type(given):
+        # Powertools compares the header case-sensitively: give it the canonical name.
+        if given:
+            event["headers"] = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+            event["headers"]["content-type"] = json_input.JSON_MEDIA_TYPE
+        return None
+    count_refusal("Request", "unsupported_media_type")
+    return _plain(
+        415,
+        "unsupported_media_type",
+        f"The API takes JSON bodies; send Content-Type: {json_input.JSON_MEDIA_TYPE}.",
+    )
+
+
 def _invalid_body(event: dict[str, Any]) -> dict[str, Any] | None:
     """A 400 for a body that is not strict JSON (json_input), before powertools parses it."""
     if not event.get("body"):
@@ -123,7 +146,7 @@ def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         # Authenticated first: a caller without a valid token learns nothing about bodies.
         authenticate(app, event)
-        invalid = _invalid_body(event)
+        invalid = _unsupported_media(event) or _invalid_body(event)
         if invalid is not None:
             app.clear_context()
             return invalid

@@ -15,6 +15,10 @@ BEARER = "bearer"
 # Powertools documents a 422 with its own validation-error schema on every operation; this
 # API answers invalid requests with a 400 in the one error shape instead (see app.py).
 _POWERTOOLS_VALIDATION = "#/components/schemas/HTTPValidationError"
+_UNSUPPORTED_MEDIA = (
+    "The body is declared as something other than JSON (unsupported_media_type); send "
+    "Content-Type: application/json."
+)
 
 
 # Powertools' schema generation is not safe to run twice at once over one resolver: the
@@ -51,7 +55,11 @@ def _document(app: Resolver) -> str:
         )
     )
     for operation in _operations(document):
-        answer = operation.get("responses", {}).get("422", {})
+        responses = operation["responses"]
+        if "requestBody" in operation and "400" in responses:
+            # Refused before routing (app.py), like a body that is not strict JSON.
+            responses["415"] = {**responses["400"], "description": _UNSUPPORTED_MEDIA}
+        answer = responses.get("422", {})
         schema = answer.get("content", {}).get("application/json", {}).get("schema", {})
         if schema.get("$ref") == _POWERTOOLS_VALIDATION:
             del operation["responses"]["422"]

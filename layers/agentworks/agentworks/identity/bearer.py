@@ -9,7 +9,7 @@ so a revocation counts on the very next request.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentworks.errors import Unauthenticated
@@ -67,13 +67,18 @@ def require_csrf_header(event: Mapping[str, Any]) -> None:
         raise CsrfRefused(f"Requests signed in by cookie must send the {CSRF_HEADER} header.")
 
 
-def authenticate_event(event: Mapping[str, Any], run_credentials: bool = True) -> Principal:
+def authenticate_event(
+    event: Mapping[str, Any],
+    run_credentials: bool = True,
+    pages_url: Callable[[], str] | None = None,
+) -> Principal:
     """The principal of an API Gateway v2 event, or `Unauthenticated` (one message for a
     missing, malformed, unknown, expired or revoked token: which one is not told).
 
     `run_credentials=False` for a surface whose role cannot read relay runs (push): a
     relay run's credential is then one more token that is not a connection's, refused
-    like any other without reading anything."""
+    like any other without reading anything. `pages_url` for a WebSocket upgrade (push):
+    a session cookie counts only with the web pages' own `Origin` (identity.web_origin)."""
     from agentworks import runtime
     from agentworks.relays.credentials import is_run_credential
 
@@ -81,6 +86,10 @@ def authenticate_event(event: Mapping[str, Any], run_credentials: bool = True) -
     session = "" if token else session_cookie(event)
     try:
         if session:  # the web Inbox (C5): a session cookie, re-checked like a token
+            if pages_url is not None:
+                from agentworks.identity.web_origin import require_pages_origin
+
+                require_pages_origin(event, pages_url)
             require_csrf_header(event)
             principal = runtime.identity_only().web.authenticate(session)
         elif run_credentials and is_run_credential(token):  # relay code, as its run's caller

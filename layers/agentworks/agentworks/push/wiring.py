@@ -3,6 +3,7 @@ local stack and the tests build them the same way)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ class Push:
     listening: Listening
     notifier: Notifier
     usage: StreamUsage  # the notifier's batches also count sends (agentworks.usage)
+    # The HTTP API's URL, which serves the web pages: a cookie-signed upgrade's Origin.
+    pages_url: Callable[[], str] = lambda: ""
 
 
 def management_client(endpoint: str) -> Any:
@@ -50,6 +53,7 @@ def build_push(
     from agentworks.push.listener_store import ListenerStore
     from agentworks.push.listening import Listening
     from agentworks.push.notifier import Notifier
+    from agentworks.relays.platform_url import PlatformUrl
     from agentworks.usage.recorder import UsageRecorder
     from agentworks.usage.stream_usage import StreamUsage
     from agentworks.usage.usage_store import UsageStore
@@ -77,4 +81,5 @@ def build_push(
         ),
         notifier=Notifier(listeners, channel, agents.connection, clock),
         usage=StreamUsage(usage, account_of),
+        pages_url=PlatformUrl(settings.platform_api_url, settings.platform_api_url_parameter),
     )

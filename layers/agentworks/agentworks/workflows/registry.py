@@ -14,13 +14,15 @@ import hashlib
 import hmac
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.errors import Conflict, InvalidInput, Unauthenticated, Unavailable
+from agentworks.dynamo import TransactionCancelled
+from agentworks.errors import Conflict, InvalidInput, TryAgain, Unauthenticated, Unavailable
 from agentworks.identity.models import WORKFLOWS_RUN, Principal
 from agentworks.ids import new_id
 from agentworks.messaging.models import iso
@@ -45,7 +47,8 @@ from agentworks.workflows.triggers import (
     next_fire,
     parse_triggers,
 )
-from agentworks.workflows.webhooks import SIGNATURE_HEADER, verify
+from agentworks.workflows.views import RunStarted
+from agentworks.workflows.webhooks import SIGNATURE_HEADER, verified
 from agentworks.workflows.workflow_file import parse_workflow_file
 
 if TYPE_CHECKING:
@@ -56,6 +59,12 @@ if TYPE_CHECKING:
 GITHUB_HEADER = "X-Hub-Signature-256"
 # A bad signature, an unknown trigger and a removed one answer alike.
 _REFUSED = "The webhook's signature does not match a trigger of this deployment."
+
+
+@dataclass(frozen=True)
+class _Delivery:
+    signature: str  # hex HMAC the sender made: the same only for the same signed request
+    expires_at: int  # epoch s: when a replay of it would be refused anyway
 
 
 def _lookup(payload: Any, path: str) -> Any:
@@ -226,11 +235,18 @@ class WorkflowRegistry:
 
     # ---- firing ----
 
-    def fire_webhook(self, trigger_id: str, headers: dict[str, str], body: bytes) -> Any:
-        """W11: a signed request starts a run; anything else starts nothing."""
+    def fire_webhook(self, trigger_id: str, headers: dict[str, str], body: bytes) -> RunStarted:
+        """W11: a signed request starts a run; anything else starts nothing. A delivery
+        starts one run: the same signed request again (a sender's retry, or a replay) while
+        its signature is accepted gets the first answer, with the same run id."""
         trigger = self._store.trigger(trigger_id) if trigger_id.startswith("trg_") else None
-        if trigger is None or trigger.kind != "webhook" or not self._signed(trigger, headers, body):
+        delivery = self._signed(trigger, headers, body) if trigger else None
+        if trigger is None or trigger.kind != "webhook" or delivery is None:
             raise Unauthenticated(_REFUSED)
+        now = int(self._clock.now())
+        first = self._store.delivery(trigger_id, delivery.signature, now)
+        if first is not None:
+            return RunStarted.model_validate(first)
         try:
             payload = json.loads(body or b"null")
         except ValueError:
@@ -247,19 +263,64 @@ class WorkflowRegistry:
             raise InvalidInput(
                 "The payload does not carry what the trigger maps: " + ", ".join(missing)
             )
-        return self._start(trigger, variables)
+        started: list[str] = []
 
-    def _signed(self, trigger: TriggerRecord, headers: dict[str, str], body: bytes) -> bool:
+        def recorded(answer: RunStarted) -> dict[str, dict[str, Any]]:
+            started.append(answer.run_id)
+            put = self._store.delivery_put(
+                trigger_id,
+                delivery.signature,
+                answer.run_id,
+                answer.model_dump(mode="json"),
+                delivery.expires_at,
+                now,
+            )
+            return {"delivery": put}
+
+        try:
+            return self._start(trigger, variables, recorded)
+        except TransactionCancelled as cancelled:
+            # The same delivery, at the same moment, got there first: its answer.
+            first = self._store.delivery(trigger_id, delivery.signature, now)
+            if not cancelled.failed("delivery") or first is None:
+                raise
+            return RunStarted.model_validate(first)
+        except TryAgain:
+            # The run was recorded but not started: the sender's retry may start one.
+            for run_id in started:
+                self._store.forget_delivery(trigger_id, delivery.signature, run_id)
+            raise
+
+    def _signed(
+        self, trigger: TriggerRecord, headers: dict[str, str], body: bytes
+    ) -> _Delivery | None:
+        """The delivery a signed request is, or None when its signature does not hold (or
+        its time is outside the window)."""
         found = {k.lower(): v for k, v in headers.items()}
         secret = trigger.secret or ""
+        now = self._clock.now()
         if trigger.config.get("signature") == "github":
+            # GitHub signs the body alone: its delivery is the body's signature (the
+            # X-GitHub-Delivery header is not signed, so anyone could change it).
             given = found.get(GITHUB_HEADER.lower(), "")
-            expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-            return hmac.compare_digest(given, expected)
+            digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+            if not hmac.compare_digest(given, "sha256=" + digest):
+                return None
+            return _Delivery(digest, int(now) + limits.WEBHOOK_GITHUB_DELIVERY_SECONDS)
         header = found.get(SIGNATURE_HEADER.lower(), "")
-        return verify(
-            secret, header, body, self._clock.now(), limits.WEBHOOK_SIGNATURE_MAX_AGE_SECONDS
+        checked = verified(
+            secret,
+            header,
+            body,
+            now,
+            limits.WEBHOOK_SIGNATURE_MAX_AGE_SECONDS,
+            limits.WEBHOOK_SIGNATURE_MAX_AHEAD_SECONDS,
         )
+        if checked is None:
+            return None
+        signed_at, digest = checked
+        # Kept until the signature itself is refused as too old.
+        return _Delivery(digest, signed_at + limits.WEBHOOK_SIGNATURE_MAX_AGE_SECONDS + 1)
 
     def fire_due(self) -> dict[str, int]:
         """The tick's round: every schedule whose time has come starts one run per period."""
@@ -287,12 +348,17 @@ class WorkflowRegistry:
             return 0
         return 1
 
-    def _start(self, trigger: TriggerRecord, variables: dict[str, Any]) -> Any:
+    def _start(
+        self,
+        trigger: TriggerRecord,
+        variables: dict[str, Any],
+        with_run: Callable[[RunStarted], dict[str, dict[str, Any]]] | None = None,
+    ) -> RunStarted:
         registered = self._store.get(trigger.account_id, trigger.workflow_id)
         connection = self._connections.get_connection(trigger.account_id, trigger.registered_by)
         if registered is None or connection is None or not connection.is_live(self._clock.now()):
             raise Unavailable()
         definition = {**registered.definition, "input": variables}
-        started = self._runs.start(connection.principal(), definition)
+        started = self._runs.start(connection.principal(), definition, with_run=with_run)
         self._store.record_run(trigger.trigger_id, started.run_id, self._now(), None)
         return started

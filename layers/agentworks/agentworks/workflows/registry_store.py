@@ -5,6 +5,9 @@
                                                secret (webhook); a schedule's next time on
                                                the DueWakeups index (SCHEDULES partition)
     WFTRIGRUNS#<trigger_id> <run_id>           the trigger's run history
+    WFDELIVERY#<trigger_id>#<signature>  DELIVERY   a webhook delivery and the run it
+                                               started (the first answer), kept while a
+                                               replay of it could still be accepted
 
 A trigger is read by its id alone (a webhook's URL carries nothing else).
 """
@@ -196,6 +199,67 @@ class RegistryStore:
             {"runId": d["sk"], "at": int(d["at"]), "error": d.get("error")}
             for d in (from_item(i) or {} for i in page["Items"])
         ]
+
+    # ---- webhook deliveries ----
+
+    @staticmethod
+    def _delivery_key(trigger_id: str, signature: str) -> dict[str, Any]:
+        return to_item({"pk": f"WFDELIVERY#{trigger_id}#{signature}", "sk": "DELIVERY"})
+
+    def delivery_put(
+        self,
+        trigger_id: str,
+        signature: str,
+        run_id: str,
+        answer: dict[str, Any],
+        expires_at: int,
+        now: int,
+    ) -> dict[str, Any]:
+        """A transaction item recording a delivery and the answer it got, unless a live
+        record of it exists (one DynamoDB has not deleted after expiry counts as none)."""
+        return {
+            "Put": {
+                "TableName": self._table,
+                "Item": {
+                    **self._delivery_key(trigger_id, signature),
+                    **to_item(
+                        {
+                            "run_id": run_id,
+                            "answer": json.dumps(answer),
+                            "expires_ttl": expires_at,
+                        }
+                    ),
+                },
+                "ConditionExpression": "attribute_not_exists(pk) OR expires_ttl <= :now",
+                "ExpressionAttributeValues": to_item({":now": now}),
+            }
+        }
+
+    def delivery(self, trigger_id: str, signature: str, now: int) -> dict[str, Any] | None:
+        """The answer a live delivery got; None when it was never seen or has expired."""
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=self._delivery_key(trigger_id, signature),
+            ConsistentRead=True,
+        )
+        data = from_item(response.get("Item"))
+        if not data or int(data["expires_ttl"]) <= now:
+            return None
+        return dict(json.loads(data["answer"]))
+
+    def forget_delivery(self, trigger_id: str, signature: str, run_id: str) -> None:
+        """Removes a delivery's record if it still names `run_id` (its run never started:
+        the sender's retry may start one)."""
+        try:
+            self._db.delete_item(
+                TableName=self._table,
+                Key=self._delivery_key(trigger_id, signature),
+                ConditionExpression="run_id = :run",
+                ExpressionAttributeValues=to_item({":run": run_id}),
+            )
+        except ClientError as error:
+            if not condition_failed(error):
+                raise
 
 
 class StaleRegistration(Exception):

@@ -120,11 +120,14 @@ class RunStore:
 
     # ---- runs ----
 
-    def create(self, run: RunRecord) -> None:
-        """The run and its list entry, together."""
+    def create(self, run: RunRecord, also: dict[str, dict[str, Any]] | None = None) -> None:
+        """The run and its list entry, together — with `also`'s transaction items (a webhook
+        delivery's record): a condition of theirs that fails raises TransactionCancelled
+        naming them, and nothing is written."""
         transact_write(
             self._db,
             {
+                **(also or {}),
                 "run": {
                     "Put": {
                         "TableName": self._table,

@@ -9,6 +9,7 @@ a bad definition, a missing variable, an adapter profile the account hasn't defi
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -95,7 +96,16 @@ class WorkflowRuns:
 
     # ---- start ----
 
-    def start(self, principal: Principal, data: Any, retry_of: str | None = None) -> RunStarted:
+    def start(
+        self,
+        principal: Principal,
+        data: Any,
+        retry_of: str | None = None,
+        with_run: Callable[[RunStarted], dict[str, dict[str, Any]]] | None = None,
+    ) -> RunStarted:
+        """Starts a run. `with_run` gives transaction items written with the run's record,
+        made from the answer (a webhook delivery's record): either both are written or
+        neither (TransactionCancelled names the failed item)."""
         principal.require(WORKFLOWS_RUN)
         start = parse_workflow(data)
         if not principal.may_target(f"workflow:{start.workflow_id}"):
@@ -112,14 +122,15 @@ class WorkflowRuns:
             created_at=self._now(),
             retry_of=retry_of,
         )
-        self._runs.create(run)
+        started = RunStarted(run_id=run.run_id, status=run.status, retry_of=retry_of)
+        self._runs.create(run, with_run(started) if with_run else None)
         try:
             self._executions.start_named(run.run_id, execution_input(run.run_id, start))
         except ClientError:
             run.status, run.error, run.ended_at = "failed", "could not start", self._now()
             self._runs.save(run, 1)
             raise TryAgain("The run could not be started; start it again.") from None
-        return RunStarted(run_id=run.run_id, status=run.status, retry_of=retry_of)
+        return started
 
     def check_steps(self, principal: Principal, start: WorkflowStart) -> None:
         """Every adapter profile a step names exists (and fits a scripted step)."""

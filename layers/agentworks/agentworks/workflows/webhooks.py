@@ -42,15 +42,31 @@ def verify(
 ) -> bool:
     """What a receiver does (tests, docs and webhook triggers use it): the header matches
     the body — and, given `now`, was signed at most `max_age` seconds from it (replays)."""
+    return verified(key, header, body, now, max_age, max_age) is not None
+
+
+def verified(
+    key: str,
+    header: str,
+    body: bytes,
+    now: float | None = None,
+    max_age: float = 0,
+    max_ahead: float = 0,
+) -> tuple[int, str] | None:
+    """(signed at, the matching `v1`) when the header matches the body and, given `now`,
+    was signed at most `max_age` seconds before it and `max_ahead` after; else None. The
+    `v1` names the delivery: it cannot be made for another `t` or body without the key."""
     parts = [p.split("=", 1) for p in header.split(",") if "=" in p]
     try:
         signed_at = int(next(v for k, v in parts if k == "t"))
     except (StopIteration, ValueError):
-        return False
-    if now is not None and abs(now - signed_at) > max_age:
-        return False
+        return None
+    if now is not None and not (now - max_age <= signed_at <= now + max_ahead):
+        return None
     expected = _v1(key, signed_at, body)
-    return any(k == "v1" and hmac.compare_digest(expected, v) for k, v in parts)
+    if any(k == "v1" and hmac.compare_digest(expected, v) for k, v in parts):
+        return signed_at, expected
+    return None
 
 
 class Webhooks:
