@@ -89,7 +89,7 @@ def test_a_web_session_stores_no_authority_but_keeps_the_inbox(api: Any, stack: 
     assert as_session("GET", "/v1/whoami").status == 200
     before = {
         path: api("GET", path, admin).body
-        for path in ("/v1/connections", "/v1/webhooks", "/v1/adapters", "/v1/crews")
+        for path in ("/v1/connections", "/v1/webhooks", "/v1/adapters", "/v1/crews", "/v1/agents")
     }
     crew = copy.deepcopy(CONTRACTS)
     refused = {
@@ -104,6 +104,9 @@ def test_a_web_session_stores_no_authority_but_keeps_the_inbox(api: Any, stack: 
             {"name": "p", "type": "scripted", "rules": [{"default": "x"}]},
         ),
         "crew": as_session("POST", "/v1/crews", crew),
+        "allow-list": as_session(
+            "POST", "/v1/agents", {"agent_name": "a", "allowed_connection_ids": []}
+        ),
         "webhook key": as_session("GET", "/v1/workflows/webhook-key"),
     }
     statuses = {what: (r.status, r.body["error"]["code"]) for what, r in refused.items()}
