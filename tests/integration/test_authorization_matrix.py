@@ -5,7 +5,12 @@ MCP tools' action tables — is tried as every kind of caller that must not get 
 no token, a garbage token, a revoked and an expired connection (A2, A3), another account
 (A1), a connection missing the action's scope (A2), one whose target bounds leave the
 target out (A4), one that is not on the name's allow-list or the Crew's access list (M5),
-and an admin limited by bounds (A3b). Each refusal must read exactly like the answer for an
+an admin limited by bounds (A3b) — and the principals derived from a connection (issue 24):
+relay code holding its run's credential, a web session, and a child connection. Each
+derived one answers exactly as the connection it comes from, narrowed: a run credential
+has only relay code's scopes, and neither it nor a session may do what grants or stores
+authority (`Row.grants`: 403); a child of the bounded admin answers as a connection with
+the same bounds does. Each refusal must read exactly like the answer for an
 unknown id where unknown ≡ unauthorized (A5); every 401 is the same body; a missing scope
 is a 403 (`forbidden`). The tables come from the code, so a route or action without a row
 here fails `test_every_route_and_action_has_a_row`.
@@ -18,15 +23,19 @@ from __future__ import annotations
 import copy
 import json
 import re
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
 
 from agentworks import errors
+from agentworks.identity import tokens as token_format
 from agentworks.identity.models import ADMIN, ALL_SCOPES, WORKFLOWS_RUN, WORKFLOWS_RUNNER
+from agentworks.relays.credentials import RELAY_CODE_SCOPES, format_credential
 from tests.integration.crew_support import CONTRACTS
+from tests.integration.relay_support import TERMINAL
 from tests.support.handlers import LambdaContext, http_event, load_handler
 
 UNKNOWN_ULID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
@@ -71,7 +80,22 @@ CLI_WORKFLOW = {
 RUNNER_CLAIM = {"runner_id": "r-matrix", "name": "matrix", "commands": ["claude"]}
 
 AUTH_CASES = ("no_token", "garbage", "revoked", "expired")
-CASES = ("other_account", "missing_scope", "outside_bounds", "not_on_allow_list", "bounded_admin")
+# Issue 24: each derived principal → the case whose answers it gives (then narrowed).
+DERIVED = {
+    "relay_run": "not_on_allow_list",  # a run of the stranger's, its credential
+    "web_session": "bounded_admin",  # a session signed in with the bounded admin's token
+    "child_connection": "outside_bounds",  # the bounded admin's child, ending with it
+}
+CASES = (
+    "other_account",
+    "missing_scope",
+    "outside_bounds",
+    "not_on_allow_list",
+    "bounded_admin",
+    *DERIVED,
+)
+CSRF = ("x-agentworks-requested-with", "inbox")
+COOKIE = "cookie:"  # a world token that is a web session's cookie value
 
 
 # Code → status, from the domain errors themselves (MCP carries the code, not the status).
@@ -226,6 +250,7 @@ def world(api: Any, stack: Any) -> World:
     from tests.integration.runner_support import queued_job_ids
 
     w.ids["runner_job"] = queued_job_ids(stack, 1)[0]
+    derived = _derived_principals(api, stack, w, stranger["token"], bounded_admin["token"])
     _ok(api("DELETE", f"/v1/connections/{revoked['connection_id']}", admin))
     stack.clock.advance(61)  # past the expiry (the wakeup is due in an hour)
     w.tokens = {
@@ -238,8 +263,44 @@ def world(api: Any, stack: Any) -> World:
         "not_on_allow_list": stranger["token"],
         "bounded_admin": bounded_admin["token"],
         "relay_caller": caller["token"],  # not a case: the relay run's own caller
+        **derived,
     }
     return w
+
+
+def _derived_principals(
+    api: Any, stack: Any, w: World, stranger: str, bounded_admin: str
+) -> dict[str, str]:
+    """Issue 24's rows: a running relay run's credential (the stranger's run), a session of
+    the bounded admin (through a link, as the Inbox signs in), and its child."""
+    body = {"function": "run", "input": {}, "idempotency_key": "derived"}
+    run_id = _ok(api("POST", "/api/relays/contracts-relay/runs", stranger, body), 202)["run_id"]
+    store = stack.services.relays.host._runs
+    deadline = time.monotonic() + 60
+    while (found := store.get(run_id)) is None or found[0].status not in TERMINAL:
+        assert time.monotonic() < deadline, found  # its own attempt ends first
+        time.sleep(0.05)
+    run, version = found
+    secret = token_format.new_secret()
+    running = replace(
+        run,
+        status="running",
+        attempt=run.attempt + 1,
+        credential_hash=token_format.hash_secret(secret),
+    )
+    store.replace(running, version)  # as the host does when it starts an attempt
+    link = _ok(api("POST", "/v1/session/links", bounded_admin))
+    signed_in = api("POST", "/v1/session", None, {"code": link["code"]}, headers=[CSRF])
+    _ok(signed_in)
+    cookie = signed_in.headers.get("Set-Cookie") or ""
+    child = api(
+        "POST", "/v1/connections", bounded_admin, {"name": "child", "ends_with_parent": True}
+    )
+    return {
+        "relay_run": format_credential(w.ids["account"], run_id, secret),
+        "web_session": COOKIE + cookie.split(";", 1)[0].partition("=")[2],
+        "child_connection": _ok(child, 201)["token"],
+    }
 
 
 # ---------------------------------------------------------------- the rows
@@ -263,10 +324,18 @@ class Row:
     kind: str = "named"
     # Which cases do what; omitted cases follow the kind's default.
     expect: dict[str, Expect] = field(default_factory=dict)
+    # It grants or stores authority (issue 24): only a connection's own token may.
+    grants: bool = False
 
     def expected(self, case: str) -> Expect | None:
         if case in self.expect:
             return self.expect[case]
+        if case in DERIVED:
+            if case in ("relay_run", "web_session") and self.grants:
+                return "forbidden"
+            if case == "relay_run" and self.scope and self.scope not in RELAY_CODE_SCOPES:
+                return "forbidden"
+            return self.expected(DERIVED[case])
         if case == "missing_scope":
             return "forbidden" if self.scope else None
         if self.scope == ADMIN and case in ("outside_bounds", "not_on_allow_list"):
@@ -294,6 +363,7 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: ("/v1/connections", {"name": "m", "target_bounds": ["crew:contracts"]}, None),
             kind="account",
             expect={"bounded_admin": 400},
+            grants=True,
         )
     ],
     _http("GET", "/v1/connections"): [
@@ -417,7 +487,13 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
     ],
     # C5 web sign-in: any connection may ask for a link to sign in as itself.
     _http("POST", "/v1/session/links"): [
-        Row("link", None, lambda w: ("/v1/session/links", None, None), kind="account")
+        Row(
+            "link",
+            None,
+            lambda w: ("/v1/session/links", None, None),
+            kind="account",
+            grants=True,
+        )
     ],
     _http("DELETE", "/v1/conversations/<inbox_id>"): [
         Row(
@@ -478,6 +554,7 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: ("/v1/adapters", PROFILE, None),
             kind="account",
             expect={"bounded_admin": "forbidden"},
+            grants=True,
         )
     ],
     _http("GET", "/v1/adapters"): [
@@ -497,6 +574,7 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             ADMIN,
             lambda w: ("/v1/adapters/claude-code", PROFILE, None),
             expect={"bounded_admin": "forbidden"},
+            grants=True,
         )
     ],
     _http("DELETE", "/v1/adapters/<name>"): [
@@ -536,6 +614,7 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: ("/v1/workflows/webhook-key", None, None),
             kind="account",
             expect={"bounded_admin": "forbidden"},
+            grants=True,
         )
     ],
     _http("GET", "/v1/workflows/<run_id>"): [
@@ -617,6 +696,7 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: ("/v1/workflow-definitions", {"content": REGISTERED_FILE}, None),
             kind="account",
             expect={"bounded_admin": "forbidden"},
+            grants=True,
         )
     ],
     _http("GET", "/v1/workflow-definitions"): [
@@ -650,6 +730,7 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             ADMIN,
             lambda w: ("/v1/crews", CONTRACTS, None),
             expect={"other_account": OWN},
+            grants=True,
         )
     ],
     _http("GET", "/v1/crews"): [
@@ -659,7 +740,7 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
         Row("get", "functions:read", lambda w: ("/v1/crews/contracts", None, None))
     ],
     _http("PUT", "/v1/crews/<name>"): [
-        Row("update", ADMIN, lambda w: ("/v1/crews/contracts", CONTRACTS, None))
+        Row("update", ADMIN, lambda w: ("/v1/crews/contracts", CONTRACTS, None), grants=True)
     ],
     _http("DELETE", "/v1/crews/<name>"): [
         Row("delete", ADMIN, lambda w: ("/v1/crews/contracts", None, None))
@@ -828,6 +909,7 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             ),
             kind="account",
             expect={"bounded_admin": "forbidden"},
+            grants=True,
         )
     ],
     _http("GET", "/v1/webhooks"): [
@@ -864,6 +946,7 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: ("/api/relays", {"files": RELAY_FILES}, None),
             kind="account",
             expect={"bounded_admin": "forbidden"},
+            grants=True,
         )
     ],
     _http("GET", "/api/relays"): [
@@ -952,6 +1035,7 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: {"files": RELAY_FILES},
             kind="account",
             expect={"bounded_admin": "forbidden"},
+            grants=True,
         )
     ],
     _m("relays", "releases"): [
@@ -1133,6 +1217,7 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
             lambda w: {"definition": PROFILE},
             kind="account",
             expect={"bounded_admin": "forbidden"},
+            grants=True,
         )
     ],
     _m("adapters", "list"): [Row("list", "functions:read", lambda w: {}, kind="account")],
@@ -1150,6 +1235,7 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
             ADMIN,
             lambda w: {"definition": PROFILE},
             expect={"bounded_admin": "forbidden"},
+            grants=True,
         )
     ],
     _m("adapters", "delete"): [
@@ -1191,10 +1277,21 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
     ],
     _m("workflow_retry", ""): [Row("retry", WORKFLOWS_RUN, lambda w: {"runId": w.ids["run"]})],
     _m("crews", "create"): [
-        Row("create", ADMIN, lambda w: {"definition": CONTRACTS}, expect={"other_account": OWN})
+        Row(
+            "create",
+            ADMIN,
+            lambda w: {"definition": CONTRACTS},
+            expect={"other_account": OWN},
+            grants=True,
+        )
     ],
     _m("crews", "update"): [
-        Row("update", ADMIN, lambda w: {"name": "contracts", "definition": CONTRACTS})
+        Row(
+            "update",
+            ADMIN,
+            lambda w: {"name": "contracts", "definition": CONTRACTS},
+            grants=True,
+        )
     ],
     _m("crews", "get"): [Row("get", "functions:read", lambda w: {"name": "contracts"})],
     _m("crews", "list"): [Row("list", "functions:read", lambda w: {}, kind="account")],
@@ -1264,9 +1361,17 @@ class Answer:
     raw: str  # the body as the caller gets it (MCP: the whole JSON-RPC response)
 
 
+def _credential(token: str | None) -> tuple[str | None, list[tuple[str, str]]]:
+    """A bearer token, or a web session's cookie (with the Inbox's CSRF header)."""
+    if token is not None and token.startswith(COOKIE):
+        return None, [("cookie", f"aw_session={token[len(COOKIE) :]}"), CSRF]
+    return token, []
+
+
 def http_answer(api: Any, method: str, token: str | None, request: Any) -> Answer:
     path, body, query = request
-    reply = api(method, path, token, body, query)
+    bearer, headers = _credential(token)
+    reply = api(method, path, bearer, body, query, headers=headers)
     error = reply.body.get("error") if isinstance(reply.body, dict) else None
     # Api hands back the parsed body; dumping it keeps its key order, so equal text means
     # the same bytes up to whitespace.
@@ -1286,7 +1391,8 @@ def mcp_answer(tool: str, action: str, token: str | None, arguments: dict[str, A
         "method": "tools/call",
         "params": {"name": tool, "arguments": given},
     }
-    event = http_event("POST", "/mcp", token=token, body=payload)
+    bearer, headers = _credential(token)
+    event = http_event("POST", "/mcp", token=bearer, body=payload, headers=headers)
     event["headers"]["accept"] = "application/json, text/event-stream"
     response = load_handler("mcp").handler(event, LambdaContext())
     raw = response.get("body") or ""

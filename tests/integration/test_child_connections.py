@@ -32,9 +32,9 @@ def test_a_child_ends_with_its_parent(api, stack):
     )
     refused = api("GET", "/v1/whoami", child["token"])
     assert refused.status == 401 and refused.body == unknown  # no hint why
-    # Its own record still says active: it is the parent that ended.
+    # The listing says why it no longer works: the parent it ends with has ended.
     listed = api("GET", "/v1/connections", stack.admin_token).body["connections"]
-    assert {c["connection_id"]: c["status"] for c in listed}[child["connection_id"]] == "active"
+    assert {c["connection_id"]: c["status"] for c in listed}[child["connection_id"]] == "stopped"
 
 
 def test_a_child_ends_when_its_parent_expires(api, stack):

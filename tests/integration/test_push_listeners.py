@@ -173,6 +173,31 @@ def test_a_revoked_connection_hears_nothing_more_and_its_socket_is_closed(
     assert ws_id not in _posted() and _listener_items(stack) == []
 
 
+def test_a_child_whose_ancestor_is_revoked_hears_nothing_more(api, agents, stack, stream):
+    """Issue 24: `ends_with_parent` through every generation, for a listener already open."""
+    worker = agents.named("worker")
+    person = agents.connection("person", scopes=["admin", "messages:read", "messages:send"])
+    child = api(
+        "POST",
+        "/v1/connections",
+        person["token"],
+        {"name": "child", "scopes": ["admin", "messages:read", "messages:send"]},
+    ).body
+    body = {"name": "grandchild", "scopes": ["messages:read", "messages:send"]}
+    grandchild = api(
+        "POST", "/v1/connections", child["token"], {**body, "ends_with_parent": True}
+    ).body
+    token = grandchild["token"]
+    assert api("POST", "/v1/agents", token, {"agent_name": "reviewer"}).status == 200
+    ws_id, status, _ = _connect(token, agent_name="reviewer")
+    assert status == 200
+    revoked = api("DELETE", f"/v1/connections/{child['connection_id']}", stack.admin_token)
+    assert revoked.status == 200
+    api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "secret?"})
+    assert stream.deliver() == {"inboxes": 1, "posted": 0, "dropped": 1}
+    assert ws_id not in _posted() and _listener_items(stack) == []
+
+
 def test_listeners_per_subject_at_and_past_the_limit(api, agents, stack):
     reviewer = agents.named("reviewer")
     for _ in range(limits.PUSH_LISTENERS_PER_SUBJECT):

@@ -98,9 +98,10 @@ def http_request(
     body: Any = None,
     query: dict[str, Any] | None = None,
     raw_body: str | None = None,
+    headers: list[tuple[str, str]] | None = None,
 ) -> Request:
-    """An HTTP request as a client sends it."""
-    headers = [("content-type", "application/json"), ("host", "api.local")]
+    """An HTTP request as a client sends it (`headers`: more of them, e.g. a cookie)."""
+    headers = [("content-type", "application/json"), ("host", "api.local"), *(headers or [])]
     if token is not None:
         headers.append(("authorization", f"Bearer {token}"))
     query = {k: str(v) for k, v in (query or {}).items() if v is not None}
@@ -149,8 +150,9 @@ class Api:
         body: Any = None,
         query: dict[str, Any] | None = None,
         raw_body: str | None = None,
+        headers: list[tuple[str, str]] | None = None,
     ) -> Reply:
-        http = http_request(method, path, token, body, query, raw_body)
+        http = http_request(method, path, token, body, query, raw_body, headers)
         route, parameters = _route(method, path)
         event = build_event(http, route, parameters, str(uuid.uuid4()))
         function = (

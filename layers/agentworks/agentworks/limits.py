@@ -57,6 +57,9 @@ TRANSACTION_MAX_ITEMS = 100
 # A2: connections.
 CONNECTION_NAME_MAX_CHARS = 64
 CONNECTIONS_PER_ACCOUNT = 200
+# Generations of connections creating connections (the first admin is 0): authentication
+# reads every ancestor a connection ends with in one BatchGetItem (at most 100 keys).
+CONNECTION_GENERATIONS_MAX = 8
 
 # HTTP: a 20,000-emoji body escaped as JSON (\\uXXXX pairs) is ~240 KB; allow headroom.
 REQUEST_BODY_MAX_BYTES = 512 * 1024

@@ -62,6 +62,7 @@ class WebhookSubscriptions:
 
     def create(self, principal: Principal, request: CreateWebhook) -> WebhookView:
         principal.require_account_admin()
+        principal.require_own_token()  # it receives the account's events from now on
         sub = Subscription(
             account_id=principal.account_id,
             webhook_id=new_id("whk", self._clock),

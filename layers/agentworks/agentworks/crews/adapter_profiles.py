@@ -94,6 +94,7 @@ class AdapterProfiles:
 
     def create(self, principal: Principal, data: Any) -> AdapterProfile:
         principal.require_account_admin()
+        principal.require_own_token()  # a profile runs commands and endpoints later
         name, settings = parse_profile(data)
         self._check_adapter(principal, settings)
         if len(self._store.list_all(principal.account_id)) >= limits.ADAPTER_PROFILES_PER_ACCOUNT:
@@ -113,6 +114,7 @@ class AdapterProfiles:
 
     def update(self, principal: Principal, name: str, data: Any) -> AdapterProfile:
         principal.require_account_admin()
+        principal.require_own_token()  # a profile runs commands and endpoints later
         profile = self._found(principal, name)
         new_name, settings = parse_profile(data)
         if new_name != profile.name:

@@ -94,6 +94,7 @@ class CrewService:
 
     def create(self, principal: Principal, data: Any) -> Crew:
         principal.require(ADMIN)
+        principal.require_own_token()  # its owner and access list hold authority
         definition = parse_definition(data)
         if not principal.may_target(f"crew:{definition.name.lower()}"):
             raise Unavailable()
@@ -121,6 +122,7 @@ class CrewService:
 
     def update(self, principal: Principal, name: str, data: Any) -> Crew:
         principal.require(ADMIN)
+        principal.require_own_token()
         crew = visible(principal, self._store.get(principal.account_id, name))
         definition = parse_definition(data)
         if definition.name.lower() != crew.name:

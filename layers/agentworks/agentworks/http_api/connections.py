@@ -71,8 +71,8 @@ def create_connection(request: Annotated[CreateConnection, Body()]) -> IssuedCon
 )
 def list_connections() -> ConnectionList:
     identity = services().identity
-    connections = identity.list_connections(current_principal(router))
-    return ConnectionList.model_validate({"connections": [identity.view(c) for c in connections]})
+    views = identity.list_connections(current_principal(router))
+    return ConnectionList.model_validate({"connections": views})
 
 
 @router.delete(

@@ -129,7 +129,18 @@ def connection_from_item(data: dict[str, Any]) -> Connection:
         created_by=data.get("created_by"),
         consents=consents,
         ends_with_parent=bool(data.get("ends_with_parent", False)),
+        bound_to=_bound_to(data),
+        generation=int(data.get("generation", 1 if data.get("created_by") else 0)),
     )
+
+
+def _bound_to(data: dict[str, Any]) -> tuple[str, ...]:
+    if not data.get("ends_with_parent"):
+        return ()
+    if data.get("bound_to"):
+        return tuple(data["bound_to"])
+    # A child from before lineages were kept ends with its creator alone.
+    return (str(data["created_by"]),) if data.get("created_by") else ()
 
 
 class ConnectionStore:
@@ -171,6 +182,8 @@ class ConnectionStore:
             "expires_at": connection.expires_at,
             "created_by": connection.created_by,
             "ends_with_parent": connection.ends_with_parent or None,
+            "bound_to": list(connection.bound_to) or None,
+            "generation": connection.generation,
             # Filled by registrations that allow this connection (M5); must exist so their
             # transactions can set one entry.
             "acting_as": {},
@@ -232,6 +245,35 @@ class ConnectionStore:
         )
         data = from_item(response.get("Item"))
         return connection_from_item(data) if data else None
+
+    def get_connections(self, account_id: str, connection_ids: list[str]) -> list[Connection]:
+        """Several connections of one account in one strongly consistent BatchGetItem (the
+        ancestors a connection ends with); unknown ids are left out."""
+        keys = [to_item(connection_key(account_id, c)) for c in dict.fromkeys(connection_ids)]
+        found: list[Connection] = []
+        request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
+        while request:  # what DynamoDB did not get to comes back unprocessed
+            response = self._db.batch_get_item(RequestItems=request)
+            for raw in response["Responses"].get(self._table, []):
+                found.append(connection_from_item(from_item(raw) or {}))
+            request = dict(response.get("UnprocessedKeys") or {})
+        return found
+
+    def get_live_connection(
+        self, account_id: str, connection_id: str, now: float
+    ) -> Connection | None:
+        """The connection while it authenticates: live itself, and every ancestor it ends
+        with live too (one GetItem, and one BatchGetItem for a child that ends with its
+        parent). Every check of "is this caller's connection still good" goes here."""
+        connection = self.get_connection(account_id, connection_id)
+        if connection is None or not connection.is_live(now):
+            return None
+        if connection.bound_to:
+            ancestors = self.get_connections(account_id, list(connection.bound_to))
+            live = {a.connection_id for a in ancestors if a.is_live(now)}
+            if any(a not in live for a in connection.bound_to):
+                return None
+        return connection
 
     def list_connections(self, account_id: str) -> list[Connection]:
         connections: list[Connection] = []

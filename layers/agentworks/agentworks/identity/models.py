@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agentworks.errors import MissingScope
 
@@ -70,6 +70,9 @@ class Principal:
     # running that attempt when this request was authenticated). None for a connection.
     relay_run: str | None = None
     relay_attempt: int = 0
+    # How the request proved it: a connection's own bearer token, a web session cookie
+    # pointing at one, or a relay run's credential. Only a token grants authority.
+    credential: Literal["token", "session", "run"] = "token"
 
     @property
     def acting_as(self) -> dict[str, str]:
@@ -82,6 +85,19 @@ class Principal:
                 f"This connection lacks the '{scope}' scope. Create a connection with it: "
                 f"agentworks connections create --name NAME --scopes {scope}",
                 scope=scope,
+            )
+
+    def require_own_token(self) -> None:
+        """Actions that grant or store authority (connections, sign-in links, Crews,
+        adapter profiles, webhooks, registered workflows, releases, the webhook key) need
+        the connection's own bearer token: a web session or relay code holding a derived
+        credential never mints one that outlives or outreaches it. Says nothing about any
+        target, so it leaks nothing."""
+        if self.credential != "token":
+            raise MissingScope(
+                "This action grants or stores authority, so it needs the connection's own "
+                "bearer token; a web session or a relay run's credential cannot do it.",
+                scope="token",
             )
 
     def require_account_admin(self) -> None:
@@ -115,6 +131,12 @@ class Connection:
     # Stops authenticating once `created_by` is revoked or expires (a bridge's per-agent
     # child connection: revoking the person's login stops every agent it attached).
     ends_with_parent: bool = False
+    # The ancestors this connection ends with, nearest first: its creator, and the
+    # creator's own list when the creator ends with its parent too (empty unless
+    # `ends_with_parent`). Read in one BatchGetItem by authentication.
+    bound_to: tuple[str, ...] = ()
+    # 0 for an account's first connection, its creator's + 1 otherwise.
+    generation: int = 0
 
     def is_live(self, now: float) -> bool:
         if self.revoked_at is not None:
@@ -130,8 +152,9 @@ class Connection:
             consents=dict(self.consents),
         )
 
-    def public(self, now: float) -> dict[str, Any]:
-        """Metadata safe to show anyone in the account: never the hash."""
+    def public(self, now: float, stopped: bool = False) -> dict[str, Any]:
+        """Metadata safe to show anyone in the account: never the hash. `stopped`: an
+        ancestor it ends with was revoked or expired."""
         return {
             "connection_id": self.connection_id,
             "name": self.name,
@@ -141,10 +164,16 @@ class Connection:
             "expires_at": self.expires_at,
             "revoked_at": self.revoked_at,
             "ends_with_parent": self.ends_with_parent,
-            "status": "active"
-            if self.is_live(now)
-            else ("revoked" if self.revoked_at is not None else "expired"),
+            "status": _status(self, now, stopped),
         }
+
+
+def _status(connection: Connection, now: float, stopped: bool) -> str:
+    if connection.revoked_at is not None:
+        return "revoked"
+    if not connection.is_live(now):
+        return "expired"
+    return "stopped" if stopped else "active"
 
 
 @dataclass(frozen=True)

@@ -41,14 +41,25 @@ def _check_name(name: str) -> str:
     return name
 
 
-def _check_scopes(scopes: Iterable[str] | None) -> tuple[str, ...]:
-    if scopes is None:
-        return DEFAULT_SCOPES
+def _check_scopes(scopes: Iterable[str] | None, held: frozenset[str]) -> tuple[str, ...]:
+    if scopes is None:  # the defaults the creator holds
+        return tuple(s for s in DEFAULT_SCOPES if s in held) or DEFAULT_SCOPES
     chosen = tuple(dict.fromkeys(s.strip() for s in scopes if s.strip()))
     unknown = [s for s in chosen if s not in ALL_SCOPES]
     if unknown or not chosen:
         raise InvalidInput(
             f"Unknown or empty scopes {unknown}; choose from {', '.join(ALL_SCOPES)}.",
+            field="scopes",
+        )
+    return chosen
+
+
+def _within_scopes(chosen: tuple[str, ...], creator: Principal) -> tuple[str, ...]:
+    beyond = [s for s in chosen if s not in creator.scopes]
+    if beyond:
+        raise InvalidInput(
+            f"scopes {beyond} are not this connection's own {sorted(creator.scopes)}; a "
+            "connection grants only scopes it holds.",
             field="scopes",
         )
     return chosen
@@ -99,12 +110,20 @@ class IdentityService:
         expires_in_seconds: int | None = None,
         ends_with_parent: bool = False,
     ) -> IssuedConnection:
+        """A connection never grants more than its creator holds (A4): its scopes within
+        the creator's, its bounds within the creator's, its expiry no later, and if the
+        creator ends with its parent, it ends with the creator. Asking for more is refused,
+        not narrowed; what is not asked for is inherited."""
         principal.require(ADMIN)
-        chosen_scopes = _check_scopes(scopes)
+        principal.require_own_token()
+        creator = self._store.get_live_connection(
+            principal.account_id, principal.connection_id, self._clock.now()
+        )
+        if creator is None:  # revoked between authentication and now
+            raise Unauthenticated("Missing, invalid, expired or revoked token.")
+        chosen_scopes = _within_scopes(_check_scopes(scopes, principal.scopes), principal)
         if ADMIN in chosen_scopes and principal.target_bounds is not None:
             raise InvalidInput("A bounded connection cannot create an admin connection.")
-        # A connection never grants more than its creator holds (A4): a bounded creator's
-        # connections inherit its bounds, and asking for more is refused, not narrowed.
         bounds = _check_bounds(target_bounds)
         if principal.target_bounds is not None:
             if bounds is None:
@@ -117,11 +136,25 @@ class IdentityService:
                     "connection without target bounds.",
                     field="target_bounds",
                 )
-        expires_at = None
+        expires_at = creator.expires_at
         if expires_in_seconds is not None:
             if not (60 <= expires_in_seconds <= 400 * limits.DAY_SECONDS):
                 raise InvalidInput("expires_in_seconds must be between 60 and 34,560,000.")
             expires_at = int(self._clock.now()) + expires_in_seconds
+            if creator.expires_at is not None and expires_at > creator.expires_at:
+                raise InvalidInput(
+                    "expires_in_seconds reaches beyond this connection's own expiry; ask "
+                    f"at most {creator.expires_at - int(self._clock.now())} seconds.",
+                    field="expires_in_seconds",
+                )
+        if creator.generation + 1 > limits.CONNECTION_GENERATIONS_MAX:
+            raise LimitReached(
+                f"Connections nest at most {limits.CONNECTION_GENERATIONS_MAX} generations "
+                "deep; create this one from a connection nearer the account's first admin."
+            )
+        # A creator that ends with its parent makes only connections that end with it, so
+        # revoking any ancestor stops every generation below it.
+        ends_with_parent = ends_with_parent or bool(creator.bound_to)
         return self._issue(
             principal.account_id,
             _check_name(name),
@@ -130,6 +163,8 @@ class IdentityService:
             expires_at,
             created_by=principal.connection_id,
             ends_with_parent=ends_with_parent,
+            bound_to=(creator.connection_id, *creator.bound_to) if ends_with_parent else (),
+            generation=creator.generation + 1,
         )
 
     def _issue(
@@ -141,6 +176,8 @@ class IdentityService:
         expires_at: int | None,
         created_by: str | None,
         ends_with_parent: bool = False,
+        bound_to: tuple[str, ...] = (),
+        generation: int = 0,
     ) -> IssuedConnection:
         secret = tokens.new_secret()
         connection = Connection(
@@ -154,6 +191,8 @@ class IdentityService:
             expires_at=expires_at,
             created_by=created_by,
             ends_with_parent=ends_with_parent,
+            bound_to=bound_to,
+            generation=generation,
         )
         try:
             self._store.put_connection(connection, limits.CONNECTIONS_PER_ACCOUNT)
@@ -166,16 +205,22 @@ class IdentityService:
         token = tokens.format_token(account_id, connection.connection_id, secret)
         return IssuedConnection(connection, token)
 
-    def view(self, connection: Connection) -> dict[str, Any]:
+    def view(self, connection: Connection, stopped: bool = False) -> dict[str, Any]:
         """Public metadata of a connection, its status as of this service's clock."""
-        return connection.public(self._clock.now())
+        return connection.public(self._clock.now(), stopped)
 
-    def list_connections(self, principal: Principal) -> list[Connection]:
+    def list_connections(self, principal: Principal) -> list[dict[str, Any]]:
         """A3b: every connection for an unbounded admin; for a bounded one, only those its
-        bounds cover."""
+        bounds cover — each one's view, `stopped` when an ancestor it ends with is not live."""
         principal.require(ADMIN)
         listed = self._store.list_connections(principal.account_id)
-        return sorted((c for c in listed if _manages(principal, c)), key=lambda c: c.connection_id)
+        now = self._clock.now()
+        live = {c.connection_id for c in listed if c.is_live(now)}
+        return [
+            self.view(c, stopped=any(a not in live for a in c.bound_to))
+            for c in sorted(listed, key=lambda c: c.connection_id)
+            if _manages(principal, c)
+        ]
 
     def revoke(self, principal: Principal, connection_id: str) -> Connection:
         principal.require(ADMIN)
@@ -193,8 +238,8 @@ class IdentityService:
         return replace(connection, revoked_at=at)
 
     def is_live_connection(self, account_id: str, connection_id: str) -> bool:
-        connection = self._store.get_connection(account_id, connection_id)
-        return connection is not None and connection.is_live(self._clock.now())
+        now = self._clock.now()
+        return self._store.get_live_connection(account_id, connection_id, now) is not None
 
     def authenticate(self, token: str) -> Principal:
         """Token → principal, or `Unauthenticated` with one message for every failure."""
@@ -204,13 +249,10 @@ class IdentityService:
         parsed = tokens.parse_token(token)
         if parsed is None:
             raise failure
-        connection = self._store.get_connection(parsed.account_id, parsed.connection_id)
-        if (
-            connection is None
-            or not tokens.secret_matches(parsed.secret, connection.secret_hash)
-            or not connection.is_live(self._clock.now())
-            or not self._parent_is_live(connection)
-        ):
+        connection = self._store.get_live_connection(
+            parsed.account_id, parsed.connection_id, self._clock.now()
+        )
+        if connection is None or not tokens.secret_matches(parsed.secret, connection.secret_hash):
             raise failure
         return connection.principal()
 
@@ -224,12 +266,8 @@ class IdentityService:
     def principal_of_connection(self, account_id: str, connection_id: str) -> Principal:
         """A connection's principal without its token (a web session points at it, C5):
         refused exactly like a bad token when it is unknown, expired or revoked."""
-        connection = self._store.get_connection(account_id, connection_id)
-        if (
-            connection is None
-            or not connection.is_live(self._clock.now())
-            or not self._parent_is_live(connection)
-        ):
+        connection = self._store.get_live_connection(account_id, connection_id, self._clock.now())
+        if connection is None:
             raise Unauthenticated("Missing, invalid, expired or revoked token.")
         return connection.principal()
 
@@ -241,11 +279,3 @@ class IdentityService:
         # The same table and client as the connections (one identity store, one module each).
         store = WebSessionStore(self._store._db, self._store._table)
         return WebSessions(store, self, self._clock)
-
-    def _parent_is_live(self, connection: Connection) -> bool:
-        """A child that ends with its parent authenticates only while the parent does
-        (one more GetItem, for those connections alone)."""
-        if not connection.ends_with_parent or connection.created_by is None:
-            return True
-        parent = self._store.get_connection(connection.account_id, connection.created_by)
-        return parent is not None and parent.is_live(self._clock.now())

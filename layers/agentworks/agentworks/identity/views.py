@@ -28,7 +28,10 @@ class ConnectionView(BaseModel):
     ends_with_parent: bool = Field(
         False, description="Stops working when the connection that created it does."
     )
-    status: Literal["active", "revoked", "expired"]
+    status: Literal["active", "revoked", "expired", "stopped"] = Field(
+        description="stopped: a connection it ends with (its creator, or theirs) was "
+        "revoked or expired, so it no longer authenticates."
+    )
 
 
 class IssuedConnectionView(ConnectionView):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -133,7 +133,10 @@ class WebSessions:
         return int(self._clock.now())
 
     def create_link(self, principal: Principal) -> WebLink:
-        """A one-time code for `principal`'s connection, valid `WEB_LINK_SECONDS`."""
+        """A one-time code for `principal`'s connection, valid `WEB_LINK_SECONDS`. Only the
+        connection's own token asks: a session or a relay run's credential would otherwise
+        mint a session of the whole connection that outlives it."""
+        principal.require_own_token()
         code = secrets.token_urlsafe(32)
         expires_at = self._now() + limits.WEB_LINK_SECONDS
         self._store.put("WEBLINK", _digest(code), principal, expires_at)
@@ -167,8 +170,9 @@ class WebSessions:
 
     def _principal(self, item: dict[str, Any]) -> Principal:
         try:
-            return self._identity.principal_of_connection(
+            principal = self._identity.principal_of_connection(
                 str(item["account_id"]), str(item["connection_id"])
             )
         except Unauthenticated:
             raise _refused() from None
+        return replace(principal, credential="session")

@@ -72,6 +72,8 @@ class AgentDirectory:
         name = normalize_agent_name(request.agent_name)
         if not principal.may_target(f"agent:{name}"):
             raise Unavailable()
+        if request.allowed_connection_ids is not None:
+            principal.require_own_token()  # an allow-list lets other connections act as it
         allowed = self._allowed(principal, request.allowed_connection_ids)
         for _attempt in range(3):
             existing = self._agents.get(principal.account_id, name)

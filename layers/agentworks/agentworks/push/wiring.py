@@ -46,6 +46,7 @@ def build_push(
     clock: Clock = SYSTEM_CLOCK,
     management: Any = None,
 ) -> Push:
+    from agentworks.identity.connection_store import ConnectionStore
     from agentworks.messaging.agent_store import AgentStore
     from agentworks.messaging.authority import InboxAuthority
     from agentworks.messaging.conversation_store import ConversationStore
@@ -67,6 +68,7 @@ def build_push(
         else (lambda: management_client(settings.push_endpoint))
     )
     usage = UsageStore(client, settings.work_table)
+    identity = ConnectionStore(client, settings.identity_table)
 
     def account_of(conversation: str) -> str | None:
         found = conversations.get_conversation(conversation, int(clock.now() * 1000))
@@ -79,7 +81,14 @@ def build_push(
             clock,
             UsageRecorder(usage, clock),
         ),
-        notifier=Notifier(listeners, channel, agents.connection, clock),
+        # A listener's connection as it authenticates now: a child whose ancestor was
+        # revoked gets no more notices either.
+        notifier=Notifier(
+            listeners,
+            channel,
+            lambda account, conn: identity.get_live_connection(account, conn, clock.now()),
+            clock,
+        ),
         usage=StreamUsage(usage, account_of),
         pages_url=PlatformUrl(settings.platform_api_url, settings.platform_api_url_parameter),
     )

@@ -71,8 +71,10 @@ class RunCredentials:
             or not tokens.secret_matches(secret, run.credential_hash)
         ):
             raise failure
-        connection = self.connections.get_connection(account_id, run.caller_connection_id)
-        if connection is None or not connection.is_live(self._clock.now()):
+        connection = self.connections.get_live_connection(
+            account_id, run.caller_connection_id, self._clock.now()
+        )
+        if connection is None:
             raise failure
         principal = connection.principal()
         if RELAYS_RUN not in principal.scopes or not principal.may_target(f"relay:{run.relay}"):
@@ -82,4 +84,5 @@ class RunCredentials:
             scopes=principal.scopes & RELAY_CODE_SCOPES,
             relay_run=run.run_id,
             relay_attempt=run.attempt,
+            credential="run",
         )

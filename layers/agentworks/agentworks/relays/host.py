@@ -127,8 +127,10 @@ class RelayHost:
 
     def _authority_refusal(self, run: RelayRun) -> str | None:
         """Admission's checks, again, as the caller's connection is now."""
-        connection = self._connections.get_connection(run.account_id, run.caller_connection_id)
-        if connection is None or not connection.is_live(self._clock.now()):
+        connection = self._connections.get_live_connection(
+            run.account_id, run.caller_connection_id, self._clock.now()
+        )
+        if connection is None:
             return "the caller's connection was revoked or expired; the run was not continued"
         principal = connection.principal()
         if RELAYS_RUN not in principal.scopes or not principal.may_target(relay_target(run.relay)):

@@ -32,6 +32,7 @@ class RelayReleases:
 
     def publish(self, principal: Principal, request: PublishRelay) -> ReleaseView:
         principal.require_account_admin()
+        principal.require_own_token()  # its code runs later with its callers' authority
         package = _package(request)
         relay = request.name or package.manifest.name
         if not NAME.match(relay):

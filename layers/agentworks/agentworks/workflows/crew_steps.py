@@ -96,8 +96,10 @@ class CrewSteps:
         return SessionFunctions(self, run, step)
 
     def starter(self, run: RunRecord) -> Any:
-        connection = self._connections.get_connection(run.account_id, run.connection_id)
-        if connection is None or not connection.is_live(self._clock.now()):
+        connection = self._connections.get_live_connection(
+            run.account_id, run.connection_id, self._clock.now()
+        )
+        if connection is None:
             raise AdapterError("the connection that started the run was revoked or expired")
         return connection.principal()
 

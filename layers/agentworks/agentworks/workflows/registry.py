@@ -97,6 +97,7 @@ class WorkflowRegistry:
 
     def register(self, principal: Principal, content: str) -> RegisteredWorkflowView:
         principal.require_account_admin()
+        principal.require_own_token()  # its triggers and schedules start runs as the caller
         read = parse_workflow_file(content)
         start = read.start
         triggers = parse_triggers(read.triggers)
@@ -355,8 +356,10 @@ class WorkflowRegistry:
         with_run: Callable[[RunStarted], dict[str, dict[str, Any]]] | None = None,
     ) -> RunStarted:
         registered = self._store.get(trigger.account_id, trigger.workflow_id)
-        connection = self._connections.get_connection(trigger.account_id, trigger.registered_by)
-        if registered is None or connection is None or not connection.is_live(self._clock.now()):
+        connection = self._connections.get_live_connection(
+            trigger.account_id, trigger.registered_by, self._clock.now()
+        )
+        if registered is None or connection is None:
             raise Unavailable()
         definition = {**registered.definition, "input": variables}
         started = self._runs.start(connection.principal(), definition, with_run=with_run)

@@ -302,6 +302,7 @@ class WorkflowRuns:
 
     def webhook_key(self, principal: Principal) -> WebhookKey:
         principal.require_account_admin()
+        principal.require_own_token()  # the key starts runs as the triggers' registrants
         assert self._signer is not None, "the tick never answers webhook-key"
         return WebhookKey(
             key=self._signer.derived_key(WEBHOOK_PURPOSE, principal.account_id),
