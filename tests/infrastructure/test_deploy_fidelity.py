@@ -219,9 +219,18 @@ def test_roles_grant_no_action_the_code_never_calls(translated, function):
     granted = {a.lower() for s in _statements(translated, function) for a in s.actions}
     assert granted.isdisjoint(a.lower() for a in UNUSED), granted
     assert not any(a.endswith("*") for a in granted), "no action wildcards"
-    # Only the client surface reads calls in a batch (GET /v1/calls, the Runs page).
+    # Only the client surface reads calls in a batch (GET /v1/calls, the Runs page); every
+    # authenticating role reads a connection's ancestors in one batch, from the identity
+    # table alone (issue 24: ends_with_parent through every generation).
     surface = function in ("ApiFunction", "McpFunction")
-    assert ("dynamodb:batchgetitem" in granted) is surface, granted
+    batch_tables = {
+        resource.split(":table/", 1)[1].split("/", 1)[0]
+        for s in _statements(translated, function)
+        if any(a.lower() == "dynamodb:batchgetitem" for a in s.actions)
+        for resource in s.resources
+    }
+    assert "agentworks-IdentityTable" in batch_tables
+    assert (batch_tables != {"agentworks-IdentityTable"}) is surface, batch_tables
 
 
 def test_an_http_api_authorizer_needs_its_own_invoke_permission():
