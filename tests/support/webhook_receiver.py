@@ -1,5 +1,9 @@
 """A local HTTP receiver of notifyUrl webhooks: keeps every request it got (headers and
-body), answering 200 — or 500 while told to fail, as a broken receiver would."""
+body), answering 200 — or 500 while told to fail, as a broken receiver would.
+
+It listens on 127.0.0.1, which outbound URLs may reach only with the local stack's option
+(`agentworks dev --allow-loopback-webhooks`): a test using it asks for the
+`allow_loopback_webhooks` fixture (tests/conftest.py), the same switch for the handlers."""
 
 from __future__ import annotations
 
