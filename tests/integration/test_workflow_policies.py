@@ -113,6 +113,28 @@ def test_a_failing_receiver_is_recorded_and_the_run_goes_on(
     assert note["attempts"] == 3  # retried with a doubling pause, then recorded
 
 
+def test_a_notify_url_that_redirects_is_recorded_never_followed(
+    api, stack, allow_loopback_webhooks
+) -> None:
+    """Issue 24 §3: a receiver answering 302 to another (both on this machine, allowed by
+    the local stack's option). The run records `HTTP 302`; the second receives nothing."""
+    define(api, stack.admin_token, TIMED)
+    with webhook_receiver() as target, webhook_receiver() as first:
+        first.redirect = target.url
+        run_id = start(api, stack.admin_token, _asking("auto-allow", first.url))
+        deadline = time.monotonic() + 30
+        while True:  # the run records the delivery after its last attempt
+            done = wait_run(api, stack.admin_token, run_id)
+            notes = [n for n in done["notifications"] if n["event"] == "completed"]
+            if notes or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        (note,) = notes
+        assert (note["statusCode"], note["error"], note["delivered"]) == (302, "HTTP 302", False)
+        assert len(first.received) == note["attempts"]
+        assert target.received == []  # every attempt had returned before the record
+
+
 def test_an_unanswered_escalation_fails_its_step_after_the_timeout(api, stack) -> None:
     """The Await state's TimeoutSeconds is the limit; its Catch hands States.Timeout to the
     `interrupted` task, which fails the step (24 h are not waited for here)."""

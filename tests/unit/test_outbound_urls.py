@@ -201,33 +201,13 @@ def test_a_url_saved_while_public_is_refused_once_it_resolves_private(
     assert connects == []
 
 
-class Redirecting(BaseHTTPRequestHandler):
-    location = ""
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.send_response(302)
-        self.send_header("Location", self.location)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *_: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def redirecting(allow_loopback_webhooks: None) -> Iterator[tuple[str, Any]]:
     """A local receiver answering 302 to a second local receiver (both allowed by the
     local stack's option); yields the first's URL and the second receiver."""
-    with webhook_receiver() as target:
-        handler = type("ToTarget", (Redirecting,), {"location": target.url})
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}/hook", target
-        finally:
-            server.shutdown()
-            server.server_close()
+    with webhook_receiver() as target, webhook_receiver() as first:
+        first.redirect = target.url
+        yield first.url, target
 
 
 def test_a_redirect_is_an_outcome_never_followed(redirecting: tuple[str, Any]) -> None:
