@@ -50,9 +50,10 @@ def test_a_local_receiver_needs_the_local_stacks_option(
     monkeypatch.delenv(ALLOW_LOOPBACK_ENV, raising=False)
     define(api, stack.admin_token, TIMED)
     body = {"url": url, "events": EVENTS}
-    assert "url refused" in _refused(api("POST", "/v1/webhooks", stack.admin_token, body))
-    notify = api("POST", "/v1/workflows", stack.admin_token, _workflow(url))
-    assert "notifyUrl refused" in _refused(notify)
+    refused = _refused(api("POST", "/v1/webhooks", stack.admin_token, body))
+    assert refused == "url: Value error, refused: an https:// URL is needed", refused
+    notify = _refused(api("POST", "/v1/workflows", stack.admin_token, _workflow(url)))
+    assert notify == "Invalid workflow: notifyUrl: refused: an https:// URL is needed", notify
     # `agentworks dev --allow-loopback-webhooks` (the switch the deployed template never sets)
     monkeypatch.setenv(ALLOW_LOOPBACK_ENV, "1")
     assert api("POST", "/v1/webhooks", stack.admin_token, body).status == 201

@@ -68,7 +68,7 @@ REFUSED = [
     ("https://192.0.2.10/hook", "documentation"),
     ("https://internal.example.test/hook", "resolves to a private"),
     ("https://mixed.example.test/hook", "resolves to a private"),
-    ("https://v6-internal.example.test/hook", "resolves to an unique-local"),
+    ("https://v6-internal.example.test/hook", "resolves to a unique-local"),
     ("https://metadata.example.test/hook", "resolves to a link-local"),
     ("https://localhost/hook", "resolves to a loopback"),
     ("https://user:pass@hooks.example.test/hook", "a user or password"),

@@ -142,7 +142,7 @@ def test_w3_notify_url_is_https_to_a_public_host(monkeypatch: pytest.MonkeyPatch
         assert "an https:// URL is needed" in _refused(_run([_step()], notifyUrl=url)), url
     assert "no host" in _refused(_run([_step()], notifyUrl="https://"))
     loopback = _refused(_run([_step()], notifyUrl="http://127.0.0.1:8080/hook"))
-    assert "notifyUrl refused" in loopback
+    assert "notifyUrl: refused: an https:// URL is needed" in loopback
     # The local stack's option (agentworks dev --allow-loopback-webhooks) lets it through.
     monkeypatch.setenv("OUTBOUND_ALLOW_LOOPBACK", "1")
     assert parse_workflow(_run([_step()], notifyUrl="http://127.0.0.1:8080/hook")).notify_url

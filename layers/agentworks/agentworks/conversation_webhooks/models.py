@@ -39,7 +39,7 @@ class CreateWebhook(BaseModel):
         try:
             return check_on_save(value)
         except RefusedUrl as refused:
-            raise ValueError(f"url refused: {refused}") from None
+            raise ValueError(f"refused: {refused}") from None
 
     @field_validator("events")
     @classmethod

@@ -146,7 +146,7 @@ def _check_address(address: IPAddress, allow: bool, resolved: bool = False) -> N
     why = refusal(address, allow)
     if why is not None:
         said = "resolves to" if resolved else "is"
-        article = "an" if why[0] in "aeiouIU" else "a"
+        article = "an" if why.startswith(("a", "e", "i", "o", "unspecified", "IETF")) else "a"
         raise RefusedUrl(f"the host {said} {article} {why} address; only public ones", True)
 
 

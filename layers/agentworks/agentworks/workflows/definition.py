@@ -182,7 +182,7 @@ class WorkflowStart(_Model):
         try:
             return check_on_save(value)
         except RefusedUrl as refused:
-            raise ValueError(f"notifyUrl refused: {refused}") from None
+            raise ValueError(f"refused: {refused}") from None
 
     @field_validator("input")
     @classmethod
