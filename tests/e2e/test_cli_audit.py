@@ -38,7 +38,9 @@ def cli(local_stack: Any) -> Cli:
     return Cli(local_stack)
 
 
-def test_audit_and_webhooks_through_the_cli(cli: Cli, tmp_path: Path) -> None:
+def test_audit_and_webhooks_through_the_cli(
+    cli: Cli, local_stack: LocalStack, tmp_path: Path
+) -> None:
     receiver = Receiver()
     try:
         name = f"audited-{uuid.uuid4().hex[:6]}"
@@ -69,5 +71,6 @@ def test_audit_and_webhooks_through_the_cli(cli: Cli, tmp_path: Path) -> None:
         [delivery] = shown["deliveries"]
         assert delivery["state"] == "delivered" and delivery["attempts"][0]["status_code"] == 200
         assert cli.ok("webhooks", "delete", "--id", hook["webhook_id"]).out.startswith("deleted")
+        assert "may go to this machine (--allow-loopback-webhooks)" in local_stack.stdout()
     finally:
         receiver.server.shutdown()
