@@ -78,7 +78,11 @@ REFUSED = [
     ("http://127.0.0.1:8080/hook", "an https:// URL is needed"),
     ("ftp://hooks.example.test/hook", "an https:// URL is needed"),
     ("https://[fe80::1%25eth0]/hook", "zone"),
-    ("https://hooks .example.test/hook", "not a valid name"),
+    ("https://hooks .example.test/hook", "spaces"),
+    ("https://hooks.example.test/a b", "spaces"),
+    ("https://hooks.example.test/\r\nX-Injected: 1", "control"),
+    ("https://bücher.example.test/hook", "non-ASCII"),  # given as xn--bcher-kva.example.test
+    ("https://hooks_example!.test/hook", "not a valid name"),
 ]
 ACCEPTED = [
     (f"https://{PUBLIC_V4}/hook", PUBLIC_V4),

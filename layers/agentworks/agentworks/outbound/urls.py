@@ -24,6 +24,7 @@ from agentworks.outbound.addresses import IPAddress, literal, refusal
 # Set by `agentworks dev --allow-loopback-webhooks` (and the tests' fixture that stands for
 # it); the deployed template never sets it.
 ALLOW_LOOPBACK_ENV = "OUTBOUND_ALLOW_LOOPBACK"
+_UNSENDABLE = re.compile(r"[\x00-\x20\x7f]")  # what no request line may carry
 _LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
 
 
@@ -52,7 +53,7 @@ class Target:
 @dataclass(frozen=True)
 class OutboundUrl:
     scheme: str
-    host: str  # ASCII (IDNA) name or address: the TLS server name and the Host header
+    host: str  # name (ASCII: xn--… for IDN) or address: the TLS server name and the Host header
     port: int
     path: str  # path and query, sent as the request target
     address: IPAddress | None  # the host is an address (in whatever spelling)
@@ -68,6 +69,9 @@ def parse(url: str, allow_loopback: bool | None = None) -> OutboundUrl:
     user or password in it, no host, a host that is neither a name nor an address, or a
     host that is a refused address."""
     allow = loopback_allowed() if allow_loopback is None else allow_loopback
+    if not url.isascii() or _UNSENDABLE.search(url):
+        # A request line carries none; an internationalized name is given as xn--…
+        raise RefusedUrl("spaces, control or non-ASCII characters: percent-encode them")
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -85,7 +89,7 @@ def parse(url: str, allow_loopback: bool | None = None) -> OutboundUrl:
     if bracketed and (address is None or address.version != 6):
         raise RefusedUrl("the host between [ ] is not an IPv6 address")
     if address is None:
-        host = _ascii_name(host)
+        host = _checked_name(host)
     elif isinstance(address, IPv6Address) and address.scope_id:
         raise RefusedUrl("an IPv6 address with a zone (%…) is refused")
     else:
@@ -150,11 +154,7 @@ def _check_address(address: IPAddress, allow: bool, resolved: bool = False) -> N
         raise RefusedUrl(f"the host {said} {article} {why} address; only public ones", True)
 
 
-def _ascii_name(host: str) -> str:
-    try:
-        name = host.encode("idna").decode("ascii")
-    except UnicodeError:
-        raise RefusedUrl("the host is not a valid name") from None
+def _checked_name(name: str) -> str:
     labels = name.removesuffix(".").split(".")
     if len(name) > 253 or not all(_LABEL.match(label) for label in labels):
         raise RefusedUrl("the host is not a valid name")
