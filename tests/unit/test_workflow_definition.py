@@ -138,8 +138,9 @@ def test_w1_labels_are_unique_and_well_formed() -> None:
 def test_w3_notify_url_is_https_to_a_public_host(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OUTBOUND_ALLOW_LOOPBACK", raising=False)
     assert parse_workflow(_run([_step()], notifyUrl="https://hooks.example.com/x")).notify_url
-    for url in ("http://hooks.example.com/x", "ftp://h/x", "not a url"):
+    for url in ("http://hooks.example.com/x", "ftp://h/x", "not-a-url"):
         assert "an https:// URL is needed" in _refused(_run([_step()], notifyUrl=url)), url
+    assert "spaces" in _refused(_run([_step()], notifyUrl="not a url"))
     assert "no host" in _refused(_run([_step()], notifyUrl="https://"))
     loopback = _refused(_run([_step()], notifyUrl="http://127.0.0.1:8080/hook"))
     assert "notifyUrl: refused: an https:// URL is needed" in loopback
