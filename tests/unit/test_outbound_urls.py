@@ -83,6 +83,7 @@ REFUSED = [
     ("https://hooks.example.test/\r\nX-Injected: 1", "control"),
     ("https://bücher.example.test/hook", "non-ASCII"),  # given as xn--bcher-kva.example.test
     ("https://hooks_example!.test/hook", "not a valid name"),
+    ("https://hooks.example.test:0/hook", "port 0"),
 ]
 ACCEPTED = [
     (f"https://{PUBLIC_V4}/hook", PUBLIC_V4),

@@ -84,6 +84,8 @@ def parse(url: str, allow_loopback: bool | None = None) -> OutboundUrl:
         raise RefusedUrl("a user or password in the URL is refused; the webhook is signed")
     if not host:
         raise RefusedUrl("the URL has no host")
+    if port == 0:
+        raise RefusedUrl("port 0 is no port")
     bracketed = parts.netloc.rpartition("]")[0].startswith("[")
     address = literal(host)
     if bracketed and (address is None or address.version != 6):
@@ -99,7 +101,7 @@ def parse(url: str, allow_loopback: bool | None = None) -> OutboundUrl:
     return OutboundUrl(
         scheme=parts.scheme,
         host=host,
-        port=port or (443 if parts.scheme == "https" else 80),
+        port=port if port is not None else (443 if parts.scheme == "https" else 80),
         path=f"{path}?{parts.query}" if parts.query else path,
         address=address,
     )
