@@ -332,6 +332,7 @@ def tls_receiver(
     server_tls.load_cert_chain(cert, key)
     server_tls.sni_callback = lambda _sock, name, _ctx: seen["sni"].append(name)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.handle_error = lambda *_: None  # type: ignore[method-assign]  # refused handshakes
     server.socket = server_tls.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     client_tls = ssl.create_default_context(cafile=str(cert))
