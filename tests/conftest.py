@@ -41,6 +41,16 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
+def allow_loopback_webhooks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `agentworks dev --allow-loopback-webhooks` gives the handlers: outbound URLs
+    (notifyUrl, conversation webhooks) may reach the tests' receivers on 127.0.0.1. Without
+    it, as deployed, they may not (tests/integration/test_outbound_urls.py)."""
+    from agentworks.outbound.urls import ALLOW_LOOPBACK_ENV
+
+    monkeypatch.setenv(ALLOW_LOOPBACK_ENV, "1")
+
+
+@pytest.fixture
 def faults(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Injects AWS errors moto never raises into the services' DynamoDB client."""
     from tests.support.faults import install

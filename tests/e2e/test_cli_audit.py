@@ -1,17 +1,20 @@
 """`agentworks audit list` and `agentworks webhooks …` against the real local stack (C6): a
 request to a Crew under review is audited, and the stack's stream poller feeds the webhooks
 function as Lambda's does on AWS, so a subscribed local receiver gets the signed event and
-`webhooks deliveries` shows the attempt."""
+`webhooks deliveries` shows the attempt. The receiver listens on 127.0.0.1: this module's
+stack runs with `--allow-loopback-webhooks`, the option that lets a local receiver in."""
 
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import EPHEMERAL, LocalStack, start_local_stack
 from tests.e2e.test_cli_crew_messages import _crew_file
 from tests.e2e.test_cli_messages import Cli
 from tests.integration.test_conversation_webhooks import Receiver
@@ -19,12 +22,25 @@ from tests.integration.test_conversation_webhooks import Receiver
 pytestmark = pytest.mark.e2e
 
 
+@pytest.fixture(scope="module")
+def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    options = (*EPHEMERAL, "--allow-loopback-webhooks")
+    stack = start_local_stack(tmp_path_factory.mktemp("local-stack"), options=options)
+    try:
+        yield stack
+    finally:
+        if stack.running:
+            assert stack.stop() == 0, stack.stderr()[-4000:]
+
+
 @pytest.fixture
 def cli(local_stack: Any) -> Cli:
     return Cli(local_stack)
 
 
-def test_audit_and_webhooks_through_the_cli(cli: Cli, tmp_path: Path) -> None:
+def test_audit_and_webhooks_through_the_cli(
+    cli: Cli, local_stack: LocalStack, tmp_path: Path
+) -> None:
     receiver = Receiver()
     try:
         name = f"audited-{uuid.uuid4().hex[:6]}"
@@ -55,5 +71,6 @@ def test_audit_and_webhooks_through_the_cli(cli: Cli, tmp_path: Path) -> None:
         [delivery] = shown["deliveries"]
         assert delivery["state"] == "delivered" and delivery["attempts"][0]["status_code"] == 200
         assert cli.ok("webhooks", "delete", "--id", hook["webhook_id"]).out.startswith("deleted")
+        assert "may go to this machine (--allow-loopback-webhooks)" in local_stack.stdout()
     finally:
         receiver.server.shutdown()

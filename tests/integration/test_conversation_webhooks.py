@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -36,6 +37,7 @@ class Receiver:
     def __init__(self) -> None:
         self.received: list[tuple[dict[str, str], bytes]] = []
         self.answers: list[int] = []
+        self.location = ""  # where a 3xx answer points
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,6 +46,8 @@ class Receiver:
                 receiver.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 status = receiver.answers.pop(0) if receiver.answers else 200
                 self.send_response(status)
+                if receiver.location:
+                    self.send_header("Location", receiver.location)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -59,7 +63,8 @@ class Receiver:
 
 
 @pytest.fixture
-def receiver() -> Iterator[Receiver]:
+def receiver(allow_loopback_webhooks: None) -> Iterator[Receiver]:
+    """A receiver on 127.0.0.1, allowed as `agentworks dev --allow-loopback-webhooks` does."""
     found = Receiver()
     yield found
     found.server.shutdown()
@@ -152,7 +157,7 @@ def test_c6_a_failing_receiver_is_retried_with_backoff_and_each_attempt_shows(
     ).body["deliveries"]
     assert delivery["state"] == "delivered" and delivery["event"] == "agent_asked"
     assert [a["status_code"] for a in delivery["attempts"]] == [500, 503, 200]
-    assert delivery["attempts"][0]["error"] == "answered HTTP 500"
+    assert delivery["attempts"][0]["error"] == "HTTP 500"
     assert delivery["attempts"][-1]["error"] is None
 
 
@@ -296,3 +301,83 @@ def test_c6_webhooks_are_signed_with_the_accounts_one_webhook_key():
     from agentworks.workflows.webhooks import WEBHOOK_PURPOSE
 
     assert ACCOUNT_WEBHOOK_PURPOSE == WEBHOOK_PURPOSE  # `agentworks workflow webhook-key`
+
+
+# ---- Checked when used, not only when saved (issue 24 §3) ----
+
+
+def test_c6_a_url_that_resolves_private_by_delivery_time_is_refused_then(
+    api, stack, agents, webhooks, monkeypatch
+):
+    """Saved while its name answered a public address; by the delivery it answers the
+    metadata service's: one attempt, `refused address`, nothing connected to."""
+    import socket
+
+    from tests.unit.test_outbound_urls import PUBLIC_V4, Resolver
+
+    dns = Resolver({"hooks.example.test": [PUBLIC_V4]})
+    monkeypatch.setattr(socket, "getaddrinfo", dns)
+    hook = subscribe(api, stack.admin_token, "https://hooks.example.test/aw", ["agent_asked"])
+    crew(api, stack, "review")
+    dns.answers["hooks.example.test"] = ["169.254.169.254"]
+    connected: list[Any] = []
+    monkeypatch.setattr(socket.socket, "connect", lambda _s, a: connected.append(a))
+    ask(api, agents.connection("caller")["token"], "Clause 1?")
+    assert webhooks()["failed"] == 1
+    [delivery] = api(
+        "GET", f"/v1/webhooks/{hook['webhook_id']}/deliveries", stack.admin_token
+    ).body["deliveries"]
+    assert delivery["state"] == "failed"
+    assert [(a["status_code"], a["error"]) for a in delivery["attempts"]] == [
+        (None, "refused address")
+    ]  # a refused URL is not retried
+    assert connected == []
+
+
+def test_c6_a_redirect_is_recorded_never_followed(api, stack, agents, receiver, webhooks):
+    """A receiver answering 302 to another (both on this machine, allowed by the local
+    stack's option): the second gets nothing, each attempt reads `HTTP 302`."""
+    first = Receiver()
+    try:
+        hook = subscribe(api, stack.admin_token, first.url, ["agent_asked"])
+        first.answers = [302] * limits.CONVERSATION_WEBHOOK_ATTEMPTS
+        first.location = receiver.url
+        crew(api, stack, "review")
+        ask(api, agents.connection("caller")["token"], "Clause 1?")
+        assert webhooks()["failed"] == 1
+    finally:
+        first.server.shutdown()
+    [delivery] = api(
+        "GET", f"/v1/webhooks/{hook['webhook_id']}/deliveries", stack.admin_token
+    ).body["deliveries"]
+    attempts = [(a["status_code"], a["error"]) for a in delivery["attempts"]]
+    assert attempts == [(302, "HTTP 302")] * limits.CONVERSATION_WEBHOOK_ATTEMPTS
+    assert len(first.received) == limits.CONVERSATION_WEBHOOK_ATTEMPTS
+    assert receiver.received == []  # the webhooks function returned: nothing followed
+
+
+def test_c6_a_failed_connection_shows_its_category_never_the_library_text(
+    api, stack, agents, webhooks, allow_loopback_webhooks
+):
+    with socket_closed() as port:
+        hook = subscribe(api, stack.admin_token, f"http://127.0.0.1:{port}/h", ["agent_asked"])
+    crew(api, stack, "review")
+    ask(api, agents.connection("caller")["token"], "Clause 1?")
+    assert webhooks()["failed"] == 1
+    [delivery] = api(
+        "GET", f"/v1/webhooks/{hook['webhook_id']}/deliveries", stack.admin_token
+    ).body["deliveries"]
+    errors = {a["error"] for a in delivery["attempts"]}
+    assert errors == {"connection failed"}, errors  # never "[Errno 111] Connection refused"
+    assert len(delivery["attempts"]) == limits.CONVERSATION_WEBHOOK_ATTEMPTS
+
+
+@contextmanager
+def socket_closed() -> Iterator[int]:
+    """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    yield port

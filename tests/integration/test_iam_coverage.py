@@ -405,7 +405,8 @@ def _drive_webhooks(api: Any, stack: Any, agents: Any) -> None:
 
 
 @pytest.fixture
-def recorded(api: Any, stack: Any, agents: Any) -> CallRecorder:
+def recorded(api: Any, stack: Any, agents: Any, allow_loopback_webhooks: None) -> CallRecorder:
+    """(Loopback webhooks allowed: the conversation webhook's receiver is on 127.0.0.1.)"""
     recorder = CallRecorder()
     with recorder.recording():
         _drive_every_handler(api, stack, agents)

@@ -104,7 +104,7 @@ def test_a_notice_that_fails_to_post_is_counted_and_fails_the_batch(
     assert counted["PushNoticesFailed"] == 1
 
 
-def test_a_webhook_that_fails_every_attempt_is_counted_once(counted):
+def test_a_webhook_that_fails_every_attempt_is_counted_once(counted, allow_loopback_webhooks):
     note = Webhooks(FakeClock(start=1_800_000_000.0)).send(
         "http://127.0.0.1:9/hook", "key", "completed", {"runId": "r"}
     )

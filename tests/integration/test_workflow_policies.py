@@ -49,7 +49,9 @@ def test_fail_ends_the_step_and_the_run(api, stack) -> None:
     assert plan["error"] == "the session asked for input (policy fail): Which file first"
 
 
-def test_escalate_sends_a_signed_webhook_and_resolve_answers(api, stack) -> None:
+def test_escalate_sends_a_signed_webhook_and_resolve_answers(
+    api, stack, allow_loopback_webhooks
+) -> None:
     define(api, stack.admin_token, TIMED)
     key = api("GET", "/v1/workflows/webhook-key", stack.admin_token).body["key"]
     with webhook_receiver() as receiver:
@@ -86,7 +88,9 @@ def test_escalate_sends_a_signed_webhook_and_resolve_answers(api, stack) -> None
     assert ("escalation", True) in events
 
 
-def test_a_failing_receiver_is_recorded_and_the_run_goes_on(api, stack) -> None:
+def test_a_failing_receiver_is_recorded_and_the_run_goes_on(
+    api, stack, allow_loopback_webhooks
+) -> None:
     define(api, stack.admin_token, TIMED)
     with webhook_receiver() as receiver:
         receiver.failing = True
@@ -94,16 +98,41 @@ def test_a_failing_receiver_is_recorded_and_the_run_goes_on(api, stack) -> None:
         run = wait_run(api, stack.admin_token, run_id)
         assert run["status"] == "succeeded", run
         receiver.wait_for("completed")
-    deadline = time.monotonic() + 30
-    while True:  # the run records the delivery after its last attempt
-        done = wait_run(api, stack.admin_token, run_id)
-        notes = [n for n in done["notifications"] if n["event"] == "completed"]
-        if notes or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+        deadline = time.monotonic() + 30
+        # The run records the delivery after its last attempt: the receiver stays up until
+        # then (a retry after it stopped would read "connection failed").
+        while True:
+            done = wait_run(api, stack.admin_token, run_id)
+            notes = [n for n in done["notifications"] if n["event"] == "completed"]
+            if notes or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
     (note,) = notes
     assert note["delivered"] is False and note["statusCode"] == 500
+    assert note["error"] == "HTTP 500"
     assert note["attempts"] == 3  # retried with a doubling pause, then recorded
+
+
+def test_a_notify_url_that_redirects_is_recorded_never_followed(
+    api, stack, allow_loopback_webhooks
+) -> None:
+    """Issue 24 §3: a receiver answering 302 to another (both on this machine, allowed by
+    the local stack's option). The run records `HTTP 302`; the second receives nothing."""
+    define(api, stack.admin_token, TIMED)
+    with webhook_receiver() as target, webhook_receiver() as first:
+        first.redirect = target.url
+        run_id = start(api, stack.admin_token, _asking("auto-allow", first.url))
+        deadline = time.monotonic() + 30
+        while True:  # the run records the delivery after its last attempt
+            done = wait_run(api, stack.admin_token, run_id)
+            notes = [n for n in done["notifications"] if n["event"] == "completed"]
+            if notes or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        (note,) = notes
+        assert (note["statusCode"], note["error"], note["delivered"]) == (302, "HTTP 302", False)
+        assert len(first.received) == note["attempts"]
+        assert target.received == []  # every attempt had returned before the record
 
 
 def test_an_unanswered_escalation_fails_its_step_after_the_timeout(api, stack) -> None:

@@ -1,5 +1,10 @@
 """A local HTTP receiver of notifyUrl webhooks: keeps every request it got (headers and
-body), answering 200 — or 500 while told to fail, as a broken receiver would."""
+body), answering 200 — or 500 while told to fail, as a broken receiver would, or 302 to
+another URL.
+
+It listens on 127.0.0.1, which outbound URLs may reach only with the local stack's option
+(`agentworks dev --allow-loopback-webhooks`): a test using it asks for the
+`allow_loopback_webhooks` fixture (tests/conftest.py), the same switch for the handlers."""
 
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ class Received:
 class Receiver:
     url: str
     failing: bool = False
+    redirect: str = ""  # answer 302 to this URL
     received: list[Received] = field(default_factory=list)
 
     def wait_for(self, event: str, timeout: float = 30) -> Received:
@@ -52,7 +58,9 @@ def webhook_receiver() -> Iterator[Receiver]:
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             receiver.received.append(Received(dict(self.headers.items()), body))
-            self.send_response(500 if receiver.failing else 200)
+            self.send_response(500 if receiver.failing else 302 if receiver.redirect else 200)
+            if receiver.redirect:
+                self.send_header("Location", receiver.redirect)
             self.send_header("Content-Length", "0")
             self.end_headers()
 

@@ -135,11 +135,18 @@ def test_w1_labels_are_unique_and_well_formed() -> None:
     assert "an id or cache key" in _refused({**_run([_step()]), "workflowId": "-x"})
 
 
-def test_w3_notify_url_is_https_or_this_machine() -> None:
+def test_w3_notify_url_is_https_to_a_public_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OUTBOUND_ALLOW_LOOPBACK", raising=False)
     assert parse_workflow(_run([_step()], notifyUrl="https://hooks.example.com/x")).notify_url
+    for url in ("http://hooks.example.com/x", "ftp://h/x", "not-a-url"):
+        assert "an https:// URL is needed" in _refused(_run([_step()], notifyUrl=url)), url
+    assert "spaces" in _refused(_run([_step()], notifyUrl="not a url"))
+    assert "no host" in _refused(_run([_step()], notifyUrl="https://"))
+    loopback = _refused(_run([_step()], notifyUrl="http://127.0.0.1:8080/hook"))
+    assert "notifyUrl: refused: an https:// URL is needed" in loopback
+    # The local stack's option (agentworks dev --allow-loopback-webhooks) lets it through.
+    monkeypatch.setenv("OUTBOUND_ALLOW_LOOPBACK", "1")
     assert parse_workflow(_run([_step()], notifyUrl="http://127.0.0.1:8080/hook")).notify_url
-    for url in ("http://hooks.example.com/x", "ftp://h/x", "https://", "not a url"):
-        assert "notifyUrl is an https:// URL" in _refused(_run([_step()], notifyUrl=url)), url
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "the last second; a killed process never loses an answered write); 0 fsyncs every "
         "write before answering it",
     )
+    dev.add_argument(
+        "--allow-loopback-webhooks",
+        action="store_true",
+        help="let notifyUrl and conversation webhooks reach receivers on this machine "
+        "(127.0.0.1, ::1, localhost; http:// to them too), for developing a receiver; by "
+        "default, as deployed, only public https:// addresses are sent to",
+    )
     dev.set_defaults(handler=run_dev)
 
     bootstrap = commands.add_parser(
@@ -126,6 +133,7 @@ def run_dev(session: Session) -> int:
             data_dir=data_dir,
             reset=args.reset,
             assume_yes=args.yes,
+            allow_loopback_webhooks=args.allow_loopback_webhooks,
             fsync_every=(
                 DEFAULT_SYNC_EVERY_SECONDS if args.fsync_every is None else args.fsync_every
             ),

@@ -40,7 +40,9 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     hook_actions = hooks.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = hook_actions.add_parser("create", parents=[common], help="subscribe a URL")
-    create.add_argument("--url", required=True, help="https:// (http:// only to this machine)")
+    create.add_argument(
+        "--url", required=True, help="https:// to a public address (docs/outbound.md)"
+    )
     create.add_argument(
         "--events",
         default=",".join(EVENTS),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from agentworks.outbound.urls import ALLOW_LOOPBACK_ENV
 from agentworks_cli.localstack import in_process, lambda_seam, unavailable
 from agentworks_cli.localstack.configfile import (
     ConfigError,
@@ -141,7 +142,10 @@ class DevStack:
         data_dir: Path | None = None,
         push_port: int | None = None,
         fsync_every: float | None = None,
+        allow_loopback_webhooks: bool = False,
     ) -> None:
+        # Outbound URLs (agentworks.outbound) may reach this machine: a developer's receiver.
+        self.allow_loopback_webhooks = allow_loopback_webhooks
         # None: ephemeral, everything in memory (tests, experiments).
         self.data = DataDir(data_dir) if data_dir is not None else None
         self.fsync_every = fsync_every  # None: the journal's default (durable_state.py)
@@ -228,6 +232,12 @@ class DevStack:
 
         _no_proxy_for_loopback()
         os.environ.update(_powertools_environment())
+        # The handlers run in this process: they read the option from the environment, as
+        # they would on Lambda (where the template never sets it). Only the flag turns it on.
+        if self.allow_loopback_webhooks:
+            os.environ[ALLOW_LOOPBACK_ENV] = "1"
+        else:
+            os.environ.pop(ALLOW_LOOPBACK_ENV, None)
         self._start_moto()
         os.environ.update(_aws_environment(self.moto_url, self.moto.port))
         # Services moto lacks (Bedrock) answer with an error that names the local stack.

@@ -81,6 +81,12 @@ def banner(stack: DevStack) -> str:
         f"swept every {stack.sweep_seconds:g} s",
         f"  logs   function output (the local CloudWatch Logs): "
         f"{home_relative(stack.output.path or config_dir)}",
+        (
+            "  hooks  notifyUrl and webhooks may go to this machine (--allow-loopback-webhooks)"
+            if stack.allow_loopback_webhooks
+            else "  hooks  notifyUrl and webhooks: public https:// addresses only, as deployed "
+            "(--allow-loopback-webhooks for a receiver on this machine)"
+        ),
         "",
         f"Admin config (mode 0600): {stack.config_path}",
         *(

@@ -45,6 +45,7 @@ def run_dev(
     assume_yes: bool = False,
     push_port: int | None = None,
     fsync_every: float | None = None,
+    allow_loopback_webhooks: bool = False,
 ) -> int:
     """Runs the local stack until Ctrl-C or SIGTERM; returns the process exit code
     (0 after a clean stop, 2 when the port is taken, 1 when the stack could not start).
@@ -72,6 +73,7 @@ def run_dev(
             data_dir=data_dir,
             push_port=push_port,
             fsync_every=fsync_every,
+            allow_loopback_webhooks=allow_loopback_webhooks,
         )
         print("Starting the AgentWorks local stack…", file=sys.stderr, flush=True)
         stack.start()

@@ -234,6 +234,9 @@ WORKFLOW_RUNS_LISTED = 50  # `workflow list`: the latest runs
 WEBHOOK_ATTEMPTS = 3
 WEBHOOK_BACKOFF_SECONDS = 0.5
 WEBHOOK_TIMEOUT_SECONDS = 5.0
+# Outbound URLs (agentworks.outbound): of the checked addresses a host resolves to, the
+# connection tries at most this many in turn (each with the attempt's timeout).
+OUTBOUND_ADDRESSES_TRIED = 2
 
 # Adapter profiles (issue 8): a named adapter block a workflow step names with `adapter`.
 ADAPTER_PROFILES_PER_ACCOUNT = 100

@@ -7,8 +7,11 @@ subscription of its account that asked for it.
 - Signed as workflow webhooks are (`X-AgentWorks-Signature: t=…,v1=…`, the account's
   webhook key, one `v1=` per key while the signing secret rotates).
 - Tried up to `limits.CONVERSATION_WEBHOOK_ATTEMPTS` times, the pause doubling from
-  `CONVERSATION_WEBHOOK_BACKOFF_SECONDS`; a 2xx ends it. Each attempt (status or error, and
-  when) is recorded on the delivery item, which `GET /v1/webhooks/{id}/deliveries` shows.
+  `CONVERSATION_WEBHOOK_BACKOFF_SECONDS`; a 2xx ends it, and so does a refused URL. Each
+  attempt (status or failure category, and when) is recorded on the delivery item, which
+  `GET /v1/webhooks/{id}/deliveries` shows.
+- The URL is checked again at every attempt, the request goes to the address checked and
+  a redirect is not followed (agentworks.outbound).
 - Claimed before the first attempt: a retried stream batch sends nothing twice.
 
 Nothing here is on a change's path: the change wrote its audit entry and is done.
@@ -33,6 +36,7 @@ from agentworks.conversation_webhooks.subscription_store import (
 )
 from agentworks.dynamo import from_item
 from agentworks.observability import count
+from agentworks.outbound.sending import Outcome
 from agentworks.workflows.webhooks import WEBHOOK_PURPOSE, post_signed
 
 if TYPE_CHECKING:
@@ -141,22 +145,22 @@ class WebhookDelivery:
     def _send(self, record: DeliveryRecord, url: str, keys: list[str], body: bytes) -> bool:
         pause = limits.CONVERSATION_WEBHOOK_BACKOFF_SECONDS
         for attempt in range(1, limits.CONVERSATION_WEBHOOK_ATTEMPTS + 1):
-            status, error = self._post(url, keys, body)
-            ok = status is not None and 200 <= status < 300
-            last = attempt == limits.CONVERSATION_WEBHOOK_ATTEMPTS
-            state = "delivered" if ok else ("failed" if last else "sending")
-            if not ok and error is None:
-                error = f"answered HTTP {status}"
-            self._subs.add_attempt(record, Attempt(self._now_ms(), status, error), state)
-            if ok:
+            outcome = self._post(url, keys, body)
+            # A refused URL stays refused: no more attempts (each would say the same).
+            last = outcome.final or attempt == limits.CONVERSATION_WEBHOOK_ATTEMPTS
+            state = "delivered" if outcome.delivered else ("failed" if last else "sending")
+            error = None if outcome.delivered else outcome.describe()
+            self._subs.add_attempt(record, Attempt(self._now_ms(), outcome.status, error), state)
+            if outcome.delivered:
                 return True
-            if not last:
-                self._clock.sleep(pause)
-                pause *= 2
+            if last:
+                return False
+            self._clock.sleep(pause)
+            pause *= 2
         return False
 
-    def _post(self, url: str, keys: list[str], body: bytes) -> tuple[int | None, str | None]:
-        # The scheme was checked at subscription.
+    def _post(self, url: str, keys: list[str], body: bytes) -> Outcome:
+        # Checked again at each attempt (agentworks.outbound), whatever it was at subscribing.
         return post_signed(
             url, keys, body, int(self._clock.now()), limits.CONVERSATION_WEBHOOK_TIMEOUT_SECONDS
         )

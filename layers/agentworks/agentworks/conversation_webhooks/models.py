@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from typing import Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentworks import limits
+from agentworks.outbound.urls import RefusedUrl, check_on_save
 
 WebhookEvent = Literal[
     "agent_asked", "request_needs_review", "request_answered", "conversation_closed"
@@ -18,7 +18,6 @@ EVENTS: tuple[WebhookEvent, ...] = (
     "request_answered",
     "conversation_closed",
 )
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class CreateWebhook(BaseModel):
@@ -26,7 +25,9 @@ class CreateWebhook(BaseModel):
 
     url: str = Field(
         max_length=limits.CONVERSATION_WEBHOOK_URL_MAX_CHARS,
-        description="https:// (http:// only to this machine: localhost, 127.0.0.1).",
+        description="https:// to a public address: no user or password in it, a host that "
+        "is not (and does not resolve to) a loopback, private, link-local or other "
+        "non-public address. Checked again at every delivery.",
     )
     events: list[WebhookEvent] = Field(
         min_length=1, max_length=len(EVENTS), description="Which conversation events to send."
@@ -36,14 +37,9 @@ class CreateWebhook(BaseModel):
     @classmethod
     def _url(cls, value: str) -> str:
         try:
-            url = urlsplit(value)
-            host = url.hostname
-        except ValueError:
-            host = None
-        local = host in _LOOPBACK and url.scheme == "http"
-        if not host or not (url.scheme == "https" or local) or url.username or url.password:
-            raise ValueError("url is an https:// URL (http:// only to this machine)")
-        return value
+            return check_on_save(value)
+        except RefusedUrl as refused:
+            raise ValueError(f"refused: {refused}") from None
 
     @field_validator("events")
     @classmethod
@@ -75,7 +71,11 @@ class DeletedWebhook(BaseModel):
 class WebhookAttempt(BaseModel):
     at: str
     status_code: int | None = None
-    error: str | None = None
+    error: str | None = Field(
+        default=None,
+        description="Why it was not delivered: HTTP <status>, refused URL, refused address, "
+        "name not resolved, connection failed, TLS failed or timed out",
+    )
 
 
 class WebhookDelivery(BaseModel):

@@ -24,6 +24,7 @@ from agentworks.conversation_webhooks.subscription_store import (
 from agentworks.errors import Conflict, Unavailable
 from agentworks.ids import new_id
 from agentworks.messaging.models import iso
+from agentworks.outbound.sending import shown
 from agentworks.workflows.webhooks import SIGNATURE_HEADER
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def delivery_view(record: DeliveryRecord) -> WebhookDelivery:
         message_id=record.message_id,
         state=record.state,  # type: ignore[arg-type]
         attempts=[
-            WebhookAttempt(at=iso(a.at) or "", status_code=a.status_code, error=a.error)
+            WebhookAttempt(at=iso(a.at) or "", status_code=a.status_code, error=shown(a.error))
             for a in record.attempts
         ],
         created_at=iso(record.created_at) or "",

@@ -13,12 +13,20 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from agentworks import limits
 from agentworks.errors import InvalidInput
+from agentworks.outbound.urls import RefusedUrl, check_on_save
 
 Policy = Literal["auto-allow", "escalate", "fail"]
 # W9: agent and scripted steps run a session (scripted: a profile of type `scripted`);
@@ -30,7 +38,8 @@ VariableValue = str | int | float | bool
 
 LABEL = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{limits.WORKFLOW_LABEL_MAX_CHARS - 1}}}$")
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+# The validation context under which `notifyUrl` is checked (agentworks.outbound).
+CHECK_URLS = "check_outbound_urls"
 
 
 def _label(value: str, what: str) -> str:
@@ -165,14 +174,15 @@ class WorkflowStart(_Model):
 
     @field_validator("notify_url")
     @classmethod
-    def _webhook(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        url = urlsplit(value)
-        local = url.scheme == "http" and url.hostname in _LOOPBACK
-        if not (url.scheme == "https" or local) or not url.hostname:
-            raise ValueError("notifyUrl is an https:// URL (http:// only to this machine)")
-        return value
+    def _webhook(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Checked when a definition comes in (parse_workflow); a stored run's definition is
+        # read as it was saved, and each delivery checks the URL again anyway.
+        if value is None or not (info.context or {}).get(CHECK_URLS):
+            return value
+        try:
+            return check_on_save(value)
+        except RefusedUrl as refused:
+            raise ValueError(f"refused: {refused}") from None
 
     @field_validator("input")
     @classmethod
@@ -280,7 +290,7 @@ def parse_workflow(data: Any) -> WorkflowStart:
             f"{limits.WORKFLOW_DEFINITION_MAX_BYTES:,}."
         )
     try:
-        return WorkflowStart.model_validate(data)
+        return WorkflowStart.model_validate(data, context={CHECK_URLS: True})
     except ValidationError as error:
         raise InvalidInput("Invalid workflow: " + describe(error)[:1500]) from None
 

@@ -11,6 +11,7 @@ from pydantic.alias_generators import to_camel
 
 from agentworks import limits
 from agentworks.messaging.models import iso
+from agentworks.outbound.sending import shown
 
 if TYPE_CHECKING:
     # The definition's models load with the first status, not with the API's routes.
@@ -73,7 +74,11 @@ class NotificationView(SeedModel):
     delivered: bool
     attempts: int
     status_code: int | None = None
-    error: str | None = None
+    error: str | None = Field(
+        default=None,
+        description="Why it was not delivered: HTTP <status>, refused URL, refused address, "
+        "name not resolved, connection failed, TLS failed or timed out",
+    )
 
 
 class RunView(SeedModel):
@@ -162,7 +167,7 @@ def _notification(note: Notification) -> NotificationView:
         delivered=note.delivered,
         attempts=note.attempts,
         status_code=note.status_code,
-        error=note.error,
+        error=shown(note.error),
     )
 
 

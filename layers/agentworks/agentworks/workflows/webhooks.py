@@ -5,7 +5,10 @@ Each carries `X-AgentWorks-Signature: t=<unix seconds>,v1=<hex>`, the HMAC-SHA25
 receiver can tell it came from this deployment and is fresh. While the signing secret is
 being rotated, one `v1=` per key (the new key's first): a receiver accepts any that matches.
 A failing receiver is retried a few times with a doubling pause, then recorded on the run;
-it never fails a step or a run.
+it never fails a step or a run. The URL is checked again at each attempt and the request
+goes only to the address checked, never following a redirect (agentworks.outbound); the
+run records the outcome's category (`HTTP 302`, `connection failed`, …), never the
+library's error text.
 """
 
 from __future__ import annotations
@@ -13,13 +16,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import urllib.error
-import urllib.request
 from typing import Any
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.observability import count
+from agentworks.outbound.sending import Outcome, post
 from agentworks.workflows.records import Notification
 
 SIGNATURE_HEADER = "X-AgentWorks-Signature"
@@ -77,53 +79,38 @@ class Webhooks:
         self, url: str, key: str | list[str], event: str, payload: dict[str, Any]
     ) -> Notification:
         body = json.dumps({"event": event, **payload}, separators=(",", ":")).encode()
-        attempts, status, error = 0, None, None
-        pause = limits.WEBHOOK_BACKOFF_SECONDS
-        while attempts < limits.WEBHOOK_ATTEMPTS:
+        attempts, pause = 0, limits.WEBHOOK_BACKOFF_SECONDS
+        while True:
             attempts += 1
-            status, error = self._post(url, key, body)
-            if status is not None and 200 <= status < 300:
+            outcome = self._post(url, key, body)
+            if outcome.delivered or outcome.final or attempts == limits.WEBHOOK_ATTEMPTS:
                 break
-            if attempts < limits.WEBHOOK_ATTEMPTS:
-                self._clock.sleep(pause)
-                pause *= 2
-        delivered = status is not None and 200 <= status < 300
-        if not delivered:
+            self._clock.sleep(pause)
+            pause *= 2
+        if not outcome.delivered:
             count("WebhookDeliveriesFailed")  # the operator's alarm; the run records why
         return Notification(
             event=event,
             step=payload.get("step"),
-            delivered=delivered,
+            delivered=outcome.delivered,
             attempts=attempts,
-            status_code=status,
-            error=None if delivered else (error or f"answered HTTP {status}"),
+            status_code=outcome.status,
+            error=None if outcome.delivered else outcome.describe(),
             at=int(self._clock.now() * 1000),
         )
 
-    def _post(self, url: str, key: str | list[str], body: bytes) -> tuple[int | None, str | None]:
-        # The scheme was checked at start.
+    def _post(self, url: str, key: str | list[str], body: bytes) -> Outcome:
         return post_signed(url, key, body, int(self._clock.now()), limits.WEBHOOK_TIMEOUT_SECONDS)
 
 
 def post_signed(
     url: str, key: str | list[str], body: bytes, timestamp: int, timeout: float
-) -> tuple[int | None, str | None]:
-    """One signed POST: (HTTP status, None), or (None, why) when nothing answered. Workflow
+) -> Outcome:
+    """One signed POST, the URL checked first (agentworks.outbound.sending.post). Workflow
     and conversation webhooks both send with it."""
-    request = urllib.request.Request(
-        url,
-        data=body,
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "User-Agent": "AgentWorks-Webhooks/1",
-            SIGNATURE_HEADER: signature(key, timestamp, body),
-        },
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return int(response.status), None
-    except urllib.error.HTTPError as refused:
-        return int(refused.code), None
-    except (urllib.error.URLError, OSError, ValueError) as failed:
-        return None, str(getattr(failed, "reason", failed))[:300]
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "AgentWorks-Webhooks/1",
+        SIGNATURE_HEADER: signature(key, timestamp, body),
+    }
+    return post(url, body, headers, timeout)
