@@ -263,6 +263,20 @@ def test_trace_and_unserved_methods_are_405_in_the_error_shape(local_stack: Loca
         assert body["error"]["code"] == "method_not_allowed" and headers["Allow"] == allowed
 
 
+def test_a_default_stack_refuses_local_webhook_receivers(local_stack: LocalStack) -> None:
+    """Issue 24 §3: without `--allow-loopback-webhooks` the local stack sends only where a
+    deployed one would (tests/e2e/test_cli_audit.py runs a receiver with the option)."""
+    for url in ("http://127.0.0.1:9/hook", "https://localhost:9/hook", "https://10.0.0.1/h"):
+        status, body, _ = http(
+            "POST",
+            f"{local_stack.url}/v1/webhooks",
+            token=local_stack.admin_token,
+            body={"url": url, "events": ["agent_asked"]},
+        )
+        assert status == 400 and body["error"]["code"] == "invalid_request", (url, body)
+    assert "public https:// addresses only" in local_stack.stdout()
+
+
 # Last: it stops the module's local stack.
 def test_ctrl_c_stops_cleanly(local_stack: LocalStack) -> None:
     """Ctrl-C (SIGINT) stops gateway, scheduler and moto, prints "stopped" and exits 0.
@@ -280,17 +294,3 @@ BEDROCK_CREW = {
     "adapter": {"type": "bedrock", "model_id": "us.anthropic.claude-3-5-haiku-20241022-v1:0"},
     "functions": [{"name": "ask", "description": "Ask", "input_schema": {"type": "object"}}],
 }
-
-
-def test_a_default_stack_refuses_local_webhook_receivers(local_stack: LocalStack) -> None:
-    """Issue 24 §3: without `--allow-loopback-webhooks` the local stack sends only where a
-    deployed one would (tests/e2e/test_cli_audit.py runs a receiver with the option)."""
-    for url in ("http://127.0.0.1:9/hook", "https://localhost:9/hook", "https://10.0.0.1/h"):
-        status, body, _ = http(
-            "POST",
-            f"{local_stack.url}/v1/webhooks",
-            token=local_stack.admin_token,
-            body={"url": url, "events": ["agent_asked"]},
-        )
-        assert status == 400 and body["error"]["code"] == "invalid_request", (url, body)
-    assert "public https:// addresses only" in local_stack.stdout()

@@ -118,7 +118,12 @@ def test_a_question_waits_for_a_person_never_for_the_other_agent(api, stack, age
     [waiting] = listed["conversations"]
     assert waiting["needs_you"] == 1
     run_id = request_state(api, caller, sent)["run_id"]
-    call = api("GET", f"/v1/calls/{run_id}", caller).body
+    # Needs You counts the question from the turn that asked it; the run shows
+    # input_required once its AwaitInput state holds the token that an answer resumes.
+    deadline = time.monotonic() + 30
+    while (call := api("GET", f"/v1/calls/{run_id}", caller).body)["state"] == "running":
+        assert time.monotonic() < deadline, call
+        time.sleep(0.05)
     assert call["state"] == "input_required"
     [question] = call["pending_inputs"]
     assert question["question"] == "May I sign on your behalf?"
