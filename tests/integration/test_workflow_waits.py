@@ -196,7 +196,7 @@ def test_a_pipelines_items_count_their_own_states_into_the_runs_usage(
     id they see is the run's), whose Finish counts everything already."""
     from tests.integration.workflow_support import TIMED
 
-    engine = stack.services.workflows.engine
+    engine = stack.services.workflows.engine.ends
     counted: list[str] = []
     item_ended = engine.item_ended
     monkeypatch.setattr(

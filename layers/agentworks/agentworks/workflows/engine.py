@@ -11,9 +11,8 @@ work it already did.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from agentworks import limits
@@ -23,15 +22,14 @@ from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, T
 from agentworks.crews.adapters.registry import runs_on_a_runner
 from agentworks.crews.execution import Executions
 from agentworks.ids import new_id
-from agentworks.observability import count_outcome
 from agentworks.signing import Signer
-from agentworks.usage.counts import Counts
 from agentworks.workflows import choices, crew_steps, replays, sessions
 from agentworks.workflows.call_waits import CallWaits
 from agentworks.workflows.crew_steps import CrewSteps
 from agentworks.workflows.definition import Step, WorkflowStart
 from agentworks.workflows.output_schema import output_problem
 from agentworks.workflows.records import TERMINAL_RUN, Position, RunRecord, StepRecord
+from agentworks.workflows.run_ends import RunEnds, RunGone
 from agentworks.workflows.run_notices import RunNotices
 from agentworks.workflows.run_store import RunStore, StaleRecord
 from agentworks.workflows.runner_steps import RunnerSteps
@@ -42,11 +40,6 @@ AdapterFactory = Callable[[dict[str, Any]], Adapter]
 
 # W3 auto-allow: the canned reply a session gets when it asks for input.
 AUTO_ALLOW_REPLY = "Yes, go ahead. No person is watching this step; use your best judgement."
-DONE = frozenset({"succeeded", "skipped"})  # what a barrier lets through
-
-
-class RunGone(Exception):
-    """The run this execution works for is missing."""
 
 
 @dataclass
@@ -84,6 +77,7 @@ class WorkflowEngine:
         self._adapters = adapters
         self._clock = clock
         self._notices = RunNotices(runs, signer, webhooks or Webhooks(clock))
+        self.ends = RunEnds(runs, self._notices, clock, history, waits)
 
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
@@ -119,12 +113,12 @@ class WorkflowEngine:
             self.interrupted(run_id, at, event.get("error"))
             return {}
         if action == "barrier":
-            return {"failed": self.barrier(run_id, item, at.stage)}
+            return {"failed": self.ends.barrier(run_id, item, at.stage)}
         if action == "finish":
-            self.finish(run_id, event.get("error"), event.get("execution"))
+            self.ends.finish(run_id, event.get("error"), event.get("execution"))
             return {}
         if action == "item_ended":
-            self.item_ended(run_id, str(event.get("execution") or ""))
+            self.ends.item_ended(run_id, str(event.get("execution") or ""))
             return {}
         raise ValueError(f"unknown workflow action {action!r}")
 
@@ -482,62 +476,6 @@ class WorkflowEngine:
             message = f"the step's task failed ({cause.get('Error') or 'unknown error'})"
         record.task_token = None
         self._end(record, version, "failed", error=message)
-
-    # ---- stage and run ----
-
-    def barrier(self, run_id: str, item: int, stage: int) -> bool:
-        """W1: every step of the stage (of this item, in a pipeline) has ended; True when one
-        of them did not succeed."""
-        state = self._runs.read_item(run_id, item)
-        if state is None:
-            raise RunGone(run_id)
-        run = state.run
-        start = WorkflowStart.model_validate(run.definition)
-        ended = {r.index: r.status for r in state.steps if (r.item, r.stage) == (item, stage)}
-        return run.status in TERMINAL_RUN or any(
-            ended.get(i) not in DONE for i in range(len(start.stages[stage].steps))
-        )
-
-    def finish(self, run_id: str, error: Any = None, execution: str | None = None) -> None:
-        """Records the run's outcome; `execution` (the state machine passes its own ARN: this
-        function cannot name it) is read for the states it entered, the run's usage."""
-        state = self._runs.read_end(run_id)
-        if state is None:
-            raise RunGone(run_id)
-        run = state.run
-        if run.status in TERMINAL_RUN:
-            self._wake_caller(run_id)  # a retried Finish, or a cancel: wake it (again)
-            return
-        failed = [at for at, status in state.statuses.items() if status not in DONE]
-        run.status = "failed" if failed or error else "succeeded"
-        found = self._runs.get_step(run_id, min(failed, key=astuple)) if failed else None
-        if found is not None:
-            first = found[0]
-            where = f"item {first.item}: " if run.definition.get("items") else ""
-            run.error = f"{where}step {first.label} {first.status}: {first.error or ''}".strip()
-        elif error:
-            run.error = f"the run's execution failed: {json.dumps(error)[:500]}"
-        run.ended_at = self._now()
-        entered = self._history.entered_states(execution) if execution and self._history else 0
-        entered += state.item_transitions
-        self._runs.save(run, state.run_version, usage=Counts(state_transitions=entered))
-        count_outcome("WorkflowRunsEnded", run.status)
-        self._wake_caller(run_id)
-        self._notices.send(run, "completed", {"status": run.status, "error": run.error})
-
-    def item_ended(self, run_id: str, execution: str) -> None:
-        """W12: an item's child execution counts the states it entered into its run's
-        usage (the run's own history holds only its Distributed Map's events). An executor
-        that runs items inside the run's own execution (moto's) names that one: nothing to
-        add, the run's Finish counts it."""
-        if self._history is None or not execution or execution.endswith(f":{run_id}"):
-            return
-        self._runs.add_item_transitions(run_id, self._history.entered_states(execution))
-
-    def _wake_caller(self, run_id: str) -> None:
-        """W10: a workflow step that called this run's function waits for its end."""
-        if self._waits is not None:
-            self._waits.wake(run_id)
 
 
 def _bounded(text: str, most: int) -> str:
