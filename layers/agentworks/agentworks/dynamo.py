@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
 from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,14 @@ def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
     if not item:
         return None
     return {k: _plain(_deserializer().deserialize(v)) for k, v in item.items()}
+
+
+def query_items(client: DynamoDBClient, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every item a Query answers, as plain values, page after page (boto3's paginator
+    follows LastEvaluatedKey)."""
+    for page in client.get_paginator("query").paginate(**request):
+        for raw in page["Items"]:
+            yield from_item(raw) or {}
 
 
 def condition_failed(error: ClientError) -> bool:

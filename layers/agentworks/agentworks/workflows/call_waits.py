@@ -29,7 +29,13 @@ from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.call_store import call_key
 from agentworks.crews.models import TERMINAL_STATES, CallRecord
-from agentworks.dynamo import TransactionCancelled, error_code, from_item, to_item, transact_write
+from agentworks.dynamo import (
+    TransactionCancelled,
+    error_code,
+    query_items,
+    to_item,
+    transact_write,
+)
 from agentworks.workflows.functions import is_workflow_call
 from agentworks.workflows.run_store import run_pk
 
@@ -118,13 +124,8 @@ class CallWaits:
             "ExpressionAttributeValues": to_item({":pk": f"WAITER#{subject}"}),
             "ConsistentRead": True,
         }
-        while True:
-            page = self._db.query(**kwargs)
-            for raw in page["Items"]:
-                self._answer(str((from_item(raw) or {})["task_token"]))
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for waiter in query_items(self._db, kwargs):
+            self._answer(str(waiter["task_token"]))
 
     def _answer(self, task_token: str) -> None:
         try:

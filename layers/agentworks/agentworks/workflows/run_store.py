@@ -24,6 +24,7 @@ from agentworks import limits
 from agentworks.dynamo import (
     condition_failed,
     from_item,
+    query_items,
     to_item,
     transact_write,
 )
@@ -201,15 +202,10 @@ class RunStore:
             "ExpressionAttributeNames": {"#s": "status"},
             "ConsistentRead": True,
         }
-        statuses: dict[Position, str] = {}
-        while True:
-            page = self._db.query(**kwargs)
-            for raw in page["Items"]:
-                step = from_item(raw) or {}
-                statuses[_position(str(step["sk"]))] = str(step["status"])
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        statuses = {
+            _position(str(step["sk"])): str(step["status"])
+            for step in query_items(self._db, kwargs)
+        }
         return RunEnd(
             _run(data), int(data["version"]), int(data.get("item_transitions", 0)), statuses
         )
@@ -235,21 +231,15 @@ class RunStore:
         run_version, cost, items = 0, 0.0, 0
         steps: list[StepRecord] = []
         versions: dict[Position, int] = {}
-        while True:
-            page = self._db.query(**kwargs)
-            for raw in page["Items"]:
-                data = from_item(raw) or {}
-                if data["sk"] == "RUN":
-                    run, cost = _run(data), float(data.get("cost_usd", 0))
-                    run_version = int(data["version"])
-                    items = int(data.get("item_transitions", 0))
-                else:
-                    step = self._step(data)
-                    steps.append(step)
-                    versions[step.position] = int(data["version"])
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for data in query_items(self._db, kwargs):
+            if data["sk"] == "RUN":
+                run, cost = _run(data), float(data.get("cost_usd", 0))
+                run_version = int(data["version"])
+                items = int(data.get("item_transitions", 0))
+            else:
+                step = self._step(data)
+                steps.append(step)
+                versions[step.position] = int(data["version"])
         if run is None:
             return None
         return RunState(run, run_version, cost, steps, versions, items)
@@ -274,16 +264,10 @@ class RunStore:
         }
         steps: list[StepRecord] = []
         versions: dict[Position, int] = {}
-        while True:
-            page = self._db.query(**kwargs)
-            for raw in page["Items"]:
-                data = from_item(raw) or {}
-                step = self._step(data)
-                steps.append(step)
-                versions[step.position] = int(data["version"])
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for data in query_items(self._db, kwargs):
+            step = self._step(data)
+            steps.append(step)
+            versions[step.position] = int(data["version"])
         return RunState(run, run_version, cost, steps, versions)
 
     def save(
