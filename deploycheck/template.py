@@ -10,8 +10,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 # What `sam build`/`sam package` put in place of local paths (an S3 object per artifact).
 ARTIFACT_KEY = "0" * 32
 
@@ -20,30 +18,12 @@ class TranslationError(Exception):
     """SAM's translator refused the template (its messages are the exception's args)."""
 
 
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-def _tag(loader: _Loader, suffix: str, node: yaml.Node) -> dict[str, Any]:
-    value: Any
-    if isinstance(node, yaml.ScalarNode):
-        value = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-    if suffix == "GetAtt" and isinstance(value, str):
-        value = value.split(".", 1)
-    return {suffix if suffix in ("Ref", "Condition") else "Fn::" + suffix: value}
-
-
-_Loader.add_multi_constructor("!", _tag)
-
-
 def load(path: Path) -> dict[str, Any]:
-    """The template as a dict, short-form tags (`!Ref`, `!Sub`…) in their long form."""
-    with path.open() as f:
-        return dict(yaml.load(f, Loader=_Loader))
+    """The template as a dict, short-form tags (`!Ref`, `!Sub`…) in their long form: the
+    local stack's own reading of it (a copy: that one is cached and shared)."""
+    from agentworks_cli.localstack.template import load_template
+
+    return copy.deepcopy(load_template(path.resolve()))
 
 
 def translate(template: dict[str, Any]) -> dict[str, Any]:
