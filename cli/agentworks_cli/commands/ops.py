@@ -5,6 +5,8 @@ docs/deploy.md say when to use them."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
@@ -72,19 +74,32 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     prune.set_defaults(handler=run_prune_versions)
 
 
+@contextmanager
+def aws_errors(command: str, failure: str) -> Iterator[None]:
+    """What an ops command needs and what AWS answers, as one line of the CLI's error shape:
+    a missing package (`make install`), or `failure: <AWS's message>`."""
+    try:
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ModuleNotFoundError as exc:
+        raise CliError(f"{command} needs {exc.name}; run `make install` first") from None
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        raise CliError(f"{command} needs {exc.name}; run `make install` first") from None
+    except (BotoCoreError, ClientError) as exc:
+        raise CliError(f"{failure}: {one_line(str(exc))}") from None
+
+
 def run_redrive(session: Session) -> int:
     args = session.args
     if args.max < 1:
         raise CliError("--max must be at least 1", EXIT_USAGE)
-    try:
+    with aws_errors("ops redrive", f"cannot redrive {args.queue_url}"):
         # Lazy: only the ops commands talk to AWS directly.
         import boto3
-        from botocore.exceptions import BotoCoreError, ClientError
 
         from agentworks_cli.dead_letters import Redrive
-    except ModuleNotFoundError as exc:
-        raise CliError(f"ops redrive needs {exc.name}; run `make install` first") from None
-    try:
+
         sqs = boto3.client("sqs")
         queue_url = args.queue_url
         if not queue_url.startswith(("https://", "http://")):
@@ -98,8 +113,6 @@ def run_redrive(session: Session) -> int:
         )
         redrive = Redrive(sqs, boto3.client("lambda"), streams, function=args.function)
         replays = redrive.run(queue_url, dry_run=args.dry_run, limit=args.max)
-    except (BotoCoreError, ClientError) as exc:
-        raise CliError(f"cannot redrive {args.queue_url}: {one_line(str(exc))}") from None
     if session.json:
         session.print_json([r.as_dict() for r in replays])
     else:
@@ -118,17 +131,12 @@ def run_prune_versions(session: Session) -> int:
     args = session.args
     if args.keep < 1:
         raise CliError("--keep must be at least 1", EXIT_USAGE)
-    try:
+    with aws_errors("ops prune-versions", f"cannot prune {args.function}"):
         import boto3
-        from botocore.exceptions import BotoCoreError, ClientError
 
         from agentworks_cli.versions import prune_versions
-    except ModuleNotFoundError as exc:
-        raise CliError(f"ops prune-versions needs {exc.name}; run `make install` first") from None
-    try:
+
         fates = prune_versions(boto3.client("lambda"), args.function, args.keep, args.dry_run)
-    except (BotoCoreError, ClientError) as exc:
-        raise CliError(f"cannot prune {args.function}: {one_line(str(exc))}") from None
     if session.json:
         session.print_json([f.as_dict() for f in fates])
     else:
