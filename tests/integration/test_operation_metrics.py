@@ -15,7 +15,7 @@ import pytest
 
 from agentworks import observability
 from agentworks.crews import outcomes
-from agentworks.workflows import engine, runs
+from agentworks.workflows import run_ends, runs
 from agentworks.workflows.webhooks import Webhooks
 from tests.integration.crew_support import CONTRACTS, wait_for
 from tests.integration.test_push_listeners import Stream, _connect
@@ -44,7 +44,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
         seen[f"{name}/{outcome}"] += 1
 
     monkeypatch.setattr(observability.metrics, "add_metric", add_metric)
-    for module in (outcomes, engine, runs):
+    for module in (outcomes, run_ends, runs):
         monkeypatch.setattr(module, "count_outcome", count_outcome)
     return seen
 
