@@ -55,6 +55,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || echo "browser tests skipped: no chromium on PATH — apt-get install chromium"
+	@command -v bwrap >/dev/null 2>&1 || echo "relay sandbox tests skipped: no bwrap on PATH — apt-get install bubblewrap"
 	@$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10
 
 test-fast: $(STAMP)

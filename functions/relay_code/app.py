@@ -2,11 +2,13 @@
 
 The host (RelayRunnerFunction) invokes this function with the pinned release's archive,
 the entrypoint, the input and the attempt's credential. The release is unpacked into a
-fresh folder and run by relay_child.py in a new interpreter (`python -I`) whose environment
-carries the API's URL and the credential — not this function's AWS credentials, and
-nothing of another run: a warm Lambda reused by the next run shares no memory with it. The
-role of this function reaches no table; relay code reaches the platform through the API.
-Locally the same handler runs in the stack's process, and the child is still separate.
+fresh folder and run by relay_child.py in a new interpreter (`python -I`). The credential
+reaches it once, on its standard input, never in its environment or arguments (which other
+processes of the same user can read); its environment holds the API's URL and the run's
+names, not this function's AWS credentials, and nothing of another run: a warm Lambda
+reused by the next run shares no memory with it. The role of this function reaches no
+table; relay code reaches the platform through the API. Locally the same handler runs in
+the stack's process, and the child runs in a sandbox where the host has one (relay_isolation.py).
 
 Standard library only: this function's package is this folder, not the platform layer.
 """
@@ -19,11 +21,12 @@ import io
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from relay_isolation import Isolation, account_of
 
 CHILD = Path(__file__).resolve().with_name("relay_child.py")
 _LOG_TAIL = 4000
@@ -61,14 +64,19 @@ def _environment(event: dict[str, Any], home: Path) -> dict[str, str]:
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
         "AGENTWORKS_API_URL": str(event["api_url"]),
-        "AGENTWORKS_RUN_CREDENTIAL": str(event["credential"]),
         "AGENTWORKS_RUN_ID": str(event["run_id"]),
         "AGENTWORKS_RELAY": str(event["relay"]),
         "AGENTWORKS_ATTEMPT": str(event["attempt"]),
     }
 
 
-def run_attempt(event: dict[str, Any], timeout: float) -> dict[str, Any]:
+def run_attempt(
+    event: dict[str, Any], timeout: float, isolation: Isolation | None = None
+) -> dict[str, Any]:
+    isolation = isolation or Isolation.from_environment()
+    refusal = isolation.refusal(account_of(str(event["credential"])))
+    if refusal:
+        return {"outcome": "failed", "error": refusal, "final": True}
     with tempfile.TemporaryDirectory(prefix="relay-") as work:
         root = Path(work)
         source, home = root / "source", root / "home"
@@ -77,10 +85,16 @@ def run_attempt(event: dict[str, Any], timeout: float) -> dict[str, Any]:
         if _unpack(base64.b64decode(event["archive_b64"]), source) != event["content_hash"]:
             return {"outcome": "failed", "error": "the release's archive does not match its hash"}
         outcome_file = root / "outcome.json"
-        spec = {"module": event["module"], "attribute": event["attribute"], "input": event["input"]}
+        spec = {
+            "module": event["module"],
+            "attribute": event["attribute"],
+            "input": event["input"],
+            "credential": event["credential"],
+        }
+        argv = [isolation.interpreter(), "-I", str(CHILD), str(source), str(outcome_file)]
         try:
             finished = subprocess.run(
-                [sys.executable, "-I", str(CHILD), str(source), str(outcome_file)],
+                isolation.command(argv, root, readable=[CHILD.parent]),
                 input=json.dumps(spec).encode(),
                 capture_output=True,
                 cwd=source,

@@ -1,6 +1,7 @@
 """Runs one attempt of a relay's entrypoint, in a process of its own (see app.py).
 
-argv: the release's folder, the outcome file. stdin: {"module", "attribute", "input"}.
+argv: the release's folder, the outcome file. stdin: {"module", "attribute", "input",
+"credential"}: the credential is read once, from the pipe, and handed to the SDK in memory.
 The outcome file receives {"outcome": "succeeded", "result"} | {"outcome": "failed",
 "error"} | {"outcome": "needs_reconciliation", "evidence"}.
 """
@@ -75,7 +76,11 @@ def _end_with_parent() -> None:
 def main() -> None:
     _end_with_parent()
     source, outcome_path = sys.argv[1], sys.argv[2]
-    outcome = _attempt(source, json.load(sys.stdin))
+    spec = json.load(sys.stdin)
+    from agentworks_relay import _platform
+
+    _platform.receive_credential(spec.pop("credential"))
+    outcome = _attempt(source, spec)
     with open(outcome_path, "w", encoding="utf-8") as file:
         json.dump(outcome, file)
 

@@ -74,6 +74,20 @@ class LocalStack:
     def admin_token(self) -> str:
         return str(json.loads(self.admin_config.read_text())["token"])
 
+    def aws(self, service: str) -> Any:
+        """A boto3 client of the embedded AWS, with the keys the stack wrote to its admin
+        config (the only ones it answers)."""
+        import boto3
+
+        config = json.loads(self.admin_config.read_text())
+        return boto3.client(
+            service,
+            endpoint_url=config["aws_endpoint_url"],
+            region_name=config["aws_region"],
+            aws_access_key_id=config["aws_access_key_id"],
+            aws_secret_access_key=config["aws_secret_access_key"],
+        )
+
     @property
     def running(self) -> bool:
         return self.process.poll() is None

@@ -17,7 +17,6 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-import boto3
 import pytest
 
 from tests.e2e.conftest import EPHEMERAL, LocalStack, _dev_command, http
@@ -26,13 +25,7 @@ pytestmark = pytest.mark.e2e
 
 
 def _moto_dynamodb(local_stack: LocalStack) -> Any:
-    return boto3.client(
-        "dynamodb",
-        endpoint_url=local_stack.moto_url,
-        region_name="us-east-1",
-        aws_access_key_id="agentworks-local",
-        aws_secret_access_key="agentworks-local",
-    )
+    return local_stack.aws("dynamodb")
 
 
 UNAUTHENTICATED = {
@@ -155,13 +148,7 @@ def test_ttl_sweeper_deletes_expired_items(local_stack: LocalStack) -> None:
 
 def test_moto_executes_step_functions(local_stack: LocalStack) -> None:
     """§11: workflow execution needs moto's Step Functions runner switched on."""
-    sfn = boto3.client(
-        "stepfunctions",
-        endpoint_url=local_stack.moto_url,
-        region_name="us-east-1",
-        aws_access_key_id="agentworks-local",
-        aws_secret_access_key="agentworks-local",
-    )
+    sfn = local_stack.aws("stepfunctions")
     definition = {"StartAt": "Echo", "States": {"Echo": {"Type": "Pass", "End": True}}}
     machine = sfn.create_state_machine(
         name="e2e-pass",

@@ -62,7 +62,8 @@ OVERREACHES = """
         return {
             "admin": answer("POST", "/v1/connections", {"name": "escalated"}),
             "other_runs_checkpoint": answer("POST", other, {"safe": False}),
-            "credential": os.environ["AGENTWORKS_RUN_CREDENTIAL"],
+            "credential": platform._credential,
+            "in_environment": [k for k, v in os.environ.items() if "awr1." in v],
         }
 """
 
@@ -178,6 +179,7 @@ def test_the_run_credential_is_narrowed_scoped_to_its_run_and_dies_with_the_atte
     assert done["status"] == "succeeded", done
     assert done["result"]["admin"] == 403
     assert done["result"]["other_runs_checkpoint"] == 404
+    assert done["result"]["in_environment"] == []  # the pipe, not the environment
     leaked = done["result"]["credential"]
     assert api("GET", "/v1/agents", leaked).status == 401  # the run ended: so did it
     unknown = api("GET", "/v1/agents", "awr1.acct_x.rrun_x.nothing")

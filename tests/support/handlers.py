@@ -46,6 +46,9 @@ def _load_handler(function_dir: str) -> ModuleType:
         name, ROOT / "functions" / function_dir / "app.py"
     )
     assert spec and spec.loader
+    folder = str(ROOT / "functions" / function_dir)
+    if folder not in sys.path:  # as on Lambda: sibling modules import by name
+        sys.path.append(folder)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

@@ -68,6 +68,14 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "(127.0.0.1, ::1, localhost; http:// to them too), for developing a receiver; by "
         "default, as deployed, only public https:// addresses are sent to",
     )
+    dev.add_argument(
+        "--allow-unsandboxed-relays",
+        action="store_true",
+        help="where no sandbox for relay code exists (bubblewrap missing or unable to make "
+        "namespaces), run every account's relays anyway; by default only the first "
+        "account's run, since unsandboxed relay code can read what your user can "
+        "(docs/relays.md)",
+    )
     dev.set_defaults(handler=run_dev)
 
     bootstrap = commands.add_parser(
@@ -134,6 +142,7 @@ def run_dev(session: Session) -> int:
             reset=args.reset,
             assume_yes=args.yes,
             allow_loopback_webhooks=args.allow_loopback_webhooks,
+            allow_unsandboxed_relays=args.allow_unsandboxed_relays,
             fsync_every=(
                 DEFAULT_SYNC_EVERY_SECONDS if args.fsync_every is None else args.fsync_every
             ),

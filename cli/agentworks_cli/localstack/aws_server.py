@@ -1,5 +1,6 @@
 """The embedded AWS endpoint: moto's server app, with the journal in front when the stack
-keeps its state (durable_state.py).
+keeps its state (durable_state.py), and on its socket only requests signed with the
+stack's keys (aws_auth.py).
 
 moto's own ThreadedMotoServer builds its app inside the serving thread; the stack needs the
 app first, to restore the saved state into it before the first request is served.
@@ -11,12 +12,20 @@ import logging
 import threading
 from typing import Any
 
+from agentworks_cli.localstack.aws_auth import SignedOnly, StackKeys
 from agentworks_cli.localstack.durable_state import DurableState, JournalingApp, RestoreReport
 from agentworks_cli.localstack.in_process import DynamoDBDirect
 
 
 class AwsServer:
-    def __init__(self, state: DurableState | None = None, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        state: DurableState | None = None,
+        host: str = "127.0.0.1",
+        keys: StackKeys | None = None,
+    ) -> None:
+        """`keys`: what the socket accepts; None serves any request (tests of moto itself;
+        the local stack always passes its own)."""
         from moto.moto_server.werkzeug_app import (
             DomainDispatcherApplication,
             create_backend_app,
@@ -24,7 +33,8 @@ class AwsServer:
 
         self.moto_app = DomainDispatcherApplication(create_backend_app)
         self.state = state
-        self.app: Any = JournalingApp(self.moto_app, state) if state else self.moto_app
+        served: Any = JournalingApp(self.moto_app, state) if state else self.moto_app
+        self.app: Any = SignedOnly(served, keys) if keys else served  # what the socket answers
         # What this process's own calls reach in process (in_process.py): the same state
         # and journal, DynamoDB without moto's Flask layer.
         direct = DynamoDBDirect(self.moto_app)

@@ -15,7 +15,6 @@ import logging
 import os
 import sys
 import threading
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from urllib.parse import urlsplit
 
 from agentworks.outbound.urls import ALLOW_LOOPBACK_ENV
 from agentworks_cli.localstack import in_process, lambda_seam, unavailable
+from agentworks_cli.localstack.aws_auth import StackKeys
 from agentworks_cli.localstack.configfile import (
     ConfigError,
     default_config_path,
@@ -41,6 +41,7 @@ from agentworks_cli.localstack.gateway import Gateway, GatewayServer, port_in_us
 from agentworks_cli.localstack.handlers import LOCAL_REGION, FunctionHost, FunctionOutput
 from agentworks_cli.localstack.moto_patches import dynamodb_lock
 from agentworks_cli.localstack.push_server import PushServer
+from agentworks_cli.localstack.relay_sandbox import RelaySandbox
 from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, ttl_tables
 from agentworks_cli.localstack.stream_poller import StreamPoller, stream_sources
 from agentworks_cli.localstack.waiting_calls import Resumed, resume_calls
@@ -69,15 +70,16 @@ def _no_proxy_for_loopback() -> None:
         os.environ[name] = ",".join(hosts)
 
 
-def _aws_environment(moto_url: str, moto_port: int) -> dict[str, str]:
-    """Points every AWS SDK call of this process at the embedded moto server."""
+def _aws_environment(moto_url: str, moto_port: int, keys: StackKeys) -> dict[str, str]:
+    """Points every AWS SDK call of this process at the embedded moto server. (Set after
+    start: /proc/PID/environ shows a process's starting environment, not these.)"""
     return {
         "MOTO_PORT": str(moto_port),  # moto's Step Functions runner calls back on this port
         "AWS_ENDPOINT_URL": moto_url,
         "AWS_DEFAULT_REGION": LOCAL_REGION,
         "AWS_REGION": LOCAL_REGION,
-        "AWS_ACCESS_KEY_ID": "agentworks-local",
-        "AWS_SECRET_ACCESS_KEY": "agentworks-local",
+        "AWS_ACCESS_KEY_ID": keys.access_key_id,
+        "AWS_SECRET_ACCESS_KEY": keys.secret_access_key,
         "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
     }
 
@@ -143,9 +145,13 @@ class DevStack:
         push_port: int | None = None,
         fsync_every: float | None = None,
         allow_loopback_webhooks: bool = False,
+        allow_unsandboxed_relays: bool = False,
     ) -> None:
         # Outbound URLs (agentworks.outbound) may reach this machine: a developer's receiver.
         self.allow_loopback_webhooks = allow_loopback_webhooks
+        # Without a sandbox only the first account's relay code runs, unless this is set.
+        self.allow_unsandboxed_relays = allow_unsandboxed_relays
+        self.relay_sandbox = RelaySandbox("", "not checked yet")
         # None: ephemeral, everything in memory (tests, experiments).
         self.data = DataDir(data_dir) if data_dir is not None else None
         self.fsync_every = fsync_every  # None: the journal's default (durable_state.py)
@@ -169,6 +175,8 @@ class DevStack:
         self.server: GatewayServer | None = None
         self.moto: Any = None
         self.moto_url = ""
+        # The embedded AWS answers only these (aws_auth.py): new at every start.
+        self.aws_keys = StackKeys.generate()
         self.scheduler: Scheduler | None = None
         self.admin: Admin | None = None
         self.kept_config: Path | None = None
@@ -239,7 +247,7 @@ class DevStack:
         else:
             os.environ.pop(ALLOW_LOOPBACK_ENV, None)
         self._start_moto()
-        os.environ.update(_aws_environment(self.moto_url, self.moto.port))
+        os.environ.update(_aws_environment(self.moto_url, self.moto.port, self.aws_keys))
         # Services moto lacks (Bedrock) answer with an error that names the local stack.
         unavailable.install()
         self._enable_step_functions()
@@ -265,6 +273,7 @@ class DevStack:
                 self.functions.handler(function)
 
         self.admin = self._saved_admin() or self._bootstrap_admin()
+        self._isolate_relays(self.admin.account_id)
         if not self.restored.empty:
             self.resumed = self._resume_calls(session, resources)
             # Relay runs whose executions the stop lost continue from their checkpoints.
@@ -280,6 +289,12 @@ class DevStack:
                 "account_id": self.admin.account_id,
                 "connection_id": self.admin.connection_id,
                 "push_url": self.push_url,
+                # For `aws --endpoint-url` and boto3 against the embedded AWS: nothing else
+                # it answers.
+                "aws_endpoint_url": self.moto_url,
+                "aws_access_key_id": self.aws_keys.access_key_id,
+                "aws_secret_access_key": self.aws_keys.secret_access_key,
+                "aws_region": LOCAL_REGION,
             },
         )
 
@@ -320,6 +335,17 @@ class DevStack:
         self._serving.start()
         if self.ready_file is not None:
             self._write_ready_file(self.ready_file)
+
+    def _isolate_relays(self, first_account: str) -> None:
+        """Before any relay runs (a restored stack resumes some at once)."""
+        from agentworks_cli.localstack import relay_sandbox
+
+        self.relay_sandbox = relay_sandbox.detect()
+        for name in (relay_sandbox.SANDBOX_ENV, relay_sandbox.UNSANDBOXED_ACCOUNTS_ENV):
+            os.environ.pop(name, None)
+        os.environ.update(
+            self.relay_sandbox.environment(first_account, self.allow_unsandboxed_relays)
+        )
 
     def _push_server(self) -> PushServer:
         """On the next port by default; a busy one is only an error when it was asked for
@@ -384,7 +410,7 @@ class DevStack:
                 if self.fsync_every is None
                 else DurableState(self.data, sync_every=self.fsync_every)
             )
-        self.moto = AwsServer(durable)
+        self.moto = AwsServer(durable, keys=self.aws_keys)
         if self.data is not None and self.data.holds_state():
             self._warn(f"Restoring the saved state from {home_relative(self.data.path)}…")
         try:
@@ -397,15 +423,16 @@ class DevStack:
         in_process.install(self.moto.local_app, self.moto_url)
 
     def _enable_step_functions(self) -> None:
-        request = urllib.request.Request(
-            f"{self.moto_url}/moto-api/config",
-            data=json.dumps({"stepfunctions": {"execute_state_machine": True}}).encode(),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(request, timeout=10) as response:
-            response.read()
+        """moto's runner is off by default; switched on in process (the socket would ask
+        for a signature moto's config endpoint has no place for)."""
+        body = json.dumps({"stepfunctions": {"execute_state_machine": True}}).encode()
+        environ = in_process.wsgi_environ(
+            "POST", "/moto-api/config", "", {"Content-Type": "application/json"}, body,
+            urlsplit(self.moto_url).netloc,
+        )  # fmt: skip
+        status, _, answer = in_process.call_app(self.moto.moto_app, environ)
+        if not 200 <= status < 300:  # moto answers 201
+            raise StartError(f"the embedded AWS refused its configuration: {answer[:200]!r}")
 
     def _write_ready_file(self, path: Path) -> None:
         note = {

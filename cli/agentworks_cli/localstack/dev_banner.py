@@ -60,6 +60,25 @@ def _state_lines(stack: DevStack) -> list[str]:
     ]
 
 
+def _relay_lines(stack: DevStack) -> list[str]:
+    sandbox = stack.relay_sandbox
+    if sandbox.available:
+        return [
+            "  relays relay code runs sandboxed (bubblewrap: its own user, PID and mount "
+            "namespaces; it sees its release and a temp folder, not your files or processes)"
+        ]
+    who = (
+        "every account's relays run (--allow-unsandboxed-relays)"
+        if stack.allow_unsandboxed_relays
+        else "so only the first account's relays run (--allow-unsandboxed-relays for all)"
+    )
+    return [
+        f"  relays NOT sandboxed: {sandbox.reason}. Relay code runs as your user and can "
+        "read what you can (files, other processes);",
+        f"         {who}. Install bubblewrap to sandbox it (docs/relays.md).",
+    ]
+
+
 def banner(stack: DevStack) -> str:
     assert stack.admin is not None
     url = stack.url
@@ -76,7 +95,9 @@ def banner(stack: DevStack) -> str:
         f"  API    {url}/v1   (OpenAPI: {url}/v1/openapi.json)",
         f"  MCP    {url}/mcp",
         f"  Push   {stack.push_url}   (WebSocket: ?agent_name=NAME or ?inbox_id=ibx_…)",
-        f"  AWS    {stack.moto_url}   (embedded moto: DynamoDB, Secrets Manager, Step Functions)",
+        f"  AWS    {stack.moto_url}   (embedded moto: DynamoDB, Secrets Manager, Step "
+        "Functions; answers only the stack's keys, aws_access_key_id and "
+        "aws_secret_access_key in the admin config)",
         f"  ticks  scheduled functions every {stack.tick_seconds:g} s, expired TTL items "
         f"swept every {stack.sweep_seconds:g} s",
         f"  logs   function output (the local CloudWatch Logs): "
@@ -87,6 +108,7 @@ def banner(stack: DevStack) -> str:
             else "  hooks  notifyUrl and webhooks: public https:// addresses only, as deployed "
             "(--allow-loopback-webhooks for a receiver on this machine)"
         ),
+        *_relay_lines(stack),
         "",
         f"Admin config (mode 0600): {stack.config_path}",
         *(

@@ -46,6 +46,7 @@ def run_dev(
     push_port: int | None = None,
     fsync_every: float | None = None,
     allow_loopback_webhooks: bool = False,
+    allow_unsandboxed_relays: bool = False,
 ) -> int:
     """Runs the local stack until Ctrl-C or SIGTERM; returns the process exit code
     (0 after a clean stop, 2 when the port is taken, 1 when the stack could not start).
@@ -74,6 +75,7 @@ def run_dev(
             push_port=push_port,
             fsync_every=fsync_every,
             allow_loopback_webhooks=allow_loopback_webhooks,
+            allow_unsandboxed_relays=allow_unsandboxed_relays,
         )
         print("Starting the AgentWorks local stack…", file=sys.stderr, flush=True)
         stack.start()

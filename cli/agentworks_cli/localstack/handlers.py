@@ -223,6 +223,10 @@ class FunctionHost:
         if module_spec is None or module_spec.loader is None:
             raise HandlerMissing(f"{spec.logical_id}: cannot load {path}")
         module: ModuleType = importlib.util.module_from_spec(module_spec)
+        # As on Lambda, the function's folder is on sys.path: its sibling modules import by
+        # name (functions/relay_code/relay_isolation.py).
+        if str(spec.code_dir) not in sys.path:
+            sys.path.append(str(spec.code_dir))
         sys.modules[spec.module_name] = module
         with self.output:  # import-time output (and an import error) is function output too
             try:

@@ -22,10 +22,24 @@ class PlatformError(Exception):
         self.message = message
 
 
+# The run's credential, handed over by relay_child.py from its standard input: never in the
+# environment, where another process of the same user could read it.
+_run_credential = ""
+
+
+def receive_credential(credential: str) -> None:
+    global _run_credential
+    _run_credential = credential
+
+
 class Platform:
     def __init__(self, api_url: str | None = None, credential: str | None = None) -> None:
         self._url = (api_url or os.environ.get("AGENTWORKS_API_URL", "")).rstrip("/")
-        self._credential = credential or os.environ.get("AGENTWORKS_RUN_CREDENTIAL", "")
+        self._own_credential = credential
+
+    @property
+    def _credential(self) -> str:
+        return self._own_credential or _run_credential
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
