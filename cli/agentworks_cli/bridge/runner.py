@@ -28,6 +28,7 @@ from typing import Any
 
 from agentworks.crews.adapters.cli import COMMANDS
 from agentworks_cli.bridge import cli_sessions
+from agentworks_cli.bridge.process_tree import ProcessTree
 from agentworks_cli.client import EXIT_UNREACHABLE, CliError
 
 SETTINGS_FILE = "runner.json"
@@ -35,6 +36,8 @@ POLL_SECONDS = 10.0  # between claims while none waits (each is one small reques
 BACKOFF_MAX_SECONDS = 60.0
 REPORT_ATTEMPTS = 6  # with a doubling pause from 1 s: about a minute of outage
 WATCH_SECONDS = 0.5  # how often a running CLI is checked on (stop, timeout, renewal)
+INTERRUPT_SECONDS = 3.0  # for the CLI to abort its tools on SIGINT before it is ended
+LEFTOVER_SECONDS = 2.0  # what still holds the output of a CLI that exited is ended after this
 
 
 @dataclass
@@ -178,31 +181,38 @@ class Runner(threading.Thread):
             start_new_session=True,  # its own group: a stop ends the CLI and its children
         )  # fmt: skip
         self._process = process
+        tree = ProcessTree(process.pid)
         deadline = time.monotonic() + float(job["timeout_seconds"])
         every = float(job.get("renew_seconds") or 30)
         renew_at = time.monotonic() + every
+        exited_at: float | None = None
         try:
             while True:
                 try:
                     stdout, stderr = process.communicate(timeout=WATCH_SECONDS)
                     break
                 except subprocess.TimeoutExpired:
-                    pass
+                    tree.look()
+                if process.poll() is not None:  # done, but something it started holds on
+                    exited_at = exited_at or time.monotonic()  # to its output: end that
+                    if time.monotonic() - exited_at >= LEFTOVER_SECONDS:
+                        tree.end()
                 if self.stopping.is_set():
-                    self._end(process)
+                    self._end(process, tree)
                     return {"error": "the runner's bridge stopped during the session",
                             "cost_usd": 0.0}  # fmt: skip
                 if time.monotonic() >= deadline:
-                    self._end(process)
+                    self._end(process, tree)
                     late = f"{job['command']} did not finish within {job['timeout_seconds']} s"
                     return {"error": f"{late} (the profile's timeout_seconds)", "cost_usd": 0.0}
                 if time.monotonic() >= renew_at:
                     if not self._renew(job):
-                        self._end(process)
+                        self._end(process, tree)
                         return None
                     renew_at = time.monotonic() + every
         finally:
             self._process = None
+        tree.end()  # a tool left running in the background ends with its turn
         found = cli_sessions.outcome(job["command"], stdout, stderr, process.returncode)
         return found.report()
 
@@ -233,16 +243,34 @@ class Runner(threading.Thread):
             pause *= 2
 
     @staticmethod
-    def _end(process: subprocess.Popen[str]) -> None:
-        """Stops the CLI and everything it started (its process group)."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
+    def _end(process: subprocess.Popen[str], tree: ProcessTree) -> None:
+        """Stops the CLI and everything it started. An interrupt first (Claude Code aborts its
+        running tools on SIGINT), then its process group, then every descendant seen, in
+        whatever session it runs."""
+        tree.look()
+        _signal_group(process, signal.SIGINT)
+        if not _drained(process, INTERRUPT_SECONDS):
+            tree.look()
+            _signal_group(process, signal.SIGTERM)
+            tree.end()
+            if not _drained(process, 5):
+                _signal_group(process, signal.SIGKILL)
+                _drained(process, 5)
+        tree.end()
 
     def stop(self) -> None:
         self.stopping.set()
+
+
+def _signal_group(process: subprocess.Popen[str], number: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, number)
+
+
+def _drained(process: subprocess.Popen[str], seconds: float) -> bool:
+    """True once the CLI exited and its output was read to the end (nothing holds it)."""
+    try:
+        process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
