@@ -247,18 +247,48 @@ def test_an_unattached_chat_costs_no_server_request(api, cast):
     assert server.calls == []
 
 
-def test_session_end_holds_delivery_and_session_start_says_how_to_resume(api, cast):
+def test_a_session_stays_attached_across_its_resumes(api, cast):
+    """Issue 25 item 2: every `claude -p` run ends with SessionEnd; the next turn of the same
+    session (`--resume`) starts it again. Offline only while no process holds it."""
     bridge = cast.bridge()
     bridge.attach("claude", SESSION_ID, "reviewer", None)
-    _send(api, cast.sender, "while away")
-    bridge.intake.catch_up(bridge.journal.attachment(SESSION))
     hook = {"op": "hook", "provider": "claude", "payload": {"session_id": SESSION_ID}}
     bridge.handle({**hook, "event": "session-end"})
-    assert _stop(bridge) == {}
-    said = bridge.handle({**hook, "event": "session-start"})["output"]
-    assert "/agentworks attach reviewer" in said["hookSpecificOutput"]["additionalContext"]
+    assert bridge.journal.attachment(SESSION).state == "offline"
+    _send(api, cast.sender, "while away")  # not taken in: no listener while offline
+    assert _stop(bridge) != {}  # a Stop of the session means a process holds it again
+    resume = {"session_id": SESSION_ID, "source": "resume"}
+    started = bridge.handle({**hook, "event": "session-start", "payload": resume})
+    context = started["output"]["hookSpecificOutput"]["additionalContext"]
+    assert "receives AgentWorks messages for reviewer" in context and "attach" not in context
+    assert bridge.journal.attachment(SESSION).state == "attached"
+
+
+def test_the_resumed_turns_stop_delivers_what_waited_once(api, cast):
+    bridge = cast.bridge()
     bridge.attach("claude", SESSION_ID, "reviewer", None)
-    assert len(_stop(bridge)["message_ids"]) == 1  # waiting messages arrive on attach
+    hook = {"op": "hook", "provider": "claude", "payload": {"session_id": SESSION_ID}}
+    bridge.handle({**hook, "event": "session-end"})
+    _send(api, cast.sender, "while away")
+    resume = {"session_id": SESSION_ID, "source": "resume"}
+    bridge.handle({**hook, "event": "session-start", "payload": resume})
+    first = _stop(bridge)
+    assert len(first["message_ids"]) == 1 and "while away" in first["output"]["reason"]
+    bridge.handle({"op": "emitted", "session": SESSION, "message_ids": first["message_ids"]})
+    assert _stop(bridge) == {}  # never twice
+
+
+def test_the_name_moves_to_the_newest_attached_session(cast):
+    bridge = cast.bridge()
+    bridge.attach("claude", SESSION_ID, "reviewer", None)
+    other = "0f2c9d8e-1111-4a5b-8c7d-222233334444"
+    bridge.attach("claude", other, "reviewer", None)
+    assert bridge.journal.attachment(SESSION).state == "offline"
+    assert bridge.journal.attachment(f"claude:{other}").state == "attached"
+    hook = {"op": "hook", "provider": "claude", "payload": {"session_id": SESSION_ID}}
+    bridge.handle({**hook, "event": "session-start"})  # the first chat is resumed: it takes it
+    assert bridge.journal.attachment(SESSION).state == "attached"
+    assert bridge.journal.attachment(f"claude:{other}").state == "offline"
 
 
 def test_the_journal_is_private(cast):

@@ -104,7 +104,9 @@ def test_claude_attach_by_prompt_then_a_message_as_the_next_turn(api, stack, bri
     out, _ = _hook(bridge.home, "claude", "session-start", _payload("claude_session_start"))
     context = json.loads(out)["hookSpecificOutput"]
     assert context["hookEventName"] == "SessionStart"
-    assert "/agentworks attach reviewer" in context["additionalContext"]
+    # A resume (SessionStart source resume) of the same session: still attached.
+    assert "receives AgentWorks messages for reviewer" in context["additionalContext"]
+    assert bridge.journal.attachment(attachment.session).state == "attached"
 
 
 def test_codex_attach_by_prompt_and_stop_continuation(api, stack, bridge):
@@ -129,12 +131,12 @@ def test_cursor_stop_returns_a_follow_up_message(api, stack, bridge):
     assert _hook(bridge.home, "cursor", "stop", looping)[0] == ""  # Cursor's own loop count
 
 
-def test_the_claude_channel_child_pushes_each_message_live(api, stack, bridge):
+def _channel_pushes(api: Any, stack: Any, bridge: Any, name: str, body: str) -> tuple[str, str]:
     """`agentworks channel` as Claude starts it (stdio JSON-RPC): it declares the
-    claude/channel capability and writes each waiting message as a channel event; the
-    route shows `channel` while it runs, and the Stop hook has nothing left to repeat."""
+    claude/channel capability and writes the waiting message as a channel event, and the
+    route shows `channel` while it runs. (session, message id)"""
     session_id = _payload("claude_stop")["session_id"]
-    bridge.attach("claude", session_id, "live-reviewer", None)
+    bridge.attach("claude", session_id, name, None)
     env = {**os.environ, "AGENTWORKS_BRIDGE_HOME": str(bridge.home)}
     child = subprocess.Popen(
         [str(AGENTWORKS), "channel", "--session", session_id],
@@ -148,20 +150,39 @@ def test_the_claude_channel_child_pushes_each_message_live(api, stack, bridge):
         answer = json.loads(child.stdout.readline())
         assert answer["id"] == 1
         assert answer["result"]["capabilities"]["experimental"] == {"claude/channel": {}}
-        _message(api, stack, bridge, "pushed into the session")
+        _message(api, stack, bridge, body)
         event = json.loads(child.stdout.readline())
         assert event["method"] == "notifications/claude/channel"
-        assert event["params"]["content"] == "pushed into the session"
+        assert event["params"]["content"] == body
         meta = event["params"]["meta"]
         assert meta["from"] == "external" and meta["msg_id"].startswith("msg_")
         assert all(key.replace("_", "").isalnum() for key in meta)  # Claude's meta keys
         status = bridge.handle({"op": "status"})["attachments"][0]
         assert status["route"] == "channel"
-        deadline = time.monotonic() + 5
-        while bridge.journal.states(f"claude:{session_id}") != {"offered": 1}:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        assert _hook(bridge.home, "claude", "stop", _payload("claude_stop"))[0] == ""
+        session = f"claude:{session_id}"
+        assert bridge.journal.states(session) == {"channeled": 1}  # written, not final
+        return session, str(meta["msg_id"])
     finally:
         child.kill()
         child.wait(10)
+
+
+def test_a_channel_message_the_agent_acknowledged_is_not_offered_again(api, stack, bridge):
+    session, message_id = _channel_pushes(api, stack, bridge, "live-reviewer", "pushed live")
+    agent_token = json.loads(Path(bridge.journal.attachment(session).config_path).read_text())
+    acked = api("POST", f"/v1/messages/{message_id}/ack", agent_token["token"],
+                {"delivery": "admitted"})  # fmt: skip
+    assert acked.status == 200, acked.body
+    assert _hook(bridge.home, "claude", "stop", _payload("claude_stop"))[0] == ""
+    assert bridge.journal.states(session) == {"offered": 1}
+
+
+def test_a_channel_message_claude_never_showed_is_offered_by_the_next_stop(api, stack, bridge):
+    """Issue 25 item 3: under `-p`, or with channels off, Claude drops channel events and
+    says nothing. Unacknowledged, the message is not lost: the Stop hook offers it, once."""
+    session, _ = _channel_pushes(api, stack, bridge, "quiet-reviewer", "dropped by claude")
+    out, _ = _hook(bridge.home, "claude", "stop", _payload("claude_stop"))
+    turn = json.loads(out)
+    assert turn["decision"] == "block" and "dropped by claude" in turn["reason"]
+    assert bridge.journal.states(session) == {"offered": 1}
+    assert _hook(bridge.home, "claude", "stop", _payload("claude_stop"))[0] == ""

@@ -62,3 +62,21 @@ def test_a_body_is_kept_until_it_is_offered(tmp_path):
     journal.emitted("claude:a", [first.message_id])
     bodies = journal._db.execute("SELECT body FROM messages ORDER BY seq").fetchall()
     assert [row["body"] for row in bodies] == [None, "secret"]
+
+
+def test_a_journal_of_an_earlier_release_gains_the_read_position_column(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "bridge" / "journal.sqlite3"
+    path.parent.mkdir()
+    old_schema = journal_module._SCHEMA.replace("    read_after TEXT,", "")
+    with sqlite3.connect(path) as db:
+        db.executescript(old_schema)
+    journal = Journal(path)
+    journal.attach("claude:a", "claude", "a", "config.json")
+    assert journal.take_in("claude:a", _messages(1), read_after="cursor-1").new == 1
+    [channeled] = [o.message_id for o in journal.take_channel_offers("claude:a", 5)]
+    assert journal.channeled("claude:a")[0].read_after == "cursor-1"
+    assert journal.states("claude:a") == {"channeled": 1}
+    # Not final: the next Stop's batch takes it again; an acknowledgement would have ended it.
+    assert [o.message_id for o in journal.take_offers("claude:a", 5)] == [channeled]

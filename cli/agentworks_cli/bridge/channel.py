@@ -2,10 +2,12 @@
 starts, declaring the `claude/channel` capability, which pushes each waiting message as a
 `notifications/claude/channel` event into the running session (live, not only at a turn
 boundary). It holds no credential: it asks the local bridge, over its socket, for the
-exact session's messages, which the bridge journals as offered first. The Python MCP SDK
-refuses custom notification methods, so this speaks JSON-RPC directly (one JSON object
-per line, as MCP's stdio transport does). Hooks stay the turn-boundary route and the
-mailbox the fallback.
+exact session's messages, which the bridge journals as `channeled` first: not final until
+the agent acknowledges them, since Claude drops the events of a channel it never registered
+(under `-p`, or with channels off) and says nothing; the next Stop offers those again.
+The Python MCP SDK refuses custom notification methods, so this speaks JSON-RPC directly
+(one JSON object per line, as MCP's stdio transport does). Hooks stay the turn-boundary
+route and the mailbox the fallback.
 """
 
 from __future__ import annotations
@@ -75,10 +77,7 @@ class Channel:
                              "msg_id": message["message_id"], "inbox_id": message["inbox_id"]},
                 },
             })  # fmt: skip
-        if messages:
-            ask(self._socket, {"op": "emitted", "session": taken["session"],
-                               "message_ids": taken["message_ids"]})  # fmt: skip
-        return len(messages)
+        return len(messages)  # `channeled`, not final: the next Stop settles them
 
     def run(self, stdin: TextIO) -> None:
         reader = threading.Thread(target=self._read, args=(stdin,), daemon=True)

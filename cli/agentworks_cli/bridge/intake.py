@@ -48,7 +48,11 @@ class Intake:
                 agent_name=attachment.agent_name, inbox_id=inbox_id, after=cursor, limit=BATCH
             )
             messages = page.get("messages") or []
-            result = self._journal.take_in(attachment.session, [_incoming(m) for m in messages])
+            # Where to read it again for its receipt (a first contact: its inbox's start).
+            read_after = cursor if inbox_id is not None else None
+            result = self._journal.take_in(
+                attachment.session, [_incoming(m) for m in messages], read_after
+            )
             taken += result.new
             if result.full:
                 return taken  # the read position stays: the rest is read once there is room
@@ -66,6 +70,16 @@ class Intake:
         for inbox_id, cursor in self._journal.inboxes(attachment.session).items():
             taken += self._drain(attachment, inbox_id, cursor)
         return taken
+
+    def receipts(self, attachment: Attachment, inbox_id: str, after: str | None) -> dict[str, str]:
+        """message id -> the agent's receipt, for the inbox's page after `after`, again."""
+        server: Server = self._server_of(attachment)
+        page = server.read(
+            agent_name=attachment.agent_name, inbox_id=inbox_id, after=after, limit=BATCH
+        )
+        return {
+            str(m["message_id"]): str(m.get("receipt") or "") for m in page.get("messages") or []
+        }
 
     def on_notice(self, attachment: Attachment, notice: dict[str, Any]) -> int:
         inbox_id = str(notice.get("inbox_id") or "")

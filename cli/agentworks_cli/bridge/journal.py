@@ -8,7 +8,11 @@ What it keeps, per attachment (an exact provider session attached to a name):
 - the **offer journal**: each message taken in is `queued`; the Stop hook's batch is marked
   `offering` in the same transaction that hands it out (persisted before anything is
   emitted); `offered` once the hook says it printed it. A crash between the two leaves it
-  `offering`: ambiguous, never offered again automatically, still readable on the server;
+  `offering`: ambiguous, never offered again automatically, still readable on the server.
+  A message the Claude channel wrote is `channeled`: not final, since Claude drops channel
+  events it never registered. It becomes `offered` when the agent acknowledged it on the
+  server (`admitted` or `processed`, checked by re-reading its inbox from `read_after`), or
+  is offered again by the next Stop;
 - the outbox: sends made while the server was unreachable, each with its submission id.
 
 Bounds (the seed's): at most 2,000 messages per attachment and 32 MiB of bodies in all.
@@ -80,9 +84,11 @@ CREATE TABLE IF NOT EXISTS messages (
     body TEXT,                          -- NULL once offered
     body_hash TEXT NOT NULL,            -- kept: a prompt repeating it is delivered text
     size INTEGER NOT NULL DEFAULT 0,    -- bytes of body held
-    state TEXT NOT NULL,                -- queued | offering | offered
+    state TEXT NOT NULL,                -- queued | channeled | offering | offered
     taken_at REAL NOT NULL,
     offered_at REAL,
+    read_after TEXT,                    -- the inbox cursor it was read after (NULL: start;
+                                        -- a first contact, read from the mailbox, is first)
     PRIMARY KEY (session, message_id)
 );
 CREATE INDEX IF NOT EXISTS messages_by_state ON messages (session, state, taken_at);
@@ -138,6 +144,15 @@ class Offer:
     body: str
 
 
+@dataclass(frozen=True)
+class Channeled:
+    """A message the channel wrote, and where to read it again for its receipt."""
+
+    message_id: str
+    inbox_id: str
+    read_after: str | None
+
+
 def body_hash(text: str) -> str:
     return hashlib.sha256(text.strip().encode()).hexdigest()
 
@@ -162,6 +177,13 @@ class Journal:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")  # an offer is on disk before it is emitted
         self._db.executescript(_SCHEMA)
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        """A journal written by an earlier release lacks the newer columns (all nullable)."""
+        have = {row["name"] for row in self._db.execute("PRAGMA table_info(messages)")}
+        if "read_after" not in have:
+            self._db.execute("ALTER TABLE messages ADD COLUMN read_after TEXT")
 
     def now(self) -> float:
         return float(self._clock())
@@ -224,6 +246,15 @@ class Journal:
         self._db.execute("UPDATE attachments SET state = ? WHERE session = ?", (state, session))
 
     @_locked
+    def take_name(self, session: str) -> None:
+        """The name moves to this session: another chat attached as it goes offline."""
+        self._db.execute(
+            "UPDATE attachments SET state = 'offline' WHERE session != ? AND state = "
+            "'attached' AND agent_name = (SELECT agent_name FROM attachments WHERE session = ?)",
+            (session, session),
+        )
+
+    @_locked
     def detach(self, session: str) -> None:
         """Explicit detach removes the attachment's local state (watermarks included)."""
         with self._transaction() as db:
@@ -277,9 +308,15 @@ class Journal:
     # ---- taking messages in ----
 
     @_locked
-    def take_in(self, session: str, incoming: list[Incoming]) -> TakenIn:
+    def take_in(
+        self,
+        session: str,
+        incoming: list[Incoming],
+        read_after: str | None = None,
+    ) -> TakenIn:
         """Queues the messages past their inbox's watermark (raising it) in one transaction.
-        Stops at the attachment's bound: the rest stay on the server (`full`)."""
+        Stops at the attachment's bound: the rest stay on the server (`full`). `read_after`:
+        the inbox cursor the page was read after (None for the mailbox's first contacts)."""
         taken, full = 0, False
         with self._transaction() as db:
             self._reclaim(db, session)
@@ -302,11 +339,11 @@ class Journal:
                     break
                 db.execute(
                     "INSERT INTO messages (session, message_id, inbox_id, seq, sender, body, "
-                    "body_hash, size, state, taken_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
-                    "'queued', ?)",
+                    "body_hash, size, state, taken_at, read_after) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)",
                     (session, message.message_id, message.inbox_id, message.seq,
                      message.sender, message.body, body_hash(message.body), size,
-                     self._clock()),
+                     self._clock(), read_after),
                 )  # fmt: skip
                 db.execute(
                     "UPDATE inboxes SET watermark = ? WHERE session = ? AND inbox_id = ?",
@@ -356,11 +393,12 @@ class Journal:
 
     @_locked
     def take_offers(self, session: str, limit: int) -> list[Offer]:
-        """The oldest queued messages, marked `offering` before they are returned."""
+        """The oldest messages not yet final (queued, or written by a channel and not
+        acknowledged), marked `offering` before they are returned."""
         with self._transaction() as db:
             rows = db.execute(
                 "SELECT message_id, inbox_id, sender, body FROM messages WHERE session = ? AND "
-                "state = 'queued' ORDER BY taken_at, rowid LIMIT ?",
+                "state IN ('queued', 'channeled') ORDER BY taken_at, rowid LIMIT ?",
                 (session, limit),
             ).fetchall()
             offers = [Offer(r["message_id"], r["inbox_id"], r["sender"], r["body"]) for r in rows]
@@ -371,6 +409,41 @@ class Journal:
                 [(now, session, o.message_id) for o in offers],
             )
         return offers
+
+    @_locked
+    def take_channel_offers(self, session: str, limit: int) -> list[Offer]:
+        """The oldest queued messages, marked `channeled` before the channel writes them."""
+        with self._transaction() as db:
+            rows = db.execute(
+                "SELECT message_id, inbox_id, sender, body FROM messages WHERE session = ? AND "
+                "state = 'queued' ORDER BY taken_at, rowid LIMIT ?",
+                (session, limit),
+            ).fetchall()
+            offers = [Offer(r["message_id"], r["inbox_id"], r["sender"], r["body"]) for r in rows]
+            db.executemany(
+                "UPDATE messages SET state = 'channeled', offered_at = ? WHERE session = ? AND "
+                "message_id = ?",
+                [(self._clock(), session, o.message_id) for o in offers],
+            )
+        return offers
+
+    @_locked
+    def channeled(self, session: str) -> list[Channeled]:
+        rows = self._db.execute(
+            "SELECT message_id, inbox_id, read_after FROM messages WHERE session = ? AND "
+            "state = 'channeled' ORDER BY taken_at, rowid",
+            (session,),
+        ).fetchall()
+        return [Channeled(r["message_id"], r["inbox_id"], r["read_after"]) for r in rows]
+
+    @_locked
+    def acknowledged(self, session: str, message_ids: list[str]) -> None:
+        """The agent acknowledged these channel messages on the server: final."""
+        self._db.executemany(
+            "UPDATE messages SET state = 'offered', body = NULL, size = 0 WHERE session = ? "
+            "AND message_id = ? AND state = 'channeled'",
+            [(session, m) for m in message_ids],
+        )
 
     @_locked
     def emitted(self, session: str, message_ids: list[str]) -> None:

@@ -77,11 +77,13 @@ class Bridge:
         attachment = self.journal.attachment(session)
         if attachment is None:
             return {}  # not attached: silent, and nothing leaves this computer
+        if event == "session-end":
+            self.journal.set_state(session, "offline")  # until a process holds it again
+            return {}
+        if attachment.state == "offline":
+            attachment = self._resumed(attachment)
         if event == "stop":
             return self._stop(provider, attachment, payload)
-        if event == "session-end":
-            self.journal.set_state(session, "offline")
-            return {}
         if event == "session-start":
             return {"output": hook_io.session_start_context(self._welcome(attachment))}
         return {}
@@ -103,12 +105,25 @@ class Bridge:
             said = str(done.get("said") or done.get("error"))
         return {"output": hook_io.prompt_consumed(provider, said)}
 
+    def _resumed(self, attachment: Attachment) -> Attachment:
+        """A hook of an offline session: a process holds it again (`claude --resume`, a new
+        `claude -p` turn), so it is attached again, with the name, and catches up now so
+        this very Stop can deliver what waited."""
+        self.journal.set_state(attachment.session, "attached")
+        self.journal.take_name(attachment.session)
+        resumed = self.journal.attachment(attachment.session) or attachment
+        with contextlib.suppress(CliError):  # the server is away: the listener catches up
+            self.intake.catch_up(resumed)
+        self._on_attached(resumed)
+        return resumed
+
     def _stop(self, provider: str, attachment: Attachment, payload: dict[str, Any]) -> Answer:
         if attachment.state != "attached":
             return {}
         if not turns.may_continue(provider, payload, attachment.blocks):
             self.journal.set_blocks(attachment.session, 0)
             return {}  # let the turn end; the next stop delivers what waits
+        self._settle_channeled(attachment)
         offers = self.journal.take_offers(attachment.session, turns.OFFERS_PER_TURN)
         if not offers:
             self.journal.set_blocks(attachment.session, 0)
@@ -125,14 +140,34 @@ class Bridge:
             "message_ids": [o.message_id for o in offers],
         }
 
+    def _settle_channeled(self, attachment: Attachment) -> None:
+        """What the channel wrote is final once the agent acknowledged it on the server; the
+        rest is offered again by this Stop (Claude drops the events of a channel it never
+        registered: under `-p`, or with channels off). Unreachable: offered again."""
+        waiting = self.journal.channeled(attachment.session)
+        pages = {(c.inbox_id, c.read_after) for c in waiting}
+        acknowledged: list[str] = []
+        for inbox_id, read_after in pages:
+            try:
+                receipts = self.intake.receipts(attachment, inbox_id, read_after)
+            except CliError:
+                continue
+            acknowledged += [
+                c.message_id
+                for c in waiting
+                if receipts.get(c.message_id) in ("admitted", "processed")
+            ]
+        self.journal.acknowledged(attachment.session, acknowledged)
+
     def _channel_take(self, session: str) -> Answer:
         """The Claude channel child's poll (local only): the session's waiting messages,
-        journaled as offered before the child writes them to Claude."""
+        journaled as `channeled` (not final: see _settle_channeled) before the child writes
+        them to Claude."""
         attachment = self.journal.attachment(session)
         if attachment is None or attachment.state != "attached":
             return {"messages": []}
         self._channel_seen[session] = self.journal.now()
-        offers = self.journal.take_offers(session, turns.OFFERS_PER_TURN)
+        offers = self.journal.take_channel_offers(session, turns.OFFERS_PER_TURN)
         return {
             "session": session,
             "agent_name": attachment.agent_name,
@@ -155,12 +190,6 @@ class Bridge:
         return "channel" if live else "hooks"
 
     def _welcome(self, attachment: Attachment) -> str:
-        if attachment.state == "offline":
-            return (
-                f"This chat was attached to AgentWorks as {attachment.agent_name} and is "
-                f"offline since it ended. Type `/agentworks attach {attachment.agent_name}` "
-                "to receive its messages here again."
-            )
         return f"This chat receives AgentWorks messages for {attachment.agent_name}."
 
     # ---- attachments ----
@@ -189,6 +218,7 @@ class Bridge:
         except CliError as error:
             return {"error": f"AgentWorks: could not attach as {agent_name}: {error}"}
         attachment = self.journal.attach(session, provider, agent_name, config, purpose)
+        self.journal.take_name(session)
         self._on_attached(attachment)
         return {"said": f"AgentWorks: this chat is attached as {agent_name}.", "name": agent_name}
 
