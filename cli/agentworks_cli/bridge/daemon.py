@@ -128,6 +128,8 @@ def status_lines(answer: dict[str, Any]) -> list[str]:
         lines.append(
             f"{a['agent_name']:<20} {a['state']:<9} {a['route']:<6} {a['session']}  ({counts})"
         )
+        if a.get("hooks") and a["hooks"] != "ok":
+            lines.append(f"  hooks: {a['hooks']}")
     return lines if answer.get("attachments") else [*lines, "no attachments"]
 
 

@@ -94,6 +94,62 @@ def hook_events(provider: str) -> tuple[str, ...]:
     return tuple(_layout(provider).events.values())
 
 
+def agentworks_executable() -> str:
+    """The `agentworks` running now, by absolute path: a hook runs with the CLI's PATH, on
+    which a virtualenv's `agentworks` usually is not."""
+    import shutil
+    import sys
+
+    invoked = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if invoked is not None and invoked.stem == "agentworks":
+        found = invoked if invoked.parent != Path() else shutil.which(str(invoked))
+        if found and Path(found).exists():
+            return str(Path(found).absolute())
+    beside = Path(sys.executable).with_name("agentworks")  # the virtualenv's console script
+    if beside.exists():
+        return str(beside.absolute())
+    found = shutil.which("agentworks")
+    if found is None:
+        raise HookFileError("cannot find the `agentworks` executable to name in the hooks")
+    return str(Path(found).absolute())
+
+
+def hook_problem(provider: str, project: Path) -> str | None:
+    """Why the project's hooks would not reach the bridge, or None when they would: ours
+    missing for an event, or naming an `agentworks` that is not there."""
+    path = hook_file(provider, project)
+    try:
+        document = _read(path)
+        hooks = _hooks_of(document, path) or {}
+        layout = _layout(provider)
+        for key in layout.events:
+            ours = [c for c in _commands(_event_entries(hooks, key, path)) if _is_ours(c)]
+            if not ours:
+                return f"no AgentWorks hook for {key} in {path} (`agentworks bridge install`)"
+            executable = shlex.split(ours[0]["command"])[0]
+            if os.sep in executable and not os.access(executable, os.X_OK):
+                return f"the {key} hook runs {executable}, which is not there (reinstall)"
+            if os.sep not in executable:
+                return (
+                    f"the {key} hook runs a bare `{executable}`, which fails unless the CLI's "
+                    "PATH has it (`agentworks bridge install` names it by path)"
+                )
+    except HookFileError as error:
+        return str(error)
+    return None
+
+
+def _commands(entries: list[Any]) -> list[dict[str, Any]]:
+    """The handlers of an event's entries, whether grouped (Claude, Codex) or not (Cursor)."""
+    handlers: list[dict[str, Any]] = []
+    for entry in entries:
+        group = entry.get("hooks") if isinstance(entry, dict) else None
+        handlers += (
+            [h for h in group if isinstance(h, dict)] if isinstance(group, list) else [entry]
+        )
+    return handlers
+
+
 def hook_command(provider: str, event: str, command: str = "agentworks") -> str:
     """The command line a hook runs; `command` is the `agentworks` executable to call."""
     if Path(command).stem != "agentworks":

@@ -93,6 +93,15 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 CREATE INDEX IF NOT EXISTS messages_by_state ON messages (session, state, taken_at);
 CREATE INDEX IF NOT EXISTS messages_by_body ON messages (body_hash);
+CREATE TABLE IF NOT EXISTS sessions_seen (
+    session TEXT PRIMARY KEY,           -- every chat whose hook ran, attached or not: what
+    provider TEXT NOT NULL,             -- `agentworks attach` picks from (never sent anywhere)
+    cwd TEXT NOT NULL,
+    cli_pid INTEGER,                    -- the CLI process that ran the hook, and its start
+    cli_started INTEGER,                -- time (a pid alone may be reused)
+    event TEXT NOT NULL,
+    seen_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS outbox (
     submission_id TEXT PRIMARY KEY,
     session TEXT NOT NULL,
@@ -117,6 +126,22 @@ class Attachment:
     mailbox_cursor: str | None
     blocks: int
     guidance_at: float | None
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """A chat whose hook ran on this computer."""
+
+    session: str
+    provider: str
+    cwd: str
+    cli_pid: int | None
+    cli_started: int | None
+    event: str
+    seen_at: float
+
+
+SESSIONS_SEEN_MAX = 200  # the oldest sightings go past this
 
 
 @dataclass(frozen=True)
@@ -461,6 +486,28 @@ class Journal:
             (session,),
         ).fetchall()
         return {r["state"]: int(r["n"]) for r in rows}
+
+    # ---- chats seen ----
+
+    @_locked
+    def saw(self, sighting: Sighting) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO sessions_seen (session, provider, cwd, cli_pid, "
+                "cli_started, event, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (sighting.session, sighting.provider, sighting.cwd, sighting.cli_pid,
+                 sighting.cli_started, sighting.event, sighting.seen_at),
+            )  # fmt: skip
+            db.execute(
+                "DELETE FROM sessions_seen WHERE session NOT IN (SELECT session FROM "
+                "sessions_seen ORDER BY seen_at DESC LIMIT ?)",
+                (SESSIONS_SEEN_MAX,),
+            )
+
+    @_locked
+    def sightings(self) -> list[Sighting]:
+        rows = self._db.execute("SELECT * FROM sessions_seen ORDER BY seen_at DESC").fetchall()
+        return [Sighting(**dict(r)) for r in rows]
 
     # ---- outbox ----
 

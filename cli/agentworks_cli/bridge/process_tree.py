@@ -118,3 +118,50 @@ def _state(pid: int) -> str:
     except OSError:
         return ""
     return text[text.rindex(")") + 2 :].split()[0]
+
+
+def start_time(pid: int) -> int | None:
+    """The process's start time (in clock ticks since boot; 0 where /proc is missing), or
+    None when it does not exist: with the pid, it names one process for good."""
+    if not _PROC.is_dir():
+        return 0 if _exists(pid) else None
+    stat = _stat(pid)
+    return stat[1] if stat is not None else None
+
+
+def ancestors(pid: int, depth: int = 12) -> list[int]:
+    """`pid`'s parent, grandparent and so on (nearest first), up to `depth`, init left out."""
+    table = _table() if not _PROC.is_dir() else None
+    chain: list[int] = []
+    while len(chain) < depth:
+        parent = (table or {}).get(pid, (0, 0))[0] if table is not None else _parent(pid)
+        if parent <= 1:
+            break
+        chain.append(parent)
+        pid = parent
+    return chain
+
+
+def _parent(pid: int) -> int:
+    stat = _stat(pid)
+    return stat[0] if stat is not None else 0
+
+
+def command_line(pid: int) -> str:
+    """The process's executable and first two arguments, for telling a CLI apart (Claude
+    Code may run as `node …/claude-code/cli.js`)."""
+    if _PROC.is_dir():
+        try:
+            raw = (_PROC / str(pid) / "cmdline").read_bytes().split(b"\0")[:3]
+        except OSError:
+            return ""
+        words = [w.decode("utf-8", "replace") for w in raw if w]
+    else:
+        try:
+            words = subprocess.run(
+                ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True,
+                timeout=5,
+            ).stdout.split()[:3]  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+    return " ".join(words)

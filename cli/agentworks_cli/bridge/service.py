@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentworks_cli.bridge import children, commands, hook_io, turns
+from agentworks_cli.bridge import children, commands, hook_files, hook_io, turns
 from agentworks_cli.bridge.intake import Intake
-from agentworks_cli.bridge.journal import Attachment, Journal
+from agentworks_cli.bridge.journal import Attachment, Journal, Sighting
 from agentworks_cli.client import EXIT_UNREACHABLE, CliError
 
 Answer = dict[str, Any]
@@ -44,7 +44,15 @@ class Bridge:
     def handle(self, request: dict[str, Any]) -> Answer:
         op = request.get("op")
         if op == "hook":
-            return self._hook(str(request["provider"]), str(request["event"]), request["payload"])
+            provider, event, payload = (
+                str(request["provider"]),
+                str(request["event"]),
+                request["payload"],
+            )
+            self._saw(provider, event, payload, request.get("cli"))
+            return self._hook(provider, event, payload)
+        if op == "sessions":
+            return {"sessions": self._sessions()}
         if op == "emitted":
             self.journal.emitted(str(request["session"]), list(request["message_ids"]))
             return {}
@@ -67,6 +75,33 @@ class Bridge:
         return {"error": f"unknown request {op!r}"}
 
     # ---- hooks ----
+
+    def _saw(
+        self, provider: str, event: str, payload: dict[str, Any], cli: dict[str, Any] | None
+    ) -> None:
+        """Every chat whose hook ran, attached or not: what a bare `agentworks attach` picks
+        from (discovery.py). Kept on this computer."""
+        session = hook_io.session_of(provider, payload)
+        if session is None:
+            return
+        cli = cli if isinstance(cli, dict) else {}
+        self.journal.saw(
+            Sighting(
+                session=session,
+                provider=provider,
+                cwd=str(payload.get("cwd") or ""),
+                cli_pid=_int_or_none(cli.get("pid")),
+                cli_started=_int_or_none(cli.get("started")),
+                event=event,
+                seen_at=self.journal.now(),
+            )
+        )
+
+    def _sessions(self) -> list[dict[str, Any]]:
+        names = {
+            a.session: a.agent_name for a in self.journal.attachments() if a.state == "attached"
+        }
+        return [{**vars(s), "agent_name": names.get(s.session)} for s in self.journal.sightings()]
 
     def _hook(self, provider: str, event: str, payload: dict[str, Any]) -> Answer:
         session = hook_io.session_of(provider, payload)
@@ -234,13 +269,23 @@ class Bridge:
         return {"said": f"AgentWorks: this chat no longer receives messages for {name}."}
 
     def _describe(self, attachment: Attachment) -> dict[str, Any]:
+        seen = {s.session: s for s in self.journal.sightings()}.get(attachment.session)
         return {
             "session": attachment.session,
             "agent_name": attachment.agent_name,
             "state": attachment.state,
             "route": self.route(attachment.session),
             "messages": self.journal.states(attachment.session),
+            "last_hook_at": seen.seen_at if seen else None,
+            "hooks": self._hooks_said(attachment.provider, seen),
         }
+
+    @staticmethod
+    def _hooks_said(provider: str, seen: Sighting | None) -> str:
+        """`ok`, or why the chat's hooks would not reach the bridge."""
+        if seen is None or not seen.cwd:
+            return "no hook has run for this chat yet"
+        return hook_files.hook_problem(provider, Path(seen.cwd)) or "ok"
 
     # ---- the outbox ----
 
@@ -276,3 +321,7 @@ class Bridge:
 def _default_name(provider: str, session_id: str) -> str:
     """A short stable name for a bare `/agentworks attach`: provider and session prefix."""
     return f"{provider}-{session_id.replace('-', '')[:8].lower()}"
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

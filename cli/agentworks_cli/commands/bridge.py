@@ -1,4 +1,4 @@
-"""`agentworks bridge start|stop|status|run|hook`, `agentworks attach|detach|agents`.
+"""`agentworks bridge start|stop|status|run|hook|install`, `agentworks attach|detach|agents`.
 
 The bridge (agentworks_cli.bridge) runs once per computer; hooks reach it over its local
 socket. `hook` is what the installed CLI hooks run: it reads the hook payload on stdin,
@@ -44,22 +44,45 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     hook.add_argument("event", choices=EVENTS)
     hook.add_argument("--provider", choices=PROVIDERS, required=True)
     hook.set_defaults(handler=run_hook)
+    install = actions.add_parser(
+        "install",
+        parents=[common],
+        help="put the hooks (and Claude Code's /agentworks command) in a project",
+        description="Installs the bridge's hooks in the project's own hook files, naming this "
+        "agentworks by its full path, and Claude Code's .claude/commands/agentworks.md, so "
+        "`/agentworks attach NAME` typed in a chat works. Attaches nothing.",
+    )
+    install.add_argument(
+        "--provider", choices=(*PROVIDERS, "all"), default="all",
+        help="which CLI (default: claude and codex)",
+    )  # fmt: skip
+    install.add_argument("--project", type=Path, default=Path("."), help="default: .")
+    install.set_defaults(handler=run_install)
 
     attach = commands.add_parser(
-        "attach", parents=[common], help="attach a coding-agent chat to a name (person only)"
+        "attach",
+        parents=[common],
+        help="attach a coding-agent chat to a name (person only)",
+        description="Without --session: run inside a chat (its shell tool), it attaches that "
+        "chat; from a terminal, it attaches the live chat of this project (or asks which). "
+        "A chat is seen once one of its hooks ran: `agentworks bridge install` first.",
     )
     attach.add_argument("name", nargs="?", help="the agent name (default: a short stable one)")
     attach.add_argument("purpose", nargs="?", help="one paragraph, at most 512 characters")
-    attach.add_argument("--provider", choices=PROVIDERS, required=True)
-    attach.add_argument("--session", required=True, metavar="ID", help="the chat's session id")
+    attach.add_argument("--provider", choices=PROVIDERS, help="with --session")
+    attach.add_argument("--session", metavar="ID", help="the chat's session id, if you know it")
     attach.add_argument(
         "--project", type=Path, default=Path("."), help="where to install the hooks (default .)"
     )
     attach.set_defaults(handler=run_attach)
 
-    detach = commands.add_parser("detach", parents=[common], help="detach a chat")
-    detach.add_argument("--provider", choices=PROVIDERS, required=True)
-    detach.add_argument("--session", required=True, metavar="ID")
+    detach = commands.add_parser(
+        "detach", parents=[common], help="detach a chat (by its name, or pick)"
+    )
+    detach.add_argument("name", nargs="?", help="the attached name")
+    detach.add_argument("--provider", choices=PROVIDERS, help="with --session")
+    detach.add_argument("--session", metavar="ID")
+    detach.add_argument("--project", type=Path, default=Path("."), help="default: .")
     detach.set_defaults(handler=run_detach)
 
     channel = commands.add_parser(
@@ -140,7 +163,11 @@ def run_hook(session: Session) -> int:
         return EXIT_OK
     if not isinstance(payload, dict) or not _socket().exists():
         return EXIT_OK
-    request = {"op": "hook", "provider": session.args.provider, "event": session.args.event}
+    from agentworks_cli.bridge.discovery import calling_cli
+
+    provider = session.args.provider
+    request = {"op": "hook", "provider": provider, "event": session.args.event,
+               "cli": calling_cli(provider)}  # fmt: skip
     answer = ask(_socket(), {**request, "payload": payload})
     if not answer or "output" not in answer:
         return EXIT_OK
@@ -225,22 +252,106 @@ def run_status(session: Session) -> int:
     return EXIT_OK
 
 
+def run_install(session: Session) -> int:
+    providers = ("claude", "codex") if session.args.provider == "all" else (session.args.provider,)
+    for line in _install(providers, session.args.project.resolve()):
+        session.out(line)
+    return EXIT_OK
+
+
+def _install(providers: tuple[str, ...], project: Path) -> list[str]:
+    from agentworks_cli.bridge import commands, hook_files
+
+    try:
+        executable = hook_files.agentworks_executable()
+        said = []
+        for provider in providers:
+            path = hook_files.install(provider, project, executable)
+            command_file = commands.install_command_file(provider, project)
+            extra = f"; /agentworks command: {command_file}" if command_file else ""
+            said.append(f"{provider}: hooks in {path}{extra}")
+            if provider == "codex":
+                said.append(CODEX_TRUST)
+    except hook_files.HookFileError as error:
+        raise CliError(str(error)) from None
+    return said
+
+
+CODEX_TRUST = (
+    "codex: Codex runs these hooks only once you trust them: trust the project when Codex "
+    "asks, then open /hooks in Codex and trust each AgentWorks hook (Stop, UserPromptSubmit, "
+    "SessionStart); a changed hook file needs trusting again"
+)
+
+
 def run_attach(session: Session) -> int:
     args = session.args
-    answer = _ask({"op": "attach", "provider": args.provider, "session_id": args.session,
+    chat = _the_chat(args, for_attach=True)
+    answer = _ask({"op": "attach", "provider": chat[0], "session_id": chat[1],
                    "name": args.name, "purpose": args.purpose})  # fmt: skip
-    from agentworks_cli.bridge import hook_files
-
-    installed = hook_files.install(args.provider, args.project.resolve())
-    session.out(f"{answer['said']} Hooks: {installed}")
+    installed = _install((chat[0],), args.project.resolve())
+    session.out(str(answer["said"]))
+    for line in installed:
+        session.out(f"  {line}")
     return EXIT_OK
 
 
 def run_detach(session: Session) -> int:
     args = session.args
-    session.out(str(_ask({"op": "detach", "provider": args.provider,
-                          "session_id": args.session})["said"]))  # fmt: skip
+    if args.name and not args.session:
+        attached = [
+            a for a in _ask({"op": "status"})["attachments"] if a["agent_name"] == args.name
+        ]
+        if not attached:
+            raise CliError(f"no chat is attached as {args.name} (`agentworks agents` lists them)")
+        provider, session_id = str(attached[-1]["session"]).split(":", 1)
+    else:
+        provider, session_id = _the_chat(args, for_attach=False)
+    session.out(str(_ask({"op": "detach", "provider": provider, "session_id": session_id})["said"]))
     return EXIT_OK
+
+
+def _the_chat(args: argparse.Namespace, for_attach: bool) -> tuple[str, str]:
+    """(provider, session id): given, the chat this command runs in, or the project's."""
+    from agentworks_cli.bridge import discovery
+
+    if args.session:
+        if not args.provider:
+            raise CliError("--session needs --provider (claude, codex or cursor)", EXIT_USAGE)
+        return str(args.provider), str(args.session)
+    chats = discovery.live_chats(_ask({"op": "sessions"})["sessions"])
+    own = discovery.own_chat(chats)
+    if own is not None:
+        return own.provider, own.session_id
+    project = args.project.resolve()
+    candidates = discovery.of_project(chats, project)
+    if not for_attach:
+        candidates = [c for c in candidates if c.agent_name]
+    if args.provider:
+        candidates = [c for c in candidates if c.provider == args.provider]
+    if len(candidates) == 1:
+        return candidates[0].provider, candidates[0].session_id
+    if not candidates:
+        raise CliError(
+            f"no live chat of {project} has run an AgentWorks hook yet. Run `agentworks bridge "
+            "install` here, start (or restart) claude or codex in this folder and send it a "
+            "prompt, then run this again; or type `/agentworks attach NAME` in the chat"
+        )
+    return _pick(candidates)
+
+
+def _pick(candidates: list[Any]) -> tuple[str, str]:
+    listed = "\n".join(f"  {n}. {c.describe()}" for n, c in enumerate(candidates, 1))
+    if not sys.stdin.isatty():
+        raise CliError(
+            f"several live chats here; say which with --provider P --session ID:\n{listed}"
+        )
+    print(f"Live chats of this project:\n{listed}", file=sys.stderr)
+    answer = input(f"Which one (1-{len(candidates)})? ").strip()
+    if not answer.isdigit() or not 1 <= int(answer) <= len(candidates):
+        raise CliError("no chat picked", EXIT_USAGE)
+    chosen = candidates[int(answer) - 1]
+    return chosen.provider, chosen.session_id
 
 
 def run_agents(session: Session) -> int:
