@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.api_helpers import api, named_agent
 from tests.e2e.conftest import LocalStack
 from tests.e2e.test_bridge_process import AGENTWORKS, BridgeRun, bridge
 
@@ -153,3 +154,40 @@ def test_agents_says_when_a_chats_hooks_cannot_run(project: Project) -> None:
     moved = str(AGENTWORKS.absolute()).replace("agentworks", "gone/agentworks")
     settings_file.write_text(settings.replace(str(AGENTWORKS.absolute()), moved))
     assert f"runs {moved}, which is not there" in project.cli("agents").stdout
+
+
+def _in_chat(project: Project, session_id: str, command: str) -> dict[str, Any]:
+    """What `command` said, run by the chat's own shell tool."""
+    chat = project.chat(session_id, "shell", command)
+    out, _ = chat.communicate(timeout=60)
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def test_an_attached_chat_messages_from_its_shell_as_its_own_name(
+    local_stack: LocalStack, project: Project
+) -> None:
+    """Issue 25 item 6: `agentworks bridge message …` acts as the attachment of the chat it
+    runs in (its own child connection and name), for a chat whose tools are not loaded."""
+    assert project.cli("bridge", "install", "--provider", "claude").returncode == 0
+    session_id = "ffffffff-0000-4000-8000-000000000006"
+    said = _in_chat(project, session_id, f"{AGENTWORKS} attach shell-sender")
+    assert said["code"] == 0, said
+    peer = named_agent(local_stack, "shell-peer")
+    sent = _in_chat(
+        project, session_id,
+        f"{AGENTWORKS} bridge message send --provider claude --target agent:shell-peer "
+        "--message 'from the shell' --json",
+    )  # fmt: skip
+    assert sent["code"] == 0, sent
+    status, page, _ = api(local_stack, "GET", "/v1/messages?agent_name=shell-peer", peer)
+    assert status == 200, page
+    [received] = [m for m in page["messages"] if m["body"] == "from the shell"]
+    assert received["sender"] == "agent:shell-sender"
+    peers = _in_chat(project, session_id, f"{AGENTWORKS} bridge message peers")
+    assert peers["code"] == 0 and "shell-peer" in peers["out"], peers
+    first = _in_chat(project, session_id, f"{AGENTWORKS} bridge message purpose Sends things")
+    assert first["code"] == 0, first
+    again = _in_chat(project, session_id, f"{AGENTWORKS} bridge message purpose Sends more")
+    assert again["code"] != 0 and "at most once a minute" in again["err"], again
+    outside = project.cli("bridge", "message", "peers")  # a terminal, not the chat's shell
+    assert outside.returncode != 0 and "not an attached chat's shell" in outside.stderr

@@ -53,6 +53,11 @@ class Bridge:
             return self._hook(provider, event, payload)
         if op == "sessions":
             return {"sessions": self._sessions()}
+        if op == "attachment":  # the local socket is the person's own (0600)
+            found = self.journal.attachment(str(request["session"]))
+            if found is None or found.state != "attached":
+                return {"error": "this chat is not attached"}
+            return {"agent_name": found.agent_name, "config_path": found.config_path}
         if op == "emitted":
             self.journal.emitted(str(request["session"]), list(request["message_ids"]))
             return {}

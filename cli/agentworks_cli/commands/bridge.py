@@ -22,6 +22,7 @@ from agentworks_cli.client import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliErro
 from agentworks_cli.commands.session import Session
 
 EVENTS = ("stop", "user-prompt-submit", "session-start", "session-end")
+MESSAGE_ACTIONS = ("ack", "reply", "send", "read", "peers", "purpose")
 START_TIMEOUT_SECONDS = 10.0
 
 
@@ -58,6 +59,21 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     install.add_argument("--project", type=Path, default=Path("."), help="default: .")
     install.set_defaults(handler=run_install)
+
+    message = actions.add_parser(
+        "message",
+        parents=[common],
+        help="the attached chat's messaging, from its own shell (when its tools are not loaded)",
+        description="Acts as the attachment of the chat this command runs in (its own "
+        "connection and name): ack --message-id ID [--delivery admitted|processed]; reply "
+        "--inbox INBOX --message TEXT; send --target agent:NAME --message TEXT; read [--inbox "
+        "INBOX] [--after CURSOR]; peers; purpose TEXT (one line, at most 512 characters, at "
+        "most one change a minute).",
+    )
+    message.add_argument("what", choices=MESSAGE_ACTIONS, metavar="|".join(MESSAGE_ACTIONS))
+    message.add_argument("--provider", choices=PROVIDERS, help="which chat, if nested")
+    message.add_argument("rest", nargs=argparse.REMAINDER, help="the action's options")
+    message.set_defaults(handler=run_message)
 
     attach = commands.add_parser(
         "attach",
@@ -294,6 +310,66 @@ def run_attach(session: Session) -> int:
     for line in installed:
         session.out(f"  {line}")
     return EXIT_OK
+
+
+def run_message(session: Session) -> int:
+    """`agentworks messages …` as the attachment of the chat this runs in."""
+    from agentworks.limits import PURPOSE_MAX_CHARS
+    from agentworks_cli.bridge import discovery
+    from agentworks_cli.main import main
+
+    args = session.args
+    rest, provider = _without_provider(list(args.rest), args.provider)
+    chats = discovery.live_chats(_ask({"op": "sessions"})["sessions"])
+    own = discovery.own_chat([c for c in chats if provider in (None, c.provider)])
+    if own is None or own.agent_name is None:
+        raise CliError(
+            "`agentworks bridge message` acts as the chat it runs in, and this is not an "
+            "attached chat's shell: `agentworks attach NAME` there first, or use "
+            "`agentworks messages …` with your own login"
+        )
+    attachment = _ask({"op": "attachment", "session": own.session})
+    name, config = str(attachment["agent_name"]), str(attachment["config_path"])
+    if args.what == "purpose":
+        purpose = " ".join(rest).strip()
+        if not purpose or len(purpose) > PURPOSE_MAX_CHARS or "\n" in purpose:
+            raise CliError(f"a purpose is one line of 1 to {PURPOSE_MAX_CHARS} characters",
+                           EXIT_USAGE)  # fmt: skip
+        answer = _ask({"op": "attach", "provider": own.provider, "session_id": own.session_id,
+                       "name": name, "purpose": purpose})  # fmt: skip
+        if "error" in answer:
+            raise CliError(str(answer["error"]))
+        session.out(f"{name}: purpose set")
+        return EXIT_OK
+    words = {
+        "ack": [
+            "messages",
+            "ack",
+            *(["--delivery", "admitted"] if "--delivery" not in rest else []),
+        ],
+        "reply": ["messages", "send", "--agent", name],
+        "send": ["messages", "send", "--agent", name],
+        "read": ["messages", "read", "--agent", name],
+        "peers": ["messages", "list"],
+    }[args.what]
+    common = ["--json"] if session.json else []
+    return main(["--config", config, *words, *rest, *common])
+
+
+def _without_provider(rest: list[str], provider: str | None) -> tuple[list[str], str | None]:
+    """`--provider P` may come after the action too (`bridge message send --provider claude`)."""
+    kept: list[str] = []
+    words = iter(rest)
+    for word in words:
+        if word == "--provider":
+            provider = next(words, provider)
+        elif word.startswith("--provider="):
+            provider = word.split("=", 1)[1]
+        else:
+            kept.append(word)
+    if provider is not None and provider not in PROVIDERS:
+        raise CliError(f"--provider must be one of {', '.join(PROVIDERS)}", EXIT_USAGE)
+    return kept, provider
 
 
 def run_detach(session: Session) -> int:
