@@ -63,6 +63,9 @@ TARGETS: dict[str, Target] = {
     "push_wake_latency_s": Target(0.2, " s"),
     "push_idle_agent_usd_per_month": Target(0.10, " USD"),
     "bridge_duplicate_turns": Target(0),
+    # Issue 25: no route loses a message (a channel event Claude dropped goes by the Stop).
+    "bridge_messages_lost_across_routes": Target(0),
+    "bridge_stop_duplicate_turns_across_routes": Target(0),
     # Issue 23: CloudFormation, IAM and Lambda quotas a deploy meets (deploycheck.limits).
     "deploy_resources": Target(500),
     "deploy_largest_role_policy_chars": Target(10_240),
@@ -118,6 +121,9 @@ SHOWN = (
     "usage_estimate_vs_measured",
     "bridge_duplicate_turns",
     "bridge_crashes_injected",
+    "bridge_messages_lost_across_routes",
+    "bridge_stop_duplicate_turns_across_routes",
+    "bridge_channel_shown_then_stop_offered",
     "handler_ms_send",
     "handler_ms_read",
     "handler_ms_authentication",

@@ -171,6 +171,8 @@ def main() -> int:
     results.update(push.measure_wake())
     _progress("bridge: duplicate turns with crashes injected at every point")
     results.update(bridge.measure())
+    _progress("bridge: messages lost across the channel, the Stop hook and resumes")
+    results.update(bridge.measure_routes())
     _progress("local restart with 100,000 stored messages (snapshot, start, crash replay)")
     results.update(scale.measure_restart())
     _progress("function calls on Step Functions (one-turn scripted call)")
@@ -222,6 +224,8 @@ def main() -> int:
             "usage_tally_flush_requests": "the first page after the minute: ADDs it writes",
             "usage_estimate_vs_measured": "GET /v1/usage's model / cost_per_million_usd",
             "bridge_duplicate_turns": f"{bridge.MESSAGES} messages, restarts at random points",
+            "bridge_messages_lost_across_routes": "channel shown/dropped/acked, Stop, resumes",
+            "bridge_channel_shown_then_stop_offered": "shown on the channel, not acknowledged",
             "throughput_ratio_vs_boto3": "send+read via handlers / put_item+query",
             "throughput_ratio_vs_boto3_same_requests": "/ the handlers' own requests via boto3",
             "local_sends_per_s_at_100000": f"{scale.ITERATIONS} sends via the handlers",
