@@ -29,9 +29,7 @@ HOLDER = "import time\n\nasync def run(INPUT):\n    time.sleep(INPUT['seconds'])
 
 
 def _sandbox_required() -> None:
-    if shutil.which("bwrap") is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI installs bubblewrap (.ci/run): the sandbox must be tested there")
+    if shutil.which("bwrap") is None:  # under CI=true a skip fails the run (.ci/run installs it)
         pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
 
 

@@ -35,12 +35,13 @@ def _item_step(run: dict[str, Any], item: int, label: str) -> dict[str, Any]:
 def test_an_item_never_waits_for_another_items_stage(api, stack) -> None:
     workflow_agents.reset()
     define(api, stack.admin_token, TIMED)
-    run_id = start(api, stack.admin_token, _pipeline(["slow: sleep 0.8", "quick"]))
+    # The slow item's draft lasts until the quick item's stage 2 has begun.
+    run_id = start(api, stack.admin_token, _pipeline(["slow: await Check", "quick"]))
     run = wait_run(api, stack.admin_token, run_id)
     assert run["status"] == "succeeded", run
     slow = workflow_agents.turns_for("Draft slow")[0]
     quick_check = workflow_agents.turns_for("Check quick")[0]
-    assert quick_check.ended < slow.ended, "the quick item's stage 2 ran during the slow draft"
+    assert quick_check.began < slow.ended, "the quick item's stage 2 ran during the slow draft"
     assert [i["status"] for i in run["items"]] == ["succeeded", "succeeded"]
     assert run["stages"] == []  # a pipeline's steps are per item
     review = _item_step(run, 1, "review")

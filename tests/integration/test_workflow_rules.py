@@ -44,8 +44,9 @@ def test_a_failed_step_fails_its_stage_after_its_siblings_and_nothing_later_runs
             "stages": [
                 {
                     "steps": [
-                        {"label": "breaks", "adapter": "timed", "prompt": "explode now"},
-                        {"label": "slow", "adapter": "timed", "prompt": "slow one: sleep 0.5"},
+                        {"label": "breaks", "adapter": "timed", "prompt": "explode: breaker"},
+                        # Still running when its sibling fails: it ends only after that.
+                        {"label": "slow", "adapter": "timed", "prompt": "slow one: after breaker"},
                     ]
                 },
                 {"steps": [{"label": "later", "adapter": "timed", "prompt": "never this"}]},

@@ -49,8 +49,9 @@ def test_a_stage_waits_for_every_step_of_the_one_before(api, stack) -> None:
             "stages": [
                 {
                     "steps": [
-                        {"label": "slow", "adapter": "timed", "prompt": "one: sleep 0.6"},
-                        {"label": "quick", "adapter": "timed", "prompt": "two: sleep 0.05"},
+                        # `one` runs until `two` has begun: only parallel steps finish.
+                        {"label": "slow", "adapter": "timed", "prompt": "one: await two"},
+                        {"label": "quick", "adapter": "timed", "prompt": "two"},
                     ]
                 },
                 {"steps": [{"label": "after", "adapter": "timed", "prompt": "three"}]},
@@ -62,6 +63,7 @@ def test_a_stage_waits_for_every_step_of_the_one_before(api, stack) -> None:
     slow, quick = workflow_agents.turns_for("one")[0], workflow_agents.turns_for("two")[0]
     after = workflow_agents.turns_for("three")[0]
     assert quick.began < slow.ended, "a stage's steps run in parallel"
+    # Causal, not timed: `after` is recorded beginning only once both turns were recorded.
     assert after.began >= slow.ended and after.began >= quick.ended, "the barrier holds"
 
 

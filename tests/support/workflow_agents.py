@@ -22,11 +22,31 @@ class Turn:
 
 TURNS: list[Turn] = []
 _LOCK = threading.Lock()
+_BEGAN = threading.Condition(_LOCK)  # notified as each turn begins
+_BEGUN: list[str] = []  # the prompts of the turns begun so far
+AWAIT_SECONDS = 60.0  # `await X` gives up (and fails the turn) after this
 
 
 def reset() -> None:
     with _LOCK:
         TURNS.clear()
+        _BEGUN.clear()
+
+
+def _await_end(text: str) -> None:
+    """Blocks until a turn whose prompt holds `text` has ended (it was recorded)."""
+    with _BEGAN:
+        if not _BEGAN.wait_for(lambda: any(text in t.prompt for t in TURNS), AWAIT_SECONDS):
+            raise AdapterError(f"no turn with {text!r} ended while this one waited")
+
+
+def _await(text: str, own: str) -> None:
+    """Blocks until another turn whose prompt holds `text` has begun: proof that the two run
+    at once, with no clock involved (run one after the other, this turn fails)."""
+    with _BEGAN:
+        began = lambda: any(text in p and p != own for p in _BEGUN)  # noqa: E731
+        if not _BEGAN.wait_for(began, AWAIT_SECONDS):
+            raise AdapterError(f"no turn with {text!r} began while this one waited")
 
 
 def turns_for(text: str) -> list[Turn]:
@@ -35,16 +55,24 @@ def turns_for(text: str) -> list[Turn]:
 
 
 def timed(request: TurnRequest) -> TurnResult:
-    """Sleeps `sleep N` seconds (real time) when the prompt says so; costs `cost N` USD;
-    fails on `explode`; asks `ask: QUESTION` until answered; on a correction of a
-    `fixable` prompt answers `{"n": 1}`; else answers with the prompt, the answer and the
-    session's history."""
+    """Waits for another turn to begin on `await TEXT`, or to end on `after TEXT`; sleeps
+    `sleep N` seconds (real time) when the prompt says so; costs `cost N` USD; fails on
+    `explode`; asks `ask: QUESTION` until answered; on a correction of a `fixable` prompt
+    answers `{"n": 1}`; else answers with the prompt, the answer and the session's history."""
     began = time.monotonic()
+    with _BEGAN:
+        _BEGUN.append(request.prompt)
+        _BEGAN.notify_all()
+    if awaited := re.search(r"await (\w+)", request.prompt):
+        _await(awaited.group(1), request.prompt)
     if found := re.search(r"sleep ([\d.]+)", request.prompt):
         time.sleep(float(found.group(1)))
     cost = float(found.group(1)) if (found := re.search(r"cost ([\d.]+)", request.prompt)) else 0
-    with _LOCK:
+    if waited := re.search(r"after (\w+)", request.prompt):
+        _await_end(waited.group(1))
+    with _BEGAN:
         TURNS.append(Turn(request.prompt, request.history, request.answer, began, time.monotonic()))
+        _BEGAN.notify_all()
     if "explode" in request.prompt:
         raise AdapterError("exploded as asked")
     if request.correction and "fixable" in request.prompt:
