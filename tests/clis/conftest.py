@@ -26,7 +26,11 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import local_stack  # noqa: F401 (the fixture, for the bridge tests)
+from tests.e2e.conftest import (
+    LocalStack,
+    http,
+    local_stack,  # noqa: F401 (the fixture, for the bridge tests)
+)
 from tests.support.scripted_model import ScriptedModel
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,6 +64,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def _clis_required_in_ci() -> None:
     pytest.fail("CI=true and tools/clis/node_modules is missing: `make test` installs it")
+
+
+@pytest.fixture
+def bridge(local_stack: LocalStack, tmp_path: Path) -> Iterator[Bridge]:  # noqa: F811
+    """The bridge, started with the stack's admin login and its own folder."""
+    home = tmp_path / "bridge"
+    env = {**os.environ, "AGENTWORKS_BRIDGE_HOME": str(home)}
+    run = Bridge(home, local_stack.admin_config, env)
+    run.start()
+    try:
+        yield run
+    finally:
+        run.stop()
+
+
+def send(local_stack: LocalStack, sender: str, to: str, text: str) -> None:  # noqa: F811
+    """`sender` (a token) sends `text` to the agent name `to` through the API."""
+    status, sent, _ = http("POST", f"{local_stack.url}/v1/messages", token=sender,
+                           body={"target": f"agent:{to}", "message": text})  # fmt: skip
+    assert status == 201, sent
 
 
 @pytest.fixture

@@ -11,30 +11,15 @@ ended" (offline): a second resumed turn then receives nothing. That test is mark
 
 from __future__ import annotations
 
-import os
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.clis.conftest import Bridge, claude
-from tests.e2e.api_helpers import api, named_agent
+from tests.clis.conftest import Bridge, claude, send
+from tests.e2e.api_helpers import named_agent
 from tests.e2e.conftest import LocalStack
 from tests.support.scripted_model import ScriptedModel, Text
-
-
-@pytest.fixture
-def bridge(local_stack: LocalStack, tmp_path: Path) -> Iterator[Bridge]:
-    home = tmp_path / "bridge"
-    run = Bridge(
-        home, local_stack.admin_config, {**os.environ, "AGENTWORKS_BRIDGE_HOME": str(home)}
-    )
-    run.start()
-    try:
-        yield run
-    finally:
-        run.stop()
 
 
 class Chat:
@@ -62,12 +47,6 @@ class Chat:
         return [request.text for request in self.model.conversation()[before:]]
 
 
-def _send(local_stack: LocalStack, sender: str, to: str, text: str) -> None:
-    status, sent, _ = api(local_stack, "POST", "/v1/messages", sender,
-                          {"target": f"agent:{to}", "message": text})  # fmt: skip
-    assert status == 201, sent
-
-
 def test_a_message_reaches_the_model_at_the_next_stop_of_a_resumed_turn_once(
     local_stack: LocalStack, bridge: Bridge, model: ScriptedModel, tmp_path: Path
 ):
@@ -77,7 +56,7 @@ def test_a_message_reaches_the_model_at_the_next_stop_of_a_resumed_turn_once(
                "--provider", "claude", "--session", chat.session,
                "--project", str(chat.project))  # fmt: skip
     sender = named_agent(local_stack, "judge-sender")
-    _send(local_stack, sender, "claude-judge", "Please review pull request 41.")
+    send(local_stack, sender, "claude-judge", "Please review pull request 41.")
     bridge.wait_queued(1)
 
     # Another chat of the same project (same hooks) is not attached: its turn gets nothing.
@@ -109,7 +88,7 @@ def test_a_second_resumed_turn_still_receives_messages(
                "--project", str(chat.project))  # fmt: skip
     chat.turn("A first resumed turn, with nothing waiting.")
     sender = named_agent(local_stack, "judge-sender-2")
-    _send(local_stack, sender, "claude-judge-2", "Second-turn message for the judge.")
+    send(local_stack, sender, "claude-judge-2", "Second-turn message for the judge.")
     bridge.wait_queued(1)
     asked = chat.turn("Carry on again.")
     assert sum(text.count("Second-turn message for the judge.") for text in asked) == 1
