@@ -6,7 +6,8 @@ Code is pointed at the server by ANTHROPIC_BASE_URL with a dummy ANTHROPIC_API_K
 quiet by DISABLE_TELEMETRY, DISABLE_ERROR_REPORTING, DISABLE_AUTOUPDATER and
 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC. Codex gets a config.toml whose model provider
 `scripted` (wire_api "responses", no websockets) has the server as base_url, with
-analytics off and no update check.
+analytics off, no update check, and the plugin and app features off (with them on, Codex
+0.171.0 looks up github.com, api.github.com and chatgpt.com at every start).
 
 Without tools/clis/node_modules the tests skip with the reason, except under CI=true, where
 they fail: the real CLIs are the judge of the bridge and must run there.
@@ -136,6 +137,13 @@ check_for_update_on_startup = false
 
 [analytics]
 enabled = false
+
+# Plugins, remote plugins, apps and plugin sharing reach github.com and chatgpt.com at start.
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+plugin_sharing = false
 
 [model_providers.scripted]
 name = "Scripted model"
