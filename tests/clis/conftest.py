@@ -88,17 +88,20 @@ def bridge(local_stack: LocalStack, tmp_path: Path) -> Iterator[Bridge]:  # noqa
         run.stop()
 
 
-def send(local_stack: LocalStack, sender: str, to: str, text: str) -> None:  # noqa: F811
-    """`sender` (a token) sends `text` to the agent name `to` through the API."""
+def send(local_stack: LocalStack, sender: str, to: str, text: str) -> str:  # noqa: F811
+    """`sender` (a token) sends `text` to the agent name `to` through the API; the sender's
+    inbox of the conversation."""
     status, sent, _ = http("POST", f"{local_stack.url}/v1/messages", token=sender,
                            body={"target": f"agent:{to}", "message": text})  # fmt: skip
     assert status == 201, sent
+    return str(sent["inbox_id"])
 
 
 @pytest.fixture
 def model() -> Iterator[ScriptedModel]:
     with ScriptedModel() as server:
         yield server
+    assert not server.errors, f"the scripted model could not play its script: {server.errors}"
 
 
 def base_env(home: Path, extra_path: tuple[Path, ...] = ()) -> dict[str, str]:

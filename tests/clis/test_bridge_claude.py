@@ -11,15 +11,16 @@ ended" (offline): a second resumed turn then receives nothing. That test is mark
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.clis.conftest import Bridge, claude, send
-from tests.e2e.api_helpers import named_agent
+from tests.e2e.api_helpers import named_agent, read_pages
 from tests.e2e.conftest import LocalStack
-from tests.support.scripted_model import ScriptedModel, Text
+from tests.support.scripted_model import Recorded, ScriptedModel, Text, ToolCall, Turn
 
 
 class Chat:
@@ -32,15 +33,23 @@ class Chat:
         self.session = str(uuid.uuid4())
         self._started = False
 
-    def turn(self, prompt: str, answer: str = "Noted.") -> list[str]:
-        """One `claude -p` turn (the first creates the session, later ones resume it); the
-        text of each conversation request the model received during it."""
-        self.model.add(Text(answer))
+    def turn(
+        self,
+        prompt: str,
+        answer: str = "Noted.",
+        *then: Turn,
+        args: tuple[str, ...] = (),
+        **env: str,
+    ) -> list[str]:
+        """One `claude -p` turn (the first creates the session, later ones resume it): the
+        model answers `answer`, then plays `then` (after a Stop continuation); the text of
+        each conversation request the model received during it."""
+        self.model.add(Text(answer), *then)
         before = len(self.model.conversation())
         flag = "--resume" if self._started else "--session-id"
         result = claude(
-            self.model, self.home, self.project, flag, self.session, prompt,
-            AGENTWORKS_BRIDGE_HOME=str(self.bridge.home),
+            self.model, self.home, self.project, *args, flag, self.session, prompt,
+            AGENTWORKS_BRIDGE_HOME=str(self.bridge.home), **env,
         )  # fmt: skip
         self._started = True
         assert result["session_id"] == self.session
@@ -71,6 +80,41 @@ def test_a_message_reaches_the_model_at_the_next_stop_of_a_resumed_turn_once(
     assert "pull request 41" not in asked[0]
     assert asked[1].count("Please review pull request 41.") == 1
     assert bridge.queued() == 0
+
+
+def _reply_command(request: Recorded) -> dict[str, str]:
+    """What a model does with a delivery: run the reply command it names, in that inbox."""
+    [inbox] = set(re.findall(r"--inbox (ibx_[A-Za-z0-9_]+)", request.text))
+    [agent] = set(re.findall(r"--agent (\S+) --inbox", request.text))
+    command = (
+        f"agentworks messages send --agent {agent} --inbox {inbox} --message 'Reviewed: LGTM.'"
+    )
+    return {"command": command, "description": "Reply to the message"}
+
+
+def test_the_chat_replies_in_the_same_inbox_with_the_command_the_delivery_names(
+    local_stack: LocalStack, bridge: Bridge, model: ScriptedModel, tmp_path: Path
+):
+    chat = Chat(model, bridge, tmp_path)
+    chat.turn("Start a session.")
+    bridge.cli("attach", "claude-replier", "Answers review requests",
+               "--provider", "claude", "--session", chat.session,
+               "--project", str(chat.project))  # fmt: skip
+    sender = named_agent(local_stack, "reply-asker")
+    inbox = send(local_stack, sender, "claude-replier", "Can you review pull request 43?")
+    bridge.wait_queued(1)
+
+    # The person's own CLI login (as on their computer) is what `agentworks` uses in the chat.
+    asked = chat.turn(
+        "Carry on.", "Noted.", ToolCall("Bash", _reply_command), Text("Replied."),
+        args=("--allowedTools", "Bash(agentworks messages send:*)"),
+        AGENTWORKS_CONFIG=str(local_stack.admin_config),
+    )  # fmt: skip
+    assert len(asked) == 3, asked[-1][-2000:]  # the prompt, the delivery, the tool's result
+    replies = read_pages(local_stack, sender, {"inbox_id": inbox})
+    assert [(m["sender"], m["body"]) for m in replies] == [
+        ("agent:claude-replier", "Reviewed: LGTM.")
+    ], asked[-1][-2000:]
 
 
 @pytest.mark.xfail(

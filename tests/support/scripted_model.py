@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -42,10 +42,15 @@ class Text:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """The model calls the tool `name` with `input` (the CLI runs it and asks again)."""
+    """The model calls the tool `name` with `input` (the CLI runs it and asks again).
+    `input` may be a function of the request being answered (a `Recorded`), for arguments
+    the model would read from its context, such as a delivered message's inbox id."""
 
     name: str
-    input: dict[str, Any] = field(default_factory=dict)
+    input: dict[str, Any] | Callable[[Recorded], dict[str, Any]] = field(default_factory=dict)
+
+    def arguments(self, request: Recorded) -> dict[str, Any]:
+        return self.input(request) if callable(self.input) else self.input
 
 
 Turn = Text | ToolCall
@@ -85,6 +90,7 @@ class ScriptedModel:
         self._script: list[Turn] = list(script or [])
         self.default_text = default_text
         self.requests: list[Recorded] = []
+        self.errors: list[str] = []  # a scripted turn that could not be played (tests check)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -152,6 +158,14 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw.decode(errors="replace")
             path = self.path.split("?", 1)[0]
+            try:
+                self._route(path, body)
+            except Exception as error:  # a broken script: 400, which the CLIs do not retry
+                model.errors.append(f"{type(error).__name__}: {error}")
+                self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                            "message": str(error)}})  # fmt: skip
+
+        def _route(self, path: str, body: Any) -> None:
             if path.endswith("/messages/count_tokens"):
                 self._record(body, None)
                 self._json(200, {"input_tokens": 42})
@@ -168,14 +182,15 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
         def _anthropic(self, body: Any) -> None:
             conversation = isinstance(body, dict) and bool(body.get("tools"))
             turn = model._next_turn() if conversation else Text("Scripted side answer.")
-            self._record(body, turn if conversation else None)
+            recorded = self._record(body, turn if conversation else None)
             message_id = model.next_id("msg")
             if isinstance(turn, Text):
                 block: dict[str, Any] = {"type": "text", "text": turn.text}
                 stop_reason = "end_turn"
             else:
+                arguments = turn.arguments(recorded)
                 block = {"type": "tool_use", "id": model.next_id("toolu"), "name": turn.name,
-                         "input": turn.input}  # fmt: skip
+                         "input": arguments}  # fmt: skip
                 stop_reason = "tool_use"
             usage = {"input_tokens": 12, "output_tokens": 6, "cache_creation_input_tokens": 0,
                      "cache_read_input_tokens": 0}  # fmt: skip
@@ -205,7 +220,7 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                                              "content_block": {**block, "input": {}}}),
                     ("content_block_delta", {"type": "content_block_delta", "index": 0,
                                              "delta": {"type": "input_json_delta",
-                                                       "partial_json": json.dumps(turn.input)}}),
+                                                       "partial_json": json.dumps(arguments)}}),
                 ]  # fmt: skip
             events += [
                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
@@ -220,7 +235,7 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
 
         def _responses(self, body: Any) -> None:
             turn = model._next_turn()
-            self._record(body, turn)
+            recorded = self._record(body, turn)
             response_id = model.next_id("resp")
             item_id = model.next_id("item")
             if isinstance(turn, Text):
@@ -231,7 +246,7 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 added = {**item, "status": "in_progress", "content": []}
             else:
                 item = {"type": "function_call", "id": item_id, "call_id": model.next_id("call"),
-                        "name": turn.name, "arguments": json.dumps(turn.input),
+                        "name": turn.name, "arguments": json.dumps(turn.arguments(recorded)),
                         "status": "completed"}  # fmt: skip
                 added = {**item, "status": "in_progress", "arguments": ""}
             created = {"id": response_id, "object": "response", "status": "in_progress",
@@ -259,8 +274,10 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
 
         # ---- plumbing ----
 
-        def _record(self, body: Any, turn: Turn | None) -> None:
-            model._record(Recorded(self.command, self.path, dict(self.headers), body, turn))
+        def _record(self, body: Any, turn: Turn | None) -> Recorded:
+            recorded = Recorded(self.command, self.path, dict(self.headers), body, turn)
+            model._record(recorded)
+            return recorded
 
         def _json(self, status: int, document: Any) -> None:
             data = json.dumps(document).encode()
