@@ -136,3 +136,56 @@ def test_a_second_resumed_turn_still_receives_messages(
     bridge.wait_queued(1)
     asked = chat.turn("Carry on again.")
     assert sum(text.count("Second-turn message for the judge.") for text in asked) == 1
+
+
+def _typed_attach(chat: Chat, bridge: Bridge, name: str) -> dict[str, object]:
+    """The person types `/agentworks attach NAME` in the chat (a resumed `-p` run)."""
+    return claude(
+        chat.model, chat.home, chat.project, "--resume", chat.session,
+        f"/agentworks attach {name}", AGENTWORKS_BRIDGE_HOME=str(bridge.home),
+    )  # fmt: skip
+
+
+def _hooks_installed(bridge: Bridge, project: Path) -> None:
+    """The project's hooks, as `agentworks attach` of another chat left them."""
+    other = str(uuid.uuid4())
+    bridge.cli("attach", f"hooks-{other[:8]}", "Installs the hooks", "--provider", "claude",
+               "--session", other, "--project", str(project))  # fmt: skip
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="`agentworks attach` installs no .claude/commands/agentworks.md, and Claude Code "
+    "answers `Unknown command: /agentworks` before any hook runs (SPEC §9b)",
+)
+def test_typing_agentworks_attach_in_a_claude_chat_reaches_the_bridge(
+    local_stack: LocalStack, bridge: Bridge, model: ScriptedModel, tmp_path: Path
+):
+    chat = Chat(model, bridge, tmp_path)
+    chat.turn("Start a session.")
+    _hooks_installed(bridge, chat.project)
+    before = len(model.conversation())
+    result = _typed_attach(chat, bridge, "typed-judge")
+    assert "attached as typed-judge" in str(result["result"])
+    assert len(model.conversation()) == before  # the model never saw the command
+    assert f"claude:{chat.session}" in bridge.cli("agents").stdout
+
+
+def test_with_a_command_file_typed_attach_binds_the_exact_session_before_the_model(
+    local_stack: LocalStack, bridge: Bridge, model: ScriptedModel, tmp_path: Path
+):
+    chat = Chat(model, bridge, tmp_path)
+    chat.turn("Start a session.")
+    _hooks_installed(bridge, chat.project)
+    commands = chat.project / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "agentworks.md").write_text(
+        "---\ndescription: Attach this chat to AgentWorks, or detach it\n---\n$ARGUMENTS\n"
+    )
+    before = len(model.conversation())
+    result = _typed_attach(chat, bridge, "typed-judge-2")
+    # Claude shows the hook's block reason to the person; the model is never asked.
+    assert "AgentWorks: this chat is attached as typed-judge-2." in str(result["result"])
+    assert len(model.conversation()) == before
+    listed = [line for line in bridge.cli("agents").stdout.splitlines() if "typed-judge-2" in line]
+    assert len(listed) == 1 and f"claude:{chat.session}" in listed[0]
