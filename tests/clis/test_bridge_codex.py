@@ -12,6 +12,7 @@ trust_level = "trusted"`) and each hook was trusted by a person in /hooks (recor
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 from tests.clis.conftest import Bridge, agent_messages, codex, codex_env, send
@@ -79,3 +80,29 @@ def test_a_message_reaches_codex_at_the_next_stop_of_a_resumed_turn_once(
     assert asked[1].count("And issue 78, please.") == 1
     first = "Please triage issue 77."
     assert asked[1].count(first) == asked[0].count(first) == 1  # history, not a second turn
+
+
+def test_typed_agentworks_attach_binds_the_thread_and_its_next_turn_receives(
+    local_stack: LocalStack, bridge: Bridge, model: ScriptedModel, tmp_path: Path
+):
+    thread = Thread(model, bridge, tmp_path)
+    thread.turn("Start a thread.")
+    assert thread.thread_id is not None
+    other = str(uuid.uuid4())  # the project's hooks, as attaching another thread left them
+    bridge.cli("attach", f"hooks-{other[:8]}", "Installs the hooks", "--provider", "codex",
+               "--session", other, "--project", str(thread.project))  # fmt: skip
+
+    before = len(model.conversation())
+    events = codex(thread.env, thread.project, BYPASS, "resume", thread.thread_id,
+                   "/agentworks attach typed-codex")  # fmt: skip
+    assert events[-1]["type"] == "turn.completed"
+    assert len(model.conversation()) == before  # the UserPromptSubmit hook consumed it
+    listed = [line for line in bridge.cli("agents").stdout.splitlines() if "typed-codex" in line]
+    assert len(listed) == 1 and f"codex:{thread.thread_id}" in listed[0]
+
+    sender = named_agent(local_stack, "typed-sender")
+    send(local_stack, sender, "typed-codex", "Welcome aboard, typed-codex.")
+    bridge.wait_queued(1)
+    asked = thread.turn("Carry on.")
+    assert len(asked) == 2
+    assert asked[1].count("Welcome aboard, typed-codex.") == 1
