@@ -5,8 +5,10 @@ agent sends to that name, and the message reaches the model in the next request 
 in the same project, gets nothing (B, §9 and §9b).
 
 Claude Code ends every `-p` run with SessionEnd, which the bridge today takes as "the chat
-ended" (offline): a second resumed turn then receives nothing. That test is marked xfail
-(strict) until the bridge tells a finished `-p` run from a person leaving the chat.
+ended" (offline): a second resumed turn then receives nothing. And Claude Code rejects a
+typed `/agentworks attach` as an unknown command unless the project has a command file of
+that name, which `agentworks attach` does not install. Both tests are xfail (strict) until
+the bridge is fixed.
 """
 
 from __future__ import annotations
