@@ -11,6 +11,9 @@ PORT ?= 8787
 SAM_VENV := .venv-sam
 SAM_STAMP := $(SAM_VENV)/.installed
 ASL_STAMP := tools/asl/node_modules/.installed
+# The real Claude Code and Codex that tests/clis drives against a scripted model (npm, pinned).
+CLIS_STAMP := tools/clis/node_modules/.installed
+HAVE_NPM := $(shell command -v npm 2>/dev/null)
 
 .PHONY: help install run test test-fast lint bench fuzz build clean check-deploy
 
@@ -44,6 +47,11 @@ $(ASL_STAMP): tools/asl/package.json tools/asl/package-lock.json
 	@cd tools/asl && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+$(CLIS_STAMP): tools/clis/package.json tools/clis/package-lock.json
+	@echo "Installing Claude Code and Codex for the real-CLI tests (npm ci in tools/clis)…"
+	@cd tools/clis && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # cfn-lint before and after the SAM transform, dependency cycles (with the edge to cut),
 # CloudFormation/IAM/Lambda quotas, the state machines through asl-validator, `sam build`
 # and the built sizes (docs/deploy.md "Checked before a deploy").
@@ -53,7 +61,8 @@ check-deploy: $(STAMP) $(SAM_STAMP) $(ASL_STAMP)
 run: $(STAMP)
 	@$(BIN)/agentworks dev --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) $(if $(HAVE_NPM),$(CLIS_STAMP))
+	@$(if $(HAVE_NPM),true,echo "real-CLI tests skipped: no npm on PATH — apt-get install npm")
 	@command -v chromium >/dev/null 2>&1 || echo "browser tests skipped: no chromium on PATH — apt-get install chromium"
 	@command -v bwrap >/dev/null 2>&1 || echo "relay sandbox tests skipped: no bwrap on PATH — apt-get install bubblewrap"
 	@$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10
@@ -75,4 +84,4 @@ fuzz: $(STAMP)
 	@$(BIN)/python -m bench.api_fuzz
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) tools/asl/node_modules .pytest_cache .mypy_cache .ruff_cache bench/out
+	rm -rf $(VENV) $(SAM_VENV) tools/asl/node_modules tools/clis/node_modules .pytest_cache .mypy_cache .ruff_cache bench/out
