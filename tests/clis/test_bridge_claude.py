@@ -169,7 +169,7 @@ def test_with_a_command_file_typed_attach_binds_the_exact_session_before_the_mod
     chat.turn("Start a session.")
     _hooks_installed(bridge, chat.project)
     commands = chat.project / ".claude" / "commands"
-    commands.mkdir(parents=True)
+    commands.mkdir(parents=True, exist_ok=True)  # a file of the person's own replaces ours
     (commands / "agentworks.md").write_text(
         "---\ndescription: Attach this chat to AgentWorks, or detach it\n---\n$ARGUMENTS\n"
     )
@@ -179,4 +179,27 @@ def test_with_a_command_file_typed_attach_binds_the_exact_session_before_the_mod
     assert "AgentWorks: this chat is attached as typed-judge-2." in str(result["result"])
     assert len(model.conversation()) == before
     listed = [line for line in bridge.cli("agents").stdout.splitlines() if "typed-judge-2" in line]
+    assert len(listed) == 1 and f"claude:{chat.session}" in listed[0]
+
+
+def test_an_agent_attaches_its_own_chat_from_its_bash_tool(
+    local_stack: LocalStack, bridge: Bridge, model: ScriptedModel, tmp_path: Path
+):
+    """Issue 25 item 1: `agentworks attach NAME` with no session id, run by the chat's own
+    Bash tool, attaches that chat (its Claude process is an ancestor of the command), not
+    another live chat of the project."""
+    chat = Chat(model, bridge, tmp_path)
+    chat.turn("Start a session.")
+    bridge.cli("bridge", "install", "--provider", "claude", "--project", str(chat.project))
+    command = f"{VENV_BIN / 'agentworks'} attach self-attached 'Attached from its own shell'"
+    model.add(ToolCall("Bash", {"command": command, "description": "Attach this chat"}),
+              Text("Attached."))  # fmt: skip
+    claude(
+        model, chat.home, chat.project, "--allowedTools", f"Bash({VENV_BIN / 'agentworks'}:*)",
+        "--resume", chat.session, "Attach yourself to AgentWorks as self-attached.",
+        AGENTWORKS_BRIDGE_HOME=str(bridge.home),
+    )  # fmt: skip
+    said = model.conversation()[-1].text
+    assert "AgentWorks: this chat is attached as self-attached." in said, said[-2000:]
+    listed = [line for line in bridge.cli("agents").stdout.splitlines() if "self-attached" in line]
     assert len(listed) == 1 and f"claude:{chat.session}" in listed[0]
