@@ -12,10 +12,13 @@ trust_level = "trusted"`) and each hook was trusted by a person in /hooks (recor
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
+from typing import Any
 
-from tests.clis.conftest import Bridge, agent_messages, codex, codex_env, send
+from agentworks_cli.bridge import codex_trust
+from tests.clis.conftest import CODEX, Bridge, agent_messages, codex, codex_env, send
 from tests.e2e.api_helpers import named_agent
 from tests.e2e.conftest import LocalStack
 from tests.support.scripted_model import ScriptedModel, Text
@@ -106,3 +109,41 @@ def test_typed_agentworks_attach_binds_the_thread_and_its_next_turn_receives(
     asked = thread.turn("Carry on.")
     assert len(asked) == 2
     assert asked[1].count("Welcome aboard, typed-codex.") == 1
+
+
+def test_agents_says_codex_skips_the_hooks_until_the_person_trusts_them(
+    local_stack: LocalStack, model: ScriptedModel, tmp_path: Path, monkeypatch: Any
+):
+    """Issue 25 item 5: Codex runs a project hook only once a person trusted it in /hooks
+    (bound to its content). `agents` says so, asking Codex itself (`codex app-server`
+    `hooks/list`), until Codex's config records that trust; the bridge never writes it."""
+    home = tmp_path / "bridge"
+    thread = Thread(model, Bridge(home, local_stack.admin_config, {}), tmp_path)
+    codex_home = {"HOME": thread.env["HOME"], "CODEX_HOME": thread.env["CODEX_HOME"]}
+    env = {**os.environ, **codex_home, "AGENTWORKS_BRIDGE_HOME": str(home),
+           "PATH": f"{CODEX.parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # fmt: skip
+    bridge = Bridge(home, local_stack.admin_config, env)
+    bridge.start()
+    try:
+        thread.turn("Start a thread.")
+        assert thread.thread_id is not None
+        attached = bridge.cli("attach", "codex-trusting", "Waits for trust", "--provider",
+                              "codex", "--session", thread.thread_id,
+                              "--project", str(thread.project))  # fmt: skip
+        assert "trust each AgentWorks hook" in attached.stdout  # said at attach
+        thread.turn("A turn whose hooks tell the bridge where the thread runs.")
+        listed = bridge.cli("agents").stdout
+        assert "hooks: hooks untrusted (" in listed and "open /hooks in Codex" in listed
+
+        # The person trusts each hook in /hooks: Codex records its current hash.
+        for name, value in codex_home.items():
+            monkeypatch.setenv(name, value)
+        hooks = codex_trust._listed(thread.project, str(CODEX))
+        assert hooks and {h["trustStatus"] for h in hooks} == {"untrusted"}
+        config = Path(codex_home["CODEX_HOME"]) / "config.toml"
+        config.write_text(config.read_text() + "".join(
+            f'\n[hooks.state."{h["key"]}"]\ntrusted_hash = "{h["currentHash"]}"\n' for h in hooks
+        ))  # fmt: skip
+        assert "hooks:" not in bridge.cli("agents").stdout
+    finally:
+        bridge.stop()

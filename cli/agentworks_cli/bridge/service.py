@@ -290,7 +290,12 @@ class Bridge:
         """`ok`, or why the chat's hooks would not reach the bridge."""
         if seen is None or not seen.cwd:
             return "no hook has run for this chat yet"
-        return hook_files.hook_problem(provider, Path(seen.cwd)) or "ok"
+        problem = hook_files.hook_problem(provider, Path(seen.cwd))
+        if problem is None and provider == "codex":
+            from agentworks_cli.bridge import codex_trust
+
+            problem = codex_trust.untrusted(Path(seen.cwd))
+        return problem or "ok"
 
     # ---- the outbox ----
 
