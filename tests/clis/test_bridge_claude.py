@@ -203,3 +203,73 @@ def test_an_agent_attaches_its_own_chat_from_its_bash_tool(
     assert "AgentWorks: this chat is attached as self-attached." in said, said[-2000:]
     listed = [line for line in bridge.cli("agents").stdout.splitlines() if "self-attached" in line]
     assert len(listed) == 1 and f"claude:{chat.session}" in listed[0]
+
+
+def _attachment_token(bridge: Bridge, name: str) -> str:
+    """The token of the attachment's own child connection (what its chat's MCP server uses)."""
+    import json
+    import sqlite3
+
+    with sqlite3.connect(f"file:{bridge.home / 'journal.sqlite3'}?mode=ro", uri=True) as db:
+        [(config,)] = db.execute(
+            "SELECT config_path FROM attachments WHERE agent_name = ?", (name,)
+        ).fetchall()
+    return str(json.loads(Path(config).read_text())["token"])
+
+
+def _mcp_reply(request: Recorded) -> dict[str, str]:
+    [inbox] = set(re.findall(r"--inbox (ibx_[A-Za-z0-9_]+)", request.text))
+    [agent] = set(re.findall(r"--agent (\S+) --inbox", request.text))
+    return {"action": "send", "agent_name": agent, "inbox_id": inbox, "message": "MCP: LGTM."}
+
+
+def test_the_chat_answers_a_delivered_message_through_the_mcp_tool(
+    local_stack: LocalStack, bridge: Bridge, model: ScriptedModel, tmp_path: Path
+):
+    """The real Claude Code calls the platform's MCP endpoint (streamable HTTP, with the
+    attachment's own connection) to reply in the inbox the delivery names."""
+    import json
+
+    chat = Chat(model, bridge, tmp_path)
+    chat.turn("Start a session.")
+    bridge.cli("attach", "mcp-replier", "Answers over MCP", "--provider", "claude",
+               "--session", chat.session, "--project", str(chat.project))  # fmt: skip
+    servers = {"agentworks": {
+        "type": "http", "url": f"{local_stack.url}/mcp",
+        "headers": {"Authorization": f"Bearer {_attachment_token(bridge, 'mcp-replier')}"},
+    }}  # fmt: skip
+    sender = named_agent(local_stack, "mcp-asker")
+    inbox = send(local_stack, sender, "mcp-replier", "Can you review pull request 44?")
+    bridge.wait_queued(1)
+    asked = chat.turn(
+        "Carry on.", "Noted.", ToolCall("mcp__agentworks__messages", _mcp_reply), Text("Done."),
+        args=("--mcp-config", json.dumps({"mcpServers": servers}),
+              "--allowedTools", "mcp__agentworks__messages"),
+    )  # fmt: skip
+    assert len(asked) == 3, asked[-1][-2000:]  # the prompt, the delivery, the tool's result
+    replies = read_pages(local_stack, sender, {"inbox_id": inbox})
+    assert [(m["sender"], m["body"]) for m in replies] == [("agent:mcp-replier", "MCP: LGTM.")]
+
+
+def test_a_kill_9_of_the_bridge_never_doubles_a_delivery(
+    local_stack: LocalStack, bridge: Bridge, model: ScriptedModel, tmp_path: Path
+):
+    chat = Chat(model, bridge, tmp_path)
+    chat.turn("Start a session.")
+    bridge.cli("attach", "killed-bridge", "Survives crashes", "--provider", "claude",
+               "--session", chat.session, "--project", str(chat.project))  # fmt: skip
+    sender = named_agent(local_stack, "kill-sender")
+    send(local_stack, sender, "killed-bridge", "Delivered across a kill -9.")
+    bridge.wait_queued(1)
+    assert bridge.process is not None
+    bridge.process.kill()  # SIGKILL, with the message queued
+    bridge.process.wait(10)
+    bridge.start()
+    asked = chat.turn("Carry on.")
+    assert sum(text.count("Delivered across a kill -9.") for text in asked) == 1
+    bridge.process.kill()  # and again after the delivery: the restart hands it over no more
+    bridge.process.wait(10)
+    bridge.start()
+    asked = chat.turn("Carry on again.")
+    assert len(asked) == 1, "no Stop continuation: nothing was handed over a second time"
+    assert bridge.queued() == 0
