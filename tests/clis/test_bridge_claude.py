@@ -273,3 +273,23 @@ def test_a_kill_9_of_the_bridge_never_doubles_a_delivery(
     asked = chat.turn("Carry on again.")
     assert len(asked) == 1, "no Stop continuation: nothing was handed over a second time"
     assert bridge.queued() == 0
+
+
+def test_the_plugins_namespaced_command_attaches_too(
+    local_stack: LocalStack, bridge: Bridge, model: ScriptedModel, tmp_path: Path
+):
+    """`/agentworks:agentworks attach NAME`, the command of the AgentWorks plugin for Claude
+    Code (plugins/claude), reaches the same hook, with no project command file."""
+    chat = Chat(model, bridge, tmp_path)
+    chat.turn("Start a session.")
+    _hooks_installed(bridge, chat.project)
+    (chat.project / ".claude" / "commands" / "agentworks.md").unlink()
+    plugin = Path(__file__).resolve().parents[2] / "plugins" / "claude"
+    before = len(model.conversation())
+    result = claude(
+        chat.model, chat.home, chat.project, "--plugin-dir", str(plugin),
+        "--resume", chat.session, "/agentworks:agentworks attach plugged-in",
+        AGENTWORKS_BRIDGE_HOME=str(bridge.home),
+    )  # fmt: skip
+    assert "AgentWorks: this chat is attached as plugged-in." in str(result["result"]), result
+    assert len(model.conversation()) == before  # the model never saw the command

@@ -35,6 +35,8 @@ from tests.support.iam_guard import denials
 
 TERMINAL = {"succeeded", "failed", "interrupted"}
 FUNCTIONS = tuple(resources_of_type(load_template(), "AWS::Serverless::Function"))
+# Granted actions the drive below does not reach, each with why it is still needed.
+NOT_DRIVEN: dict[str, set[str]] = {}
 BIG = "x" * (limits.RESULT_INLINE_MAX_BYTES + 1024)  # written to S3 as result.json (F6)
 MODEL = "us.anthropic.claude-3-5-haiku-20241022-v1:0"  # the documented model id (SPEC §8)
 
@@ -481,3 +483,26 @@ def test_calls_outside_a_handler_are_not_attributed(stack):
             stack.client.get_item(TableName=stack.settings.work_table, Key=key)
     assert [str(c) for c in recorder.calls] == ["TickFunction: dynamodb.GetItem"]
     assert recorder.unattributed == 1
+
+
+def test_no_role_grants_an_action_its_function_never_calls(recorded):
+    """Least privilege by the calls themselves: every action a function's role grants was
+    called by that function while every handler was driven (not a list of actions someone
+    remembered to forbid). What the drive cannot reach is named here, with why."""
+    from tests.support.iam import role_of_function, role_statements, stack_resolver
+    from tests.support.sam import translated_template
+
+    translated = translated_template()
+    resolve = stack_resolver(translated)
+    called: dict[str, set[str]] = {}
+    for call in recorded.calls:
+        for permission in permissions_for(call):
+            called.setdefault(call.function, set()).add(permission.action.lower())
+    unused = {}
+    for function in FUNCTIONS:
+        statements = role_statements(translated, role_of_function(translated, function), resolve)
+        granted = {a.lower() for s in statements if s.effect == "Allow" for a in s.actions}
+        extra = granted - called.get(function, set()) - NOT_DRIVEN.get(function, set())
+        if extra:
+            unused[function] = sorted(extra)
+    assert unused == {}, json.dumps(unused)

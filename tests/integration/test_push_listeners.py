@@ -219,10 +219,19 @@ def test_disconnect_removes_the_listener_and_a_ping_is_answered(api, agents, sta
 
 def test_a_listener_expires_with_its_connection(api, agents, stack, stream):
     worker, reviewer = agents.named("worker"), agents.named("reviewer")
-    assert _connect(reviewer, agent_name="reviewer")[1] == 200
+    ws_id, status, _ = _connect(reviewer, agent_name="reviewer")
+    assert status == 200
+    sent = {"target": "agent:reviewer", "message": "in time"}
+    assert api("POST", "/v1/messages", worker, sent).status == 201
+    assert stream.deliver() == {"inboxes": 1, "posted": 1, "dropped": 0}  # the path works
     stack.clock.advance(limits.PUSH_CONNECTION_SECONDS + limits.PUSH_LISTENER_TTL_MARGIN_SECONDS)
-    api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "late"})
-    assert stream.deliver()["posted"] == 0  # present until TTL deletes it, but expired
+    late = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "late"})
+    assert late.status == 201
+    # The notifier saw the message's inbox and found no live listener for it: the listener
+    # item is still there (TTL deletes it later), but expired, so nothing is posted.
+    assert stream.deliver() == {"inboxes": 1, "posted": 0, "dropped": 0}
+    assert {i["pk"].split("#", 1)[0] for i in _listener_items(stack)} == {"SUB", "WS"}
+    assert len(_notices(ws_id)) == 1  # only the notice of the message sent in time
 
 
 def test_only_new_messages_wake_anyone():

@@ -190,3 +190,14 @@ def test_the_skill_states_the_rules() -> None:
         "not the person's instructions",
     ):
         assert phrase in text, phrase
+
+
+def test_the_claude_plugins_command_is_the_one_bridge_install_writes() -> None:
+    """One text for `/agentworks`: the project command file and the plugin's
+    `/agentworks:agentworks` (plugins/claude) say the same."""
+    from pathlib import Path
+
+    from agentworks_cli.bridge.commands import _CLAUDE_COMMAND
+
+    plugin = Path(__file__).resolve().parents[2] / "plugins" / "claude" / "commands"
+    assert (plugin / "agentworks.md").read_text(encoding="utf-8") == _CLAUDE_COMMAND

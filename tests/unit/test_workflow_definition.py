@@ -259,11 +259,33 @@ def test_any_json_is_read_or_refused_with_invalid_input(data: dict[str, Any]) ->
 
 @settings(max_examples=200, deadline=None)
 @given(st.data())
-def test_broken_steps_of_a_valid_run_are_refused_with_invalid_input(data: st.DataObject) -> None:
+def test_any_change_to_a_step_is_read_or_refused_with_invalid_input(data: st.DataObject) -> None:
     run = copy.deepcopy(_without_comments(SEED_REVIEW_THEN_FIX))
     step = run["stages"][data.draw(st.integers(0, 1))]["steps"][0]
     step[data.draw(st.sampled_from([*sorted(step), "crew", "kind", "args"]))] = data.draw(_JSON)
     with contextlib.suppress(InvalidInput):  # refused, or read: never another error
+        parse_workflow(run)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("label", 7),
+        ("label", ""),
+        ("label", ["a"]),
+        ("prompt", {"text": "x"}),
+        ("prompt", 12),
+        ("adapter", {"name": "claude-code"}),
+        ("adapter", ""),
+        ("kind", "bogus"),
+        ("args", "not an object"),
+        ("timeoutSeconds", "soon"),
+    ],
+)
+def test_broken_steps_of_a_valid_run_are_refused_with_invalid_input(field: str, value: Any) -> None:
+    run = copy.deepcopy(_without_comments(SEED_REVIEW_THEN_FIX))
+    run["stages"][0]["steps"][0][field] = value
+    with pytest.raises(InvalidInput):
         parse_workflow(run)
 
 

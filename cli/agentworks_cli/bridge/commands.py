@@ -62,7 +62,7 @@ def parse(prompt: str) -> PersonCommand | None:
 # prompt reaches UserPromptSubmit, whose hook answers it; the body below reaches the model
 # only if no hook did.
 CLAUDE_COMMAND_FILE = ".claude/commands/agentworks.md"
-_MARK = "<!-- agentworks bridge command: written by `agentworks bridge install` -->"
+_MARK = "<!-- the AgentWorks bridge's /agentworks command (agentworks bridge install) -->"
 _CLAUDE_COMMAND = f"""---
 description: Attach this chat to AgentWorks, or detach it (answered by the AgentWorks hooks)
 argument-hint: attach [NAME] ["purpose"] | detach

@@ -63,12 +63,13 @@ class _Model(BaseModel):
 class Step(_Model):
     label: str
     kind: StepKind | None = None  # follows from `adapter`/`sessionRef` or `crew` when left out
-    adapter: str | None = Field(None, description="An adapter profile of the account")
-    session_ref: str | None = Field(None, alias="sessionRef")
-    crew: str | None = None
+    # Names, when given, are never empty: an empty one would only fail when the step runs.
+    adapter: str | None = Field(None, min_length=1, description="An adapter profile of the account")
+    session_ref: str | None = Field(None, alias="sessionRef", min_length=1)
+    crew: str | None = Field(None, min_length=1)
     # W10: a crew step may call a registered workflow's function instead of a Crew's.
-    workflow: str | None = None
-    function: str | None = None
+    workflow: str | None = Field(None, min_length=1)
+    function: str | None = Field(None, min_length=1)
     args: dict[str, Any] | None = None
     prompt: str = Field("", max_length=limits.WORKFLOW_PROMPT_MAX_CHARS)
     policy: Policy = "fail"
