@@ -90,9 +90,7 @@ def test_c4_delete_closes_then_deletes_messages_and_keeps_the_runs(api, stack, a
     assert len(executions(stack)) == 1
 
 
-def test_c4_only_someone_who_can_act_for_a_side_may_and_a_stranger_sees_unknown(
-    api, stack, agents
-):
+def test_c4_only_someone_who_can_act_for_a_side_may_and_a_stranger_sees_unknown(api, stack, agents):
     crew(api, stack, "review")
     caller = agents.connection("caller")["token"]
     stranger = stack.services.identity.bootstrap("elsewhere").token
