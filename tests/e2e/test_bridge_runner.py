@@ -154,12 +154,11 @@ def test_stopping_the_bridge_mid_session_fails_that_step_at_once(
     while ((bridge.status() or {}).get("runner") or {}).get("state") != "running":
         assert time.monotonic() < deadline, bridge.status()
         time.sleep(0.2)
-    stopped = time.monotonic()
     bridge.stop()
     run = _until(local_stack, run_id, _ended, timeout=30)
     assert run["status"] == "failed"
     assert "the runner's bridge stopped during the session" in _steps(run)["only"]["error"]
-    assert time.monotonic() - stopped < 30  # not the 2-minute lease: the bridge said so
+    # The bridge's own report, not the lapse of its 2-minute claim (which says otherwise).
     assert bridge.process is not None and bridge.process.returncode == 0
     (slept,) = agent_clis.runs(bridge.log)
     assert not _alive(slept["pid"])  # the CLI was stopped with its bridge

@@ -41,7 +41,6 @@ def _notice(socket: Any, timeout: float = 5.0) -> dict:
 def test_a_send_wakes_the_listening_name_over_the_websocket(local_stack: LocalStack):
     worker, reviewer = named_agent(local_stack, "worker"), named_agent(local_stack, "reviewer")
     with _listen(local_stack, reviewer, agent_name="reviewer") as socket:
-        started = time.monotonic()
         _, sent, _ = api(
             local_stack,
             "POST",
@@ -49,11 +48,9 @@ def test_a_send_wakes_the_listening_name_over_the_websocket(local_stack: LocalSt
             worker,
             {"target": "agent:reviewer", "message": "hi"},
         )
-        notice = _notice(socket)
-        woke = time.monotonic() - started
+        notice = _notice(socket)  # (how fast: `make bench`, push_wake_latency_s)
         assert notice["type"] == "messages" and notice["conversation_id"] == sent["conversation_id"]
         assert notice["message_id"].endswith("b0000000001")
-        assert woke < 2.0, woke
         # The listener reads through the API, with its own authority.
         _, page, _ = api(
             local_stack, "GET", f"/v1/messages?inbox_id={notice['inbox_id']}", reviewer

@@ -55,11 +55,9 @@ def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
 def test_a_stop_interrupts_first_then_ends_the_tool_in_its_own_session(tmp_path: Path) -> None:
     process, tool = _start(tmp_path)
     assert os.getsid(tool) != os.getsid(process.pid)  # outside the group a killpg reaches
-    started = time.monotonic()
     Runner._end(process, ProcessTree(process.pid))
     assert (tmp_path / "interrupted").exists()  # SIGINT came first
     assert process.poll() is not None and not _alive(tool)
-    assert time.monotonic() - started < 15
 
 
 def test_a_tool_left_running_by_a_finished_cli_is_ended(tmp_path: Path) -> None:

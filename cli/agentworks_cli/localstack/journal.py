@@ -91,6 +91,7 @@ class Journal:
         self.appended = 0  # records since the file was last emptied
         self.sync_every = sync_every
         self.syncs = 0  # fsyncs made (tests and the banner's figures)
+        self.intervals = 0  # background intervals that ended (tests: proof the syncer looked)
         self._unsynced = False
         self._closing = threading.Event()
         self._syncer: threading.Thread | None = None
@@ -121,6 +122,7 @@ class Journal:
                 self._unsynced = False
                 with contextlib.suppress(OSError):  # closed meanwhile: close() synced
                     self._sync()
+            self.intervals += 1
 
     def truncate(self) -> None:
         """Empties the file (after a snapshot has taken in everything it held)."""
