@@ -21,8 +21,26 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 AGENTWORKS = Path(sys.executable).with_name("agentworks")
 
 
+# Payloads recorded from the real CLIs (tests/fixtures/hooks/README.md); a typed prompt is
+# the recorded UserPromptSubmit with the person's words in its `prompt`.
+_RECORDED = {
+    "claude_stop": ("real/claude_02_Stop", None),
+    "claude_session_end": ("real/claude_03_SessionEnd", None),
+    "claude_session_start": ("real/claude_04_SessionStart", None),
+    "claude_user_prompt_submit": (
+        "real/claude_01_UserPromptSubmit",
+        '/agentworks attach reviewer "Reviews pull requests for the app"',
+    ),
+    "codex_stop": ("real/codex_02_Stop", None),
+    "codex_user_prompt_submit": ("real/codex_01_UserPromptSubmit", "/agentworks attach builder"),
+    "cursor_stop": ("hand-written/cursor_stop", None),
+}
+
+
 def _payload(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / f"{name}.json").read_text())
+    file, prompt = _RECORDED[name]
+    payload = dict(json.loads((FIXTURES / f"{file}.json").read_text()))
+    return payload if prompt is None else {**payload, "prompt": prompt}
 
 
 def _hook(home: Path, provider: str, event: str, payload: dict[str, Any]) -> tuple[str, float]:
