@@ -25,6 +25,7 @@ from tests.integration.test_conversation_requests import TERMINAL, ask, wait_for
 from tests.integration.test_crew_messages import crew
 from tests.integration.test_crew_owners import private_crew
 from tests.support.handlers import LambdaContext, load_handler
+from tests.support.signature_oracle import documented_signature_matches
 from tests.support.streams import StreamReader
 
 EVERY_EVENT = ["agent_asked", "request_needs_review", "request_answered", "conversation_closed"]
@@ -130,6 +131,8 @@ def test_c6_events_are_signed_and_carry_ids_never_bodies(api, stack, agents, rec
         signed = headers[SIGNATURE_HEADER.lower()]
         assert verify(key, signed, body, now=stack.clock.now(), max_age=60)
         assert not verify("another-key", signed, body)
+        assert documented_signature_matches(key, signed, body)  # as documented, not as coded
+        assert not documented_signature_matches("another-key", signed, body)
         assert b"clause" not in body.lower()
     listed = api("GET", f"/v1/webhooks/{hook['webhook_id']}/deliveries", stack.admin_token)
     assert listed.status == 200, listed.body

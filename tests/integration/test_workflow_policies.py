@@ -9,6 +9,7 @@ from typing import Any
 
 from agentworks.workflows.webhooks import SIGNATURE_HEADER, verify
 from tests.integration.workflow_support import TIMED, define, start, step_of, wait_run, wait_step
+from tests.support.signature_oracle import documented_signature_matches
 from tests.support.webhook_receiver import webhook_receiver
 
 
@@ -61,6 +62,9 @@ def test_escalate_sends_a_signed_webhook_and_resolve_answers(
         escalation = receiver.wait_for("escalation")
         assert verify(key, escalation.header(SIGNATURE_HEADER), escalation.body)
         assert not verify(key, escalation.header(SIGNATURE_HEADER), escalation.body + b" ")
+        signed = escalation.header(SIGNATURE_HEADER)
+        assert documented_signature_matches(key, signed, escalation.body)  # as documented
+        assert not documented_signature_matches(key, signed, escalation.body + b" ")
         assert escalation.json["runId"] == run_id and escalation.json["step"] == "plan"
         assert escalation.json["question"] == "Which file first"
 
@@ -83,6 +87,7 @@ def test_escalate_sends_a_signed_webhook_and_resolve_answers(
         assert "answer: auth.ts" in step_of(run, "plan")["output"]
         completed = receiver.wait_for("completed")
         assert verify(key, completed.header(SIGNATURE_HEADER), completed.body)
+        assert documented_signature_matches(key, completed.header(SIGNATURE_HEADER), completed.body)
         assert completed.json["status"] == "succeeded"
     events = [(n["event"], n["delivered"]) for n in run["notifications"]]
     assert ("escalation", True) in events

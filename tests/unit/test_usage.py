@@ -6,6 +6,7 @@ and push function's narrow grant, and `agentworks usage` reading the server's mo
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -146,20 +147,47 @@ def test_a_listener_counts_the_time_its_socket_was_open() -> None:
     assert listener.connected_seconds(opened + lifetime + 999) == limits.PUSH_CONNECTION_SECONDS
 
 
-def test_the_cost_model_prices_with_the_bench_price_table() -> None:
-    million = 1_000_000
+LIST_PRICES = json.loads(
+    (Path(__file__).resolve().parents[1] / "fixtures" / "aws_list_prices.json").read_text()
+)
+
+
+def test_the_price_table_is_the_published_list() -> None:
+    table = {
+        "http_api_per_million_requests": prices.HTTP_API_PER_MILLION_REQUESTS,
+        "websocket_per_million_messages": prices.WEBSOCKET_PER_MILLION_MESSAGES,
+        "websocket_per_million_connection_minutes": prices.WEBSOCKET_PER_MILLION_CONNECTION_MINUTES,
+        "lambda_per_million_requests": prices.LAMBDA_PER_MILLION_REQUESTS,
+        "lambda_arm_per_gb_second": prices.LAMBDA_ARM_PER_GB_SECOND,
+        "dynamodb_per_million_write_request_units": prices.DYNAMODB_PER_MILLION_WRITE_UNITS,
+        "dynamodb_per_million_read_request_units": prices.DYNAMODB_PER_MILLION_READ_UNITS,
+        "dynamodb_storage_per_gb_month": prices.DYNAMODB_STORAGE_PER_GB_MONTH,
+        "step_functions_per_thousand_state_transitions": (
+            prices.STEP_FUNCTIONS_PER_MILLION_TRANSITIONS / 1000
+        ),
+        "sqs_per_million_requests": prices.SQS_PER_MILLION_REQUESTS,
+    }
+    for name, used in table.items():
+        assert used == pytest.approx(LIST_PRICES[name]), name
+
+
+def test_the_cost_model_prices_with_the_published_list() -> None:
+    listed, million = LIST_PRICES, 1_000_000
     transitions = costs.estimate(Counts(state_transitions=million))
-    assert transitions.total_usd == pytest.approx(prices.STEP_FUNCTIONS_PER_MILLION_TRANSITIONS)
-    minutes = costs.estimate(Counts(push_seconds=60 * million))
-    assert minutes.api_gateway_usd == pytest.approx(prices.WEBSOCKET_PER_MILLION_CONNECTION_MINUTES)
-    stored = costs.estimate(Counts(stored_bytes=1024**3))  # one GiB, kept 7 days
-    assert stored.storage_usd == pytest.approx(
-        prices.DYNAMODB_STORAGE_PER_GB_MONTH * 7 / prices.DAYS_PER_MONTH
+    assert transitions.total_usd == pytest.approx(
+        1000 * listed["step_functions_per_thousand_state_transitions"]
     )
+    minutes = costs.estimate(Counts(push_seconds=60 * million))
+    assert minutes.api_gateway_usd == pytest.approx(
+        listed["websocket_per_million_connection_minutes"]
+    )
+    stored = costs.estimate(Counts(stored_bytes=1024**3))  # one GiB, kept 7 days of 30
+    assert stored.storage_usd == pytest.approx(listed["dynamodb_storage_per_gb_month"] * 7 / 30)
     sends = costs.estimate(Counts(messages_sent=million))
-    assert sends.api_gateway_usd == pytest.approx(prices.HTTP_API_PER_MILLION_REQUESTS)
-    assert sends.dynamodb_usd == pytest.approx(
-        3 * prices.DYNAMODB_PER_MILLION_WRITE_UNITS + 3 * prices.DYNAMODB_PER_MILLION_READ_UNITS
+    assert sends.api_gateway_usd == pytest.approx(listed["http_api_per_million_requests"])
+    assert sends.dynamodb_usd == pytest.approx(  # a send: 3 write and 3 read units
+        3 * listed["dynamodb_per_million_write_request_units"]
+        + 3 * listed["dynamodb_per_million_read_request_units"]
     )
     assert costs.estimate(Counts()).total_usd == 0
     assert costs.estimate(Counts(messages_read=10)).total_usd == 0  # priced per page
