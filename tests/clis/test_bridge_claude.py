@@ -217,6 +217,16 @@ def _attachment_token(bridge: Bridge, name: str) -> str:
     return str(json.loads(Path(config).read_text())["token"])
 
 
+def _mcp_loaded(local_stack: LocalStack) -> None:
+    """The local stack loads its MCP function on the first request: one without a token
+    (401) loads it, so Claude Code's own connection meets a warm endpoint."""
+    from tests.e2e.conftest import http
+
+    status, _, _ = http("POST", f"{local_stack.url}/mcp", body={"jsonrpc": "2.0", "id": 1,
+                        "method": "ping"}, timeout=120)  # fmt: skip
+    assert status == 401
+
+
 def _mcp_reply(request: Recorded) -> dict[str, str]:
     [inbox] = set(re.findall(r"--inbox (ibx_[A-Za-z0-9_]+)", request.text))
     [agent] = set(re.findall(r"--agent (\S+) --inbox", request.text))
@@ -241,14 +251,17 @@ def test_the_chat_answers_a_delivered_message_through_the_mcp_tool(
     sender = named_agent(local_stack, "mcp-asker")
     inbox = send(local_stack, sender, "mcp-replier", "Can you review pull request 44?")
     bridge.wait_queued(1)
+    _mcp_loaded(local_stack)
     asked = chat.turn(
         "Carry on.", "Noted.", ToolCall("mcp__agentworks__messages", _mcp_reply), Text("Done."),
         args=("--mcp-config", json.dumps({"mcpServers": servers}),
               "--allowedTools", "mcp__agentworks__messages"),
+        MCP_TIMEOUT="120000", MCP_TOOL_TIMEOUT="120000",  # a loaded machine: connect slowly
     )  # fmt: skip
     assert len(asked) == 3, asked[-1][-2000:]  # the prompt, the delivery, the tool's result
     replies = read_pages(local_stack, sender, {"inbox_id": inbox})
-    assert [(m["sender"], m["body"]) for m in replies] == [("agent:mcp-replier", "MCP: LGTM.")]
+    said = [(m["sender"], m["body"]) for m in replies]
+    assert said == [("agent:mcp-replier", "MCP: LGTM.")], asked[-1][-2000:]  # the tool result
 
 
 def test_a_kill_9_of_the_bridge_never_doubles_a_delivery(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -96,19 +97,20 @@ def test_a_malformed_folder_is_refused_with_its_file_and_line(cli: Cli, tmp_path
 def test_a_single_file_relay_fails_and_its_retry_reuses_the_completed_step(
     cli: Cli, tmp_path: Path
 ) -> None:
-    flag = tmp_path / "ready"
+    # Relay code sees only the API (a sandbox hides this machine's files): the flag is an
+    # agent name, registered between the failure and the retry.
+    flag = f"flag-{uuid.uuid4().hex[:8]}"
     source = tmp_path / "word_count.py"
     source.write_text(
         textwrap.dedent(
             """\
-            import os
-
-            from agentworks_relay import step
+            from agentworks_relay import platform, step
 
 
             async def run(INPUT):
                 words = await step("count", lambda: len(INPUT["text"].split()))
-                if not os.path.exists(INPUT["flag"]):
+                names = [a["agent_name"] for a in platform.request("GET", "/v1/agents")["agents"]]
+                if INPUT["flag"] not in names:
                     raise RuntimeError("the flag is not there yet")
                 return {"words": words}
             """
@@ -117,7 +119,7 @@ def test_a_single_file_relay_fails_and_its_retry_reuses_the_completed_step(
     published = cli.ok("relays", "publish", str(source)).out
     assert "published word-count version 1" in published and "  run\n" in published
 
-    given = json.dumps({"text": "one two three", "flag": str(flag)})
+    given = json.dumps({"text": "one two three", "flag": flag})
     failed = cli("relays", "run", "word-count", "run", "--input", given, "--wait")
     assert failed.code == 6, failed
     assert failed.out == ""  # no final JSON
@@ -126,7 +128,7 @@ def test_a_single_file_relay_fails_and_its_retry_reuses_the_completed_step(
     run_id = RUN_ID.findall(failed.err)[0]
     assert f"retry it: agentworks relays retry {run_id} --wait" in failed.err
 
-    flag.write_text("")
+    cli.ok("messages", "register", "--agent", flag)
     retried = cli("relays", "retry", run_id, "--wait")
     assert retried.code == 0, retried
     assert json.loads(retried.out) == {"words": 3}
