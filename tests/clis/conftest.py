@@ -21,7 +21,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from tests.e2e.conftest import (
     http,
     local_stack,  # noqa: F401 (the fixture, for the bridge tests)
 )
+from tests.e2e.test_bridge_process import BridgeRun
 from tests.support.scripted_model import ScriptedModel
 
 REPO = Path(__file__).resolve().parents[2]
@@ -203,33 +203,9 @@ def agent_messages(events: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-@dataclass
-class Bridge:
-    """`agentworks bridge run` in the foreground, with its own folder and socket."""
-
-    home: Path
-    config: Path
-    env: dict[str, str]
-    process: subprocess.Popen[bytes] | None = field(default=None)
-
-    def start(self) -> None:
-        from agentworks_cli.bridge.local_socket import ask
-
-        log = (self.home.parent / "bridge-run.log").open("ab")
-        self.process = subprocess.Popen(
-            [str(VENV_BIN / "agentworks"), "--config", str(self.config), "bridge", "run"],
-            env=self.env, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        deadline = time.monotonic() + 30
-        while ask(self.home / "bridge.sock", {"op": "status"}, timeout=1) is None:
-            assert self.process.poll() is None, "the bridge exited"
-            assert time.monotonic() < deadline, "the bridge did not start"
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(20)
+class Bridge(BridgeRun):
+    """`agentworks bridge run` in the foreground, with its own folder and socket (the e2e
+    tests' runner), and the CLI as the person runs it next to it."""
 
     def cli(self, *words: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
@@ -238,13 +214,6 @@ class Bridge:
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         return done
-
-    def queued(self) -> int:
-        import sqlite3
-
-        with sqlite3.connect(f"file:{self.home / 'journal.sqlite3'}?mode=ro", uri=True) as db:
-            row = db.execute("SELECT COUNT(*) FROM messages WHERE state='queued'").fetchone()
-            return int(row[0])
 
     def wait_queued(self, count: int, timeout: float = 15.0) -> None:
         deadline = time.monotonic() + timeout

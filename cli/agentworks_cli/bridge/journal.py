@@ -420,35 +420,27 @@ class Journal:
     def take_offers(self, session: str, limit: int) -> list[Offer]:
         """The oldest messages not yet final (queued, or written by a channel and not
         acknowledged), marked `offering` before they are returned."""
-        with self._transaction() as db:
-            rows = db.execute(
-                "SELECT message_id, inbox_id, sender, body FROM messages WHERE session = ? AND "
-                "state IN ('queued', 'channeled') ORDER BY taken_at, rowid LIMIT ?",
-                (session, limit),
-            ).fetchall()
-            offers = [Offer(r["message_id"], r["inbox_id"], r["sender"], r["body"]) for r in rows]
-            now = self._clock()
-            db.executemany(
-                "UPDATE messages SET state = 'offering', offered_at = ? WHERE session = ? AND "
-                "message_id = ?",
-                [(now, session, o.message_id) for o in offers],
-            )
-        return offers
+        return self._take(session, limit, ("queued", "channeled"), "offering")
 
     @_locked
     def take_channel_offers(self, session: str, limit: int) -> list[Offer]:
         """The oldest queued messages, marked `channeled` before the channel writes them."""
+        return self._take(session, limit, ("queued",), "channeled")
+
+    def _take(self, session: str, limit: int, states: tuple[str, ...], to: str) -> list[Offer]:
+        """The oldest `limit` messages in `states`, moved to `to` in the same transaction."""
+        marks = ", ".join("?" for _ in states)
         with self._transaction() as db:
             rows = db.execute(
                 "SELECT message_id, inbox_id, sender, body FROM messages WHERE session = ? AND "
-                "state = 'queued' ORDER BY taken_at, rowid LIMIT ?",
-                (session, limit),
+                f"state IN ({marks}) ORDER BY taken_at, rowid LIMIT ?",
+                (session, *states, limit),
             ).fetchall()
             offers = [Offer(r["message_id"], r["inbox_id"], r["sender"], r["body"]) for r in rows]
             db.executemany(
-                "UPDATE messages SET state = 'channeled', offered_at = ? WHERE session = ? AND "
+                "UPDATE messages SET state = ?, offered_at = ? WHERE session = ? AND "
                 "message_id = ?",
-                [(self._clock(), session, o.message_id) for o in offers],
+                [(to, self._clock(), session, o.message_id) for o in offers],
             )
         return offers
 
