@@ -12,67 +12,62 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import pytest
 
-from tests.integration.relay_support import publish, relay_api, relay_files, wait_run
+from tests.integration.relay_support import publish, relay_api, relay_files
+from tests.integration.relay_support import wait_run as wait_relay_run
+from tests.integration.runner_support import CLAUDE, runner_token, wait_queued
+from tests.integration.test_conversation_requests import ask
+from tests.integration.test_conversation_webhooks import receiver, subscribe, webhooks
+from tests.integration.test_crew_messages import crew
+from tests.integration.test_workflow_triggers import PUSH, _post, _register, _runs, _signed
+from tests.integration.workflow_support import CLAUDE_CODE, define, start, step_of, wait_run
+from tests.support.handlers import LambdaContext, load_handler
+from tests.support.streams import StreamReader
 
-__all__ = ["relay_api"]
+__all__ = ["receiver", "relay_api", "webhooks"]
 
 THREADS = 20
 T = TypeVar("T")
 
 
-class Race:
-    """Runs one call from THREADS threads; `line_up` makes a method a meeting point."""
+def race(call: Callable[[int], T], read: tuple[type, str]) -> list[T]:
+    """`call(i)` from THREADS threads at once, lined up at `read` (a class and the name of
+    its method): each racer's first call of it answers only once every racer has made it,
+    so all have read and none has written. Other threads (Step Functions') pass through."""
+    owner, name = read
+    original = getattr(owner, name)
+    racers: set[int] = set()
+    met: set[int] = set()
+    lock = threading.Lock()
+    meet = threading.Barrier(THREADS, timeout=30)
 
-    def __init__(self) -> None:
-        self._patches = pytest.MonkeyPatch()  # its own: undone after the race, nothing else
-        self._racers: set[int] = set()
-        self._lined_up: set[int] = set()
-        self._lock = threading.Lock()
-        self._meet = threading.Barrier(THREADS, timeout=30)
+    def lined_up(self: Any, *args: Any, **kwargs: Any) -> Any:
+        found = original(self, *args, **kwargs)
+        me = threading.get_ident()
+        with lock:
+            first = me in racers and me not in met
+            met.add(me)
+        if first:
+            meet.wait()
+        return found
 
-    def line_up(self, owner: type, name: str) -> None:
-        """Each racing thread's first call of `owner.name` answers only once every racer has
-        made it (the read done, nothing written yet). Other threads pass straight through."""
-        original = getattr(owner, name)
-        race = self
+    def racer(index: int) -> T:
+        with lock:
+            racers.add(threading.get_ident())
+        return call(index)
 
-        def lined_up(self: Any, *args: Any, **kwargs: Any) -> Any:
-            found = original(self, *args, **kwargs)
-            me = threading.get_ident()
-            with race._lock:
-                first = me in race._racers and me not in race._lined_up
-                race._lined_up.add(me)
-            if first:
-                race._meet.wait()
-            return found
-
-        self._patches.setattr(owner, name, lined_up)
-
-    def run(self, call: Callable[[int], T]) -> list[T]:
-        def racer(index: int) -> T:
-            with self._lock:
-                self._racers.add(threading.get_ident())
-            return call(index)
-
+    with pytest.MonkeyPatch.context() as patches:
+        patches.setattr(owner, name, lined_up)
         with ThreadPoolExecutor(max_workers=THREADS) as pool:
             answers = list(pool.map(racer, range(THREADS)))
-        # Every racer did reach the meeting point: the race was run, not taken in turns.
-        assert len(self._lined_up) == THREADS
-        self._patches.undo()
-        return answers
-
-
-@pytest.fixture
-def race() -> Iterator[Race]:
-    lined = Race()
-    yield lined
-    lined._patches.undo()
+    # Every racer reached the meeting point: the race was run, not taken in turns.
+    assert len(met & racers) == THREADS
+    return answers
 
 
 # ---- relay runs (R3): one idempotency key, twenty first admissions ----
@@ -92,15 +87,19 @@ def _relay_executions(stack: Any) -> list[str]:
 
 
 def test_r3_twenty_first_admissions_of_one_key_make_one_run(
-    stack: Any, api: Any, agents: Any, relay_api: str, race: Race
+    stack: Any, api: Any, agents: Any, relay_api: str
 ) -> None:
     from agentworks.relays.run_store import RelayRunStore
 
     publish(api, stack.admin_token, relay_files("once", ECHO))
     caller = agents.connection("caller")["token"]
     body = {"function": "run", "input": {"echo": "a"}, "idempotency_key": "k"}
-    race.line_up(RelayRunStore, "by_key")  # every admission finds no run under the key
-    answers = race.run(lambda _: api("POST", "/api/relays/once/runs", caller, body))
+
+    def admit(_: int) -> Any:
+        return api("POST", "/api/relays/once/runs", caller, body)
+
+    # Every admission finds no run under the key before any of them writes one.
+    answers = race(admit, (RelayRunStore, "by_key"))
     assert [a.status for a in answers] == [202] * THREADS, [a.body for a in answers]
     run_ids = {a.body["run_id"] for a in answers}
     assert len(run_ids) == 1
@@ -108,12 +107,12 @@ def test_r3_twenty_first_admissions_of_one_key_make_one_run(
     assert sorted(a.body["replayed"] for a in answers) == [False] + [True] * (THREADS - 1)
     [run_id] = run_ids
     assert _relay_executions(stack) == [run_id]  # the relay ran once
-    done = wait_run(api, caller, "once", run_id)
+    done = wait_relay_run(api, caller, "once", run_id)
     assert (done["status"], done["result"]) == ("succeeded", {"echo": "a"})
 
 
 def test_r3_twenty_first_admissions_with_different_input_make_one_run_and_conflicts(
-    stack: Any, api: Any, agents: Any, relay_api: str, race: Race
+    stack: Any, api: Any, agents: Any, relay_api: str
 ) -> None:
     from agentworks.relays.run_store import RelayRunStore
 
@@ -124,8 +123,7 @@ def test_r3_twenty_first_admissions_with_different_input_make_one_run_and_confli
         body = {"function": "run", "input": {"echo": f"e{index}"}, "idempotency_key": "k"}
         return api("POST", "/api/relays/once/runs", caller, body)
 
-    race.line_up(RelayRunStore, "by_key")
-    answers = race.run(admit)
+    answers = race(admit, (RelayRunStore, "by_key"))
     accepted = [(i, a) for i, a in enumerate(answers) if a.status == 202]
     refused = [a for a in answers if a.status != 202]
     assert len(accepted) == 1, [a.body for a in answers]
@@ -135,5 +133,112 @@ def test_r3_twenty_first_admissions_with_different_input_make_one_run_and_confli
     assert {a.body["error"]["field"] for a in refused} == {"idempotency_key"}
     [(winner, first)] = accepted
     assert _relay_executions(stack) == [first.body["run_id"]]
-    done = wait_run(api, caller, "once", first.body["run_id"])
+    done = wait_relay_run(api, caller, "once", first.body["run_id"])
     assert done["result"] == {"echo": f"e{winner}"}  # the admitted input, nobody else's
+
+
+# ---- runner jobs: twenty runners claim one job, twenty reports of one turn ----
+
+
+def test_twenty_runners_claiming_one_job_at_once_exactly_one_gets_it_and_it_ends_once(
+    api: Any, stack: Any, agents: Any
+) -> None:
+    from agentworks.runners.job_store import RunnerJobStore
+
+    define(api, stack.admin_token, CLAUDE)
+    token = runner_token(agents)
+    flow = {"workflowId": "jobs", "stages": [{"steps": [_step("Review auth.ts")]}]}
+    run_id = start(api, stack.admin_token, flow)
+    wait_queued(stack, 1)
+
+    def claim(index: int) -> Any:
+        body = {"runner_id": f"r-{index}", "name": f"bridge {index}", "commands": ["claude"]}
+        return api("POST", "/v1/runner/claim", token, body)
+
+    # Every runner reads the job as queued (at its version) before any claims it.
+    claims = race(claim, (RunnerJobStore, "get"))
+    assert [c.status for c in claims] == [200] * THREADS
+    jobs = [(i, c.body["job"]) for i, c in enumerate(claims) if c.body["job"]]
+    assert len(jobs) == 1, [c.body for c in claims]
+    [(winner, job)] = jobs
+    assert job["prompt"] == "Review auth.ts"
+    finish = f"/v1/runner/jobs/{job['job_id']}/finish"
+
+    def report(index: int) -> Any:
+        body = {"runner_id": f"r-{winner}", "output": f"report {index}", "session_id": "s-1"}
+        return api("POST", finish, token, body)
+
+    # The claimer's bridge reports twenty times at once (retries crossing): every report
+    # reads the job as claimed before any records its end.
+    reports = race(report, (RunnerJobStore, "get"))
+    recorded = [(i, r) for i, r in enumerate(reports) if r.status == 200]
+    assert len(recorded) == 1, [r.body for r in reports]
+    [(first, done)] = recorded
+    assert done.body == {"job_id": job["job_id"], "state": "succeeded", "delivered": True}
+    for refused in (r for r in reports if r.status != 200):
+        assert refused.status == 409, refused.body
+        assert "a second report changes nothing" in refused.body["error"]["message"]
+    run = wait_run(api, stack.admin_token, run_id)
+    assert run["status"] == "succeeded"
+    assert step_of(run, "s0")["output"] == f"report {first}"  # the one recorded, no other
+
+
+def _step(prompt: str) -> dict[str, Any]:
+    return {"label": "s0", "adapter": "claude-code", "prompt": prompt}
+
+
+# ---- conversation webhooks (C6): one stream batch handled twenty times at once ----
+
+
+def test_c6_one_batch_handled_by_twenty_invocations_at_once_is_delivered_once(
+    api: Any, stack: Any, agents: Any, receiver: Any, webhooks: Any
+) -> None:
+    from agentworks.conversation_webhooks.subscription_store import SubscriptionStore
+
+    hook = subscribe(api, stack.admin_token, receiver.url, ["agent_asked"])
+    crew(api, stack, "review")
+    stream = StreamReader(stack.client, stack.settings.work_table)
+    sent = ask(api, agents.connection("caller")["token"], "Clause 1?").body
+    batch = stream.records()
+    handler = load_handler("webhooks").handler
+
+    def handle(_: int) -> dict[str, int]:
+        return dict(handler({"Records": batch}, LambdaContext()))
+
+    # Lambda may hand one batch to several invocations (a retry crossing a slow first
+    # one): each reads the subscriptions before any claims the delivery.
+    reports = race(handle, (SubscriptionStore, "of_account"))
+    assert sum(r["sent"] for r in reports) == 1, reports
+    assert [e["event"] for e in receiver.events()] == ["agent_asked"]
+    assert receiver.events()[0]["message_id"] == sent["message_id"]
+    listed = api("GET", f"/v1/webhooks/{hook['webhook_id']}/deliveries", stack.admin_token)
+    [delivery] = listed.body["deliveries"]
+    assert delivery["state"] == "delivered" and len(delivery["attempts"]) == 1
+
+
+# ---- workflow trigger deliveries (W11): one signed delivery sent twenty times at once ----
+
+
+def test_w11_one_signed_delivery_sent_twenty_times_at_once_starts_one_run(
+    api: Any, stack: Any
+) -> None:
+    from agentworks.workflows.registry_store import RegistryStore
+
+    define(api, stack.admin_token, CLAUDE_CODE)
+    push = _register(api, stack.admin_token)["push"]
+    body = json.dumps(PUSH).encode()
+    signed = _signed(stack, push["secret"], body)
+
+    def deliver(_: int) -> Any:
+        return _post(api, push, body, signed)
+
+    # Every copy finds no record of the delivery before any records it.
+    answers = race(deliver, (RegistryStore, "delivery"))
+    assert [a.status for a in answers] == [202] * THREADS, [a.body for a in answers]
+    assert len({json.dumps(a.body, sort_keys=True) for a in answers}) == 1  # one answer
+    run_id = answers[0].body["runId"]
+    assert [r["runId"] for r in _runs(api, stack.admin_token)] == [run_id]
+    shown = api("GET", "/v1/workflow-definitions/on-push", stack.admin_token).body
+    [pushed] = [t for t in shown["triggers"] if t["name"] == "push"]
+    assert len(pushed["runs"]) == 1
+    wait_run(api, stack.admin_token, run_id)
