@@ -18,12 +18,16 @@ from typing import Any, TypeVar
 
 import pytest
 
+from tests.integration.crew_support import wait_for
 from tests.integration.relay_support import publish, relay_api, relay_files
 from tests.integration.relay_support import wait_run as wait_relay_run
 from tests.integration.runner_support import CLAUDE, runner_token, wait_queued
 from tests.integration.test_conversation_requests import ask
 from tests.integration.test_conversation_webhooks import receiver, subscribe, webhooks
 from tests.integration.test_crew_messages import crew
+from tests.integration.test_function_rules import TERMINAL as CALL_ENDS
+from tests.integration.test_function_rules import _call, _crew, stack_executions
+from tests.integration.test_message_concurrency import _messages_in
 from tests.integration.test_workflow_triggers import PUSH, _post, _register, _runs, _signed
 from tests.integration.workflow_support import CLAUDE_CODE, define, start, step_of, wait_run
 from tests.support.handlers import LambdaContext, load_handler
@@ -35,10 +39,12 @@ THREADS = 20
 T = TypeVar("T")
 
 
-def race(call: Callable[[int], T], read: tuple[type, str]) -> list[T]:
+def race(call: Callable[[int], T], read: tuple[type, str], before: bool = False) -> list[T]:
     """`call(i)` from THREADS threads at once, lined up at `read` (a class and the name of
     its method): each racer's first call of it answers only once every racer has made it,
-    so all have read and none has written. Other threads (Step Functions') pass through."""
+    so all have read and none has written. `before`: for a guard that is itself the first
+    write (put if absent), every racer reaches it before any makes it. Other threads (Step
+    Functions') pass straight through."""
     owner, name = read
     original = getattr(owner, name)
     racers: set[int] = set()
@@ -46,14 +52,20 @@ def race(call: Callable[[int], T], read: tuple[type, str]) -> list[T]:
     lock = threading.Lock()
     meet = threading.Barrier(THREADS, timeout=30)
 
-    def lined_up(self: Any, *args: Any, **kwargs: Any) -> Any:
-        found = original(self, *args, **kwargs)
+    def meet_once() -> None:
         me = threading.get_ident()
         with lock:
             first = me in racers and me not in met
             met.add(me)
         if first:
             meet.wait()
+
+    def lined_up(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if before:
+            meet_once()
+        found = original(self, *args, **kwargs)
+        if not before:
+            meet_once()
         return found
 
     def racer(index: int) -> T:
@@ -242,3 +254,78 @@ def test_w11_one_signed_delivery_sent_twenty_times_at_once_starts_one_run(
     [pushed] = [t for t in shown["triggers"] if t["name"] == "push"]
     assert len(pushed["runs"]) == 1
     wait_run(api, stack.admin_token, run_id)
+
+
+# ---- schedules (W11): twenty invocations for one period at once ----
+
+
+def test_w11_twenty_invocations_for_one_period_at_once_fire_it_once(api: Any, stack: Any) -> None:
+    from agentworks.workflows.registry_store import RegistryStore
+
+    define(api, stack.admin_token, CLAUDE_CODE)
+    hourly = _register(api, stack.admin_token)["hourly"]
+    stack.clock.advance(3600)
+    tick = load_handler("tick").handler
+    scheduled, minute = {"trigger_id": hourly["triggerId"]}, {"source": "aws.events"}
+
+    def invoke(index: int) -> int:
+        # EventBridge Scheduler's invocation (and its retries) crossing the minute round.
+        event = scheduled if index % 2 else minute
+        return int(tick(event, LambdaContext())["schedules_fired"])
+
+    # Every invocation reads the schedule as due before any moves it on.
+    fired = race(invoke, (RegistryStore, "trigger"))
+    assert sum(fired) == 1, fired
+    [run] = _runs(api, stack.admin_token)
+    shown = api("GET", "/v1/workflow-definitions/on-push", stack.admin_token).body
+    [pushed] = [t for t in shown["triggers"] if t["name"] == "hourly"]
+    assert [r["runId"] for r in pushed["runs"]] == [run["runId"]]
+    wait_run(api, stack.admin_token, run["runId"])
+
+
+# ---- message sends (M2) and function calls (F4): twenty first sends of one submission_id ----
+
+
+def test_m2_twenty_first_sends_of_one_submission_id_at_once_store_one_message(
+    api: Any, agents: Any, stack: Any
+) -> None:
+    from agentworks.messaging.conversation_store import ConversationStore
+
+    worker, reviewer = agents.named("worker"), agents.named("reviewer")
+    body = {"agent_name": "worker", "target": "agent:reviewer", "message": "exactly once"}
+    body["submission_id"] = "race-1"
+
+    def send(_: int) -> Any:
+        return api("POST", "/v1/messages", worker, body)
+
+    # The claim is the guard (put if absent): all twenty are at it before any makes it.
+    replies = race(send, (ConversationStore, "claim_binding"), before=True)
+    assert sorted(r.status for r in replies) == [200] * (THREADS - 1) + [201]
+    assert len({r.body["message_id"] for r in replies}) == 1
+    inbox_id = replies[0].body["inbox_id"]
+    assert [m["body"] for m in _messages_in(stack, inbox_id[4:-1])] == ["exactly once"]
+    mailbox = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer"}).body
+    assert [m["message_id"] for m in mailbox["messages"]] == [replies[0].body["message_id"]]
+
+
+def test_f4_twenty_first_calls_of_one_submission_id_at_once_make_one_call(
+    api: Any, agents: Any, stack: Any
+) -> None:
+    from agentworks.crews.call_store import CallStore
+
+    _crew(api, stack)
+    caller = agents.connection("caller")["token"]
+
+    def call(_: int) -> Any:
+        return _call(api, caller, "summarize", {"text": "a"}, submission_id="job-1")
+
+    # The admission is the guard (the binding put with the call): all are at it at once.
+    answers = race(call, (CallStore, "admit"), before=True)
+    assert sorted(a.status for a in answers) == [200] * (THREADS - 1) + [202], [
+        a.body for a in answers
+    ]
+    call_ids = {a.body["call_id"] for a in answers}
+    assert len(call_ids) == 1
+    assert [e["name"] for e in stack_executions(stack)] == list(call_ids)  # one execution
+    [call_id] = call_ids
+    assert wait_for(api, caller, call_id, CALL_ENDS)["state"] == "succeeded"
