@@ -28,6 +28,7 @@ from tests.integration.test_crew_messages import crew
 from tests.integration.test_function_rules import TERMINAL as CALL_ENDS
 from tests.integration.test_function_rules import _call, _crew, stack_executions
 from tests.integration.test_message_concurrency import _messages_in
+from tests.integration.test_workflow_functions import _b as _reviewer
 from tests.integration.test_workflow_triggers import PUSH, _post, _register, _runs, _signed
 from tests.integration.workflow_support import CLAUDE_CODE, define, start, step_of, wait_run
 from tests.support.handlers import LambdaContext, load_handler
@@ -329,3 +330,39 @@ def test_f4_twenty_first_calls_of_one_submission_id_at_once_make_one_call(
     assert [e["name"] for e in stack_executions(stack)] == list(call_ids)  # one execution
     [call_id] = call_ids
     assert wait_for(api, caller, call_id, CALL_ENDS)["state"] == "succeeded"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="W10 bug: a workflow function call starts its run before it records the call "
+    "under its submission_id, so concurrent first calls each start a run (twenty runs, one "
+    "call); the call's record belongs in the run's creating transaction (with_run)",
+)
+def test_w10_twenty_first_calls_of_one_workflow_function_submission_id_start_one_run(
+    api: Any, agents: Any, stack: Any
+) -> None:
+    from agentworks.workflows.function_call_store import WorkflowCallStore
+
+    define(api, stack.admin_token, CLAUDE_CODE)
+    caller = agents.connection("caller")
+    content = _reviewer([caller["connection_id"]])
+    registered = api("PUT", "/v1/workflow-definitions", stack.admin_token, {"content": content})
+    assert registered.status == 200, registered.body
+    body = {
+        "target": "workflow:reviewer",
+        "function": "review",
+        "args": {"REPO": "acme/api"},
+        "submission_id": "review-1",
+    }
+
+    def call(_: int) -> Any:
+        return api("POST", "/v1/calls", caller["token"], body)
+
+    # Every call finds no call under the submission id before any records one.
+    answers = race(call, (WorkflowCallStore, "by_submission"))
+    assert sorted(a.status for a in answers) == [200] * (THREADS - 1) + [202]
+    assert len({a.body["call_id"] for a in answers}) == 1
+    runs = _runs(api, stack.admin_token)
+    for run in runs:  # all ended before the verdict, whatever it is
+        wait_run(api, stack.admin_token, run["runId"])
+    assert len(runs) == 1, f"{len(runs)} runs started for one call"  # the reviewer ran once
