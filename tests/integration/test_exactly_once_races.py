@@ -366,3 +366,48 @@ def test_w10_twenty_first_calls_of_one_workflow_function_submission_id_start_one
     for run in runs:  # all ended before the verdict, whatever it is
         wait_run(api, stack.admin_token, run["runId"])
     assert len(runs) == 1, f"{len(runs)} runs started for one call"  # the reviewer ran once
+
+
+# ---- relay releases (R1): twenty first publishes at once ----
+
+
+def test_r1_twenty_identical_first_publishes_at_once_make_one_release(api: Any, stack: Any) -> None:
+    from agentworks.relays.release_store import ReleaseStore
+
+    files = relay_files("once", ECHO)
+
+    def publish_it(_: int) -> Any:
+        return api("POST", "/api/relays", stack.admin_token, {"files": files})
+
+    # Every publish finds no Relay yet (no head) before any writes its release.
+    answers = race(publish_it, (ReleaseStore, "head"))
+    assert [a.status for a in answers] == [200] * THREADS, [a.body for a in answers]
+    assert sorted(a.body["created"] for a in answers) == [False] * (THREADS - 1) + [True]
+    assert {(a.body["version"], a.body["content_hash"]) for a in answers} == {
+        (1, answers[0].body["content_hash"])
+    }
+    listed = api("GET", "/api/relays/once/releases", stack.admin_token).body
+    assert [(r["version"], r["active"]) for r in listed["releases"]] == [(1, True)]
+
+
+def test_r1_twenty_different_first_publishes_at_once_make_one_release_and_conflicts(
+    api: Any, stack: Any
+) -> None:
+    from agentworks.relays.release_store import ReleaseStore
+
+    def publish_it(index: int) -> Any:
+        files = relay_files("once", ECHO.replace('"echo"', f'"echo{index}"'))
+        return api("POST", "/api/relays", stack.admin_token, {"files": files})
+
+    answers = race(publish_it, (ReleaseStore, "head"))
+    made = [a for a in answers if a.status == 200]
+    refused = [a for a in answers if a.status != 200]
+    assert len(made) == 1, [a.body for a in answers]
+    assert [(a.status, a.body["error"]["code"]) for a in refused] == [(409, "conflict")] * (
+        THREADS - 1
+    )
+    [release] = made
+    listed = api("GET", "/api/relays/once/releases", stack.admin_token).body
+    assert [(r["version"], r["content_hash"]) for r in listed["releases"]] == [
+        (1, release.body["content_hash"])
+    ]
