@@ -411,3 +411,33 @@ def test_r1_twenty_different_first_publishes_at_once_make_one_release_and_confli
     assert [(r["version"], r["content_hash"]) for r in listed["releases"]] == [
         (1, release.body["content_hash"])
     ]
+
+
+# ---- named agents (M4): twenty connections register one name at once ----
+
+
+def test_m4_twenty_connections_registering_one_name_at_once_one_owns_it(
+    api: Any, agents: Any, stack: Any
+) -> None:
+    from agentworks.messaging.agent_store import AgentStore
+
+    tokens = [agents.connection(f"c{i}")["token"] for i in range(THREADS)]
+
+    def register(index: int) -> Any:
+        return api("POST", "/v1/agents", tokens[index], {"agent_name": "reviewer"})
+
+    # Every connection finds the name free before any registers it.
+    answers = race(register, (AgentStore, "get"))
+    owners = [i for i, a in enumerate(answers) if a.status == 200]
+    assert len(owners) == 1, [a.body for a in answers]
+    for refused in (a for a in answers if a.status != 200):
+        assert (refused.status, refused.body["error"]["code"]) == (409, "conflict")
+        assert "not on its allow-list" in refused.body["error"]["message"]
+    listed = api("GET", "/v1/agents", stack.admin_token).body["agents"]
+    assert [a["agent_name"] for a in listed] == ["reviewer"]
+    # The owner sends as it; any other of the twenty may not.
+    [owner] = owners
+    other = tokens[(owner + 1) % THREADS]
+    note = {"agent_name": "reviewer", "target": "agent:reviewer", "message": "hi"}
+    assert api("POST", "/v1/messages", tokens[owner], note).status == 201
+    assert api("POST", "/v1/messages", other, note).status in (403, 404)
