@@ -29,7 +29,14 @@ from tests.integration.test_function_rules import TERMINAL as CALL_ENDS
 from tests.integration.test_function_rules import _call, _crew, stack_executions
 from tests.integration.test_message_concurrency import _messages_in
 from tests.integration.test_workflow_functions import _b as _reviewer
-from tests.integration.test_workflow_triggers import PUSH, _post, _register, _runs, _signed
+from tests.integration.test_workflow_triggers import (
+    PUSH,
+    WORKFLOW,
+    _post,
+    _register,
+    _runs,
+    _signed,
+)
 from tests.integration.workflow_support import CLAUDE_CODE, define, start, step_of, wait_run
 from tests.support.handlers import LambdaContext, load_handler
 from tests.support.streams import StreamReader
@@ -441,3 +448,35 @@ def test_m4_twenty_connections_registering_one_name_at_once_one_owns_it(
     note = {"agent_name": "reviewer", "target": "agent:reviewer", "message": "hi"}
     assert api("POST", "/v1/messages", tokens[owner], note).status == 201
     assert api("POST", "/v1/messages", other, note).status in (403, 404)
+
+
+# ---- workflow registration (W11): twenty first registrations of one workflow at once ----
+
+
+def test_w11_twenty_first_registrations_at_once_keep_one_set_of_triggers(
+    api: Any, stack: Any
+) -> None:
+    from agentworks.workflows.registry_store import RegistryStore
+
+    define(api, stack.admin_token, CLAUDE_CODE)
+
+    def register(_: int) -> Any:
+        return api("PUT", "/v1/workflow-definitions", stack.admin_token, {"content": WORKFLOW})
+
+    # Every registration finds no workflow yet before any writes one.
+    answers = race(register, (RegistryStore, "get"))
+    made = [a for a in answers if a.status == 200]
+    assert len(made) == 1, [a.body for a in answers]
+    for refused in (a for a in answers if a.status != 200):
+        assert (refused.status, refused.body["error"]["code"]) == (409, "conflict")
+    [winner] = made
+    shown = api("GET", "/v1/workflow-definitions/on-push", stack.admin_token).body
+    assert shown["version"] == 1
+    won = {t["name"]: t["triggerId"] for t in winner.body["triggers"]}
+    assert {t["name"]: t["triggerId"] for t in shown["triggers"]} == won
+    # The secret the winner was shown is the one its webhook checks.
+    push = next(t for t in winner.body["triggers"] if t["name"] == "push")
+    body = json.dumps(PUSH).encode()
+    started = _post(api, push, body, _signed(stack, push["secret"], body))
+    assert started.status == 202, started.body
+    wait_run(api, stack.admin_token, started.body["runId"])
