@@ -1,12 +1,24 @@
-"""Issue 26 item 7: every idempotency key and exactly-once claim under 20 racing threads —
-relay runs (R3), runner jobs' claim and report, conversation webhook deliveries (C6),
-workflow trigger deliveries (W11).
+"""Issue 26 item 7: every idempotency key and exactly-once claim under 20 racing threads.
 
 moto serialises DynamoDB calls, so threads sent at once would mostly take turns: the read
 a guard protects against is lined up instead. Each racing thread's first call of that read
 returns only once all 20 have made theirs, so every thread has seen "nothing yet" before
-any writes, and only the write's condition can decide. Each test fails when its condition
-is dropped (see the issue's report)."""
+any writes, and only the write's condition can decide (a guard that is itself the first
+write is lined up before it). Each test fails with its condition dropped:
+
+- R3 relay idempotency key: the key item's `attribute_not_exists` (run_store.create)
+- runner job claim and report: the job's `version = :v` (job_store.save, both paths)
+- C6 webhook delivery: the delivery's claim `attribute_not_exists` (subscription_store)
+- W11 trigger delivery: the delivery record's condition (registry_store.delivery_put)
+- W11 schedule period: `wake_due = :due` (registry_store.claim)
+- M2 submission_id: the binding's claim condition (submission_store.claim_binding)
+- F4 submission_id: the call binding's condition (call_store.admit)
+- W10 submission_id: none holds it yet (an expected failure, see its reason)
+- R1 publish: the head's and release's conditions, and for identical source the
+  content hash's too (release_store.publish)
+- M4 agent name: the registration's `attribute_not_exists` (agent_store.create)
+- W11 registration: the definition's `attribute_not_exists` (registry_store.put)
+"""
 
 from __future__ import annotations
 
