@@ -16,6 +16,7 @@ write is lined up before it). Each test fails with its condition dropped:
 - W10 submission_id: none holds it yet (an expected failure, see its reason)
 - R1 publish: the head's and release's conditions, and for identical source the
   content hash's too (release_store.publish)
+- M9 wakeup: its claim's `#state = :scheduled` (wakeup_store.claim)
 - M4 agent name: the registration's `attribute_not_exists` (agent_store.create)
 - W11 registration: the definition's `attribute_not_exists` (registry_store.put)
 """
@@ -36,10 +37,11 @@ from tests.integration.relay_support import wait_run as wait_relay_run
 from tests.integration.runner_support import CLAUDE, runner_token, wait_queued
 from tests.integration.test_conversation_requests import ask
 from tests.integration.test_conversation_webhooks import receiver, subscribe, webhooks
-from tests.integration.test_crew_messages import crew
+from tests.integration.test_crew_messages import crew, wait_for_messages, wait_for_state
 from tests.integration.test_function_rules import TERMINAL as CALL_ENDS
 from tests.integration.test_function_rules import _call, _crew, stack_executions
 from tests.integration.test_message_concurrency import _messages_in
+from tests.integration.test_wakeups import conversation, wakeup_in_state
 from tests.integration.test_workflow_functions import _b as _reviewer
 from tests.integration.test_workflow_triggers import (
     PUSH,
@@ -492,3 +494,33 @@ def test_w11_twenty_first_registrations_at_once_keep_one_set_of_triggers(
     started = _post(api, push, body, _signed(stack, push["secret"], body))
     assert started.status == 202, started.body
     wait_run(api, stack.admin_token, started.body["runId"])
+
+
+# ---- wakeups (M9): twenty ticks at once find one wakeup due ----
+
+
+def test_m9_twenty_ticks_at_once_fire_a_due_wakeup_once(api: Any, stack: Any, agents: Any) -> None:
+    from agentworks.crews.wakeup_queue_store import WakeupQueueStore
+
+    caller = agents.connection("caller")["token"]
+    sent = conversation(api, stack, caller)
+    scheduled = api(
+        "POST", "/v1/wakeups", caller, {"inbox_id": sent["inbox_id"], "delay_seconds": 120}
+    )
+    assert scheduled.status == 201, scheduled.body
+    stack.clock.advance(121)
+    tick = load_handler("tick").handler
+
+    def run_tick(_: int) -> int:
+        return int(tick({"source": "aws.events"}, LambdaContext())["wakeups_fired"])
+
+    # Every tick reads the wakeup as due before any claims it.
+    fired = race(run_tick, (WakeupQueueStore, "account_due"))
+    assert sum(fired) == 1, fired
+    wakeup_id = scheduled.body["wakeup_id"]
+    state = wait_for_state(
+        api, stack, lambda s: wakeup_in_state(s, wakeup_id)["run_state"] == "succeeded"
+    )
+    assert wakeup_in_state(state, wakeup_id)["state"] == "fired"
+    [answer] = wait_for_messages(api, caller, sent["inbox_id"])  # the Crew's one turn
+    assert answer["sender"] == "crew:contracts"
