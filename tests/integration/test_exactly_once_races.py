@@ -353,12 +353,6 @@ def test_f4_twenty_first_calls_of_one_submission_id_at_once_make_one_call(
     assert wait_for(api, caller, call_id, CALL_ENDS)["state"] == "succeeded"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W10 bug: a workflow function call starts its run before it records the call "
-    "under its submission_id, so concurrent first calls each start a run (twenty runs, one "
-    "call); the call's record belongs in the run's creating transaction (with_run)",
-)
 def test_w10_twenty_first_calls_of_one_workflow_function_submission_id_start_one_run(
     api: Any, agents: Any, stack: Any
 ) -> None:

@@ -3,17 +3,18 @@
     WFCALL#<call_id>                        META            the call: who, what, its run
     WFCALLSUB#<account>#<caller>            S#<submission>  the submission binding
 
-The call and its binding are written together, the binding first-come: a retry with the
-same submission id finds the call it made.
+The call and its binding are written together, the binding first-come, in the same
+transaction as the run the call starts: a retry with the same submission id finds the call
+it made, and two first calls at once start one run.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from agentworks.dynamo import TransactionCancelled, from_item, to_item, transact_write
+from agentworks.dynamo import from_item, to_item, transact_write
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -60,9 +61,10 @@ class WorkflowCallStore:
         data = from_item(response.get("Item"))
         return self.get(str(data["call_id"])) if data else None
 
-    def put(self, call: WorkflowCall) -> bool:
-        """False when another call took the submission id first."""
-        items = {
+    def items(self, call: WorkflowCall) -> dict[str, dict[str, Any]]:
+        """Transaction items writing the call and its binding; the binding's condition is
+        named `binding` when another call took the submission id first."""
+        items: dict[str, dict[str, Any]] = {
             "call": {
                 "Put": {
                     "TableName": self._table,
@@ -81,20 +83,33 @@ class WorkflowCallStore:
             items["binding"] = {
                 "Put": {
                     "TableName": self._table,
-                    "Item": to_item(
-                        {
-                            "pk": f"WFCALLSUB#{call.account_id}#{call.caller}",
-                            "sk": f"S#{call.submission_id}",
-                            "call_id": call.call_id,
-                        }
-                    ),
+                    "Item": to_item(self._binding(call) | {"call_id": call.call_id}),
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             }
-        try:
-            transact_write(self._db, items)
-        except TransactionCancelled as cancelled:
-            if cancelled.failed("binding"):
-                return False
-            raise
-        return True
+        return items
+
+    def forget(self, call: WorkflowCall) -> None:
+        """A call whose run could not start: its binding goes too, so a retry starts anew."""
+        items: dict[str, dict[str, Any]] = {
+            "call": {
+                "Delete": {
+                    "TableName": self._table,
+                    "Key": to_item({"pk": f"WFCALL#{call.call_id}", "sk": "META"}),
+                }
+            }
+        }
+        if call.submission_id:
+            items["binding"] = {
+                "Delete": {
+                    "TableName": self._table,
+                    "Key": to_item(self._binding(call)),
+                    "ConditionExpression": "call_id = :call",
+                    "ExpressionAttributeValues": to_item({":call": call.call_id}),
+                }
+            }
+        transact_write(self._db, items)
+
+    @staticmethod
+    def _binding(call: WorkflowCall) -> dict[str, Any]:
+        return {"pk": f"WFCALLSUB#{call.account_id}#{call.caller}", "sk": f"S#{call.submission_id}"}

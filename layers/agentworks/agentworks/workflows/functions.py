@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.models import CallFunction
 from agentworks.crews.schema_check import SchemaProblem, check
-from agentworks.errors import Conflict, InvalidInput, SchemaViolation, Unavailable
+from agentworks.dynamo import TransactionCancelled
+from agentworks.errors import Conflict, InvalidInput, SchemaViolation, TryAgain, Unavailable
 from agentworks.identity.models import FUNCTIONS_CALL, FUNCTIONS_READ, Principal
 from agentworks.ids import new_id
 from agentworks.messaging.models import iso
 from agentworks.workflows.function_call_store import WorkflowCall, WorkflowCallStore
 from agentworks.workflows.registry_store import RegisteredWorkflow, RegistryStore, TriggerRecord
-from agentworks.workflows.views import RunView
+from agentworks.workflows.views import RunStarted, RunView
 
 if TYPE_CHECKING:
     from agentworks.workflows.runs import WorkflowRuns
@@ -134,24 +135,46 @@ class WorkflowFunctions:
                 return {**self._view(principal, earlier), "replayed": True}
         variables = {k: v if isinstance(v, str | int | float | bool) else json.dumps(v)
                      for k, v in request.args.items()}  # fmt: skip
-        started = self._runs.start(principal, {**registered.definition, "input": variables})
-        record = WorkflowCall(
-            call_id=new_id("wcall", self._clock),
-            account_id=principal.account_id,
-            caller=who,
-            caller_connection_id=principal.connection_id,
-            workflow_id=name,
-            function=request.function,
-            run_id=started.run_id,
-            args_hash=digest,
-            submission_id=request.submission_id,
-            created_at=int(self._clock.now() * 1000),
-        )
-        if not self._calls.put(record):
+        made: list[WorkflowCall] = []
+
+        def recorded(answer: RunStarted) -> dict[str, dict[str, Any]]:
+            """The call, written in the transaction that creates its run: a call that
+            loses the submission id to another starts no run."""
+            made.append(
+                WorkflowCall(
+                    call_id=new_id("wcall", self._clock),
+                    account_id=principal.account_id,
+                    caller=who,
+                    caller_connection_id=principal.connection_id,
+                    workflow_id=name,
+                    function=request.function,
+                    run_id=answer.run_id,
+                    args_hash=digest,
+                    submission_id=request.submission_id,
+                    created_at=int(self._clock.now() * 1000),
+                )
+            )
+            return self._calls.items(made[-1])
+
+        definition = {**registered.definition, "input": variables}
+        try:
+            self._runs.start(principal, definition, with_run=recorded)
+        except TransactionCancelled as cancelled:
             raced = self._calls.by_submission(principal.account_id, who, request.submission_id)
-            if raced is not None:
-                return {**self._view(principal, raced), "replayed": True}
-        return {**self._view(principal, record), "replayed": False}
+            if not cancelled.failed("binding") or raced is None:
+                raise
+            if raced.args_hash != digest:
+                raise Conflict(
+                    "submission_id was already used with other arguments; use a new "
+                    "submission_id for new work.",
+                    field="submission_id",
+                ) from None
+            return {**self._view(principal, raced), "replayed": True}
+        except TryAgain:
+            for record in made:  # recorded, but its run never started: a retry starts anew
+                self._calls.forget(record)
+            raise
+        return {**self._view(principal, made[-1]), "replayed": False}
 
     def status(self, principal: Principal, call_id: str) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)
