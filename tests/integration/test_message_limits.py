@@ -185,3 +185,60 @@ def test_m4_name_and_purpose_bounds(api, agents):
     assert api("POST", "/v1/agents", token, {"agent_name": "b" * 65}).status == 400
     assert api("POST", "/v1/agents", token, {"agent_name": "p", "purpose": "x" * 512}).status == 200
     assert api("POST", "/v1/agents", token, {"agent_name": "q", "purpose": "x" * 513}).status == 400
+
+
+def _seed_mailbox(stack, first_entry_key: dict, count: int) -> None:
+    """`count` more mailbox entries after the first, copies of it under the next sequence
+    numbers (as `count` more first contacts would leave them; moto slows with HTTP calls)."""
+    table = stack.settings.messages_table
+    item = stack.client.get_item(TableName=table, Key=first_entry_key, ConsistentRead=True)["Item"]
+    seq = int(item["sk"]["S"])
+    for start in range(0, count, 25):
+        stack.client.batch_write_item(
+            RequestItems={
+                table: [
+                    {
+                        "PutRequest": {
+                            "Item": {
+                                **item,
+                                "sk": {"S": keys.seq_key(seq + n)},
+                                "body": {"S": f"m{seq + n}"},
+                            }
+                        }
+                    }
+                    for n in range(start + 1, min(count, start + 25) + 1)
+                ]
+            }
+        )
+
+
+def test_m3_m11_a_mailbox_page_holds_limit_messages_and_the_next_page_the_rest(api, agents, stack):
+    """A page is at most `limit` (≤ PAGE_MAX) messages, PAGE_DEFAULT without one; the cursor
+    goes on where the page ended, losing and repeating nothing."""
+    reviewer = agents.named("reviewer")
+    worker = agents.connection("worker")["token"]
+    sent = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "m"})
+    assert sent.status == 201
+    first = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer"}).body
+    [entry] = first["messages"]
+    mailbox_pk = next(
+        i["pk"]["S"]
+        for i in stack.client.scan(TableName=stack.settings.messages_table)["Items"]
+        if i["pk"]["S"].startswith("MBX#")
+        and i.get("message_id", {}).get("S") == entry["message_id"]
+    )
+    _seed_mailbox(stack, {"pk": {"S": mailbox_pk}, "sk": {"S": keys.seq_key(1)}}, limits.PAGE_MAX)
+    q = {"agent_name": "reviewer", "after": "0"}
+
+    full = api("GET", "/v1/messages", reviewer, query={**q, "limit": limits.PAGE_MAX}).body
+    assert len(full["messages"]) == limits.PAGE_MAX
+    rest = api("GET", "/v1/messages", reviewer, query={**q, "after": full["next_cursor"]}).body
+    assert [m["body"] for m in rest["messages"]] == [f"m{limits.PAGE_MAX + 1}"]
+    assert [m["body"] for m in full["messages"]][:2] == ["m", "m2"]
+
+    default = api("GET", "/v1/messages", reviewer, query=q).body["messages"]
+    assert len(default) == limits.PAGE_DEFAULT
+    small = api("GET", "/v1/messages", reviewer, query={**q, "limit": 3}).body["messages"]
+    assert [m["body"] for m in small] == ["m", "m2", "m3"]
+    refused = api("GET", "/v1/messages", reviewer, query={**q, "limit": limits.PAGE_MAX + 1})
+    assert refused.status == 400 and refused.body["error"]["field"] == "limit"
