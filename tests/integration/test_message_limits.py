@@ -29,9 +29,12 @@ def test_m11_message_length_counts_characters_not_bytes(api, agents, stack):
     too_long = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": EMOJI * 20_001})
     assert too_long.status == 400
     assert "20,001" in too_long.body["error"]["message"]
-    empty = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": ""})
+    shortest = "x" * limits.MESSAGE_MIN_CHARS
+    empty = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": shortest[1:]})
     assert empty.status == 400
-    assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "x"}).status == 201
+    assert (
+        api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": shortest}).status == 201
+    )
 
 
 def test_m11_rate_limit_41st_message_in_an_hour_refused_with_retry_after(api, agents, stack):
@@ -52,8 +55,10 @@ def test_m11_rate_limit_41st_message_in_an_hour_refused_with_retry_after(api, ag
     assert refused.status == 429
     retry_after = refused.body["error"]["retry_after"]
     assert refused.headers["Retry-After"] == str(retry_after)
-    # The first message was sent 19 * 30 s ago, so its slot frees at 3600 - 570 s.
-    assert retry_after == 3600 - 19 * 30
+    # The first message was sent 19 * 30 s ago, so its slot frees when the window has
+    # passed over it: an hour less 570 s from now.
+    assert limits.RATE_LIMIT_WINDOW_SECONDS == 3600
+    assert retry_after == limits.RATE_LIMIT_WINDOW_SECONDS - 19 * 30
     # M2: a retry of an accepted submission still returns its receipt past the limit.
     stack.clock.advance(retry_after - 1)
     assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "x"}).status == 429

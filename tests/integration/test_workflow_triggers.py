@@ -304,3 +304,38 @@ def test_a_delivery_whose_run_could_not_start_is_started_by_the_retry(api, stack
     runs = {r["runId"]: r["status"] for r in _runs(api, stack.admin_token)}
     assert len(runs) == 2 and runs[retried.body["runId"]] != "failed"
     wait_run(api, stack.admin_token, retried.body["runId"])
+
+
+def _with_webhooks(n: int) -> str:
+    """WORKFLOW with `n` webhook triggers in place of its own three."""
+    head, rest = WORKFLOW.split("triggers:\n", 1)
+    hook = (
+        "  - kind: webhook\n    name: hook-{}\n"
+        "    variables: {{REF: ref, REPO: repository.full_name}}\n"
+    )
+    return (
+        head
+        + "triggers:\n"
+        + "".join(hook.format(i) for i in range(n))
+        + rest[rest.index("---\n") :]
+    )
+
+
+def test_a_workflow_holds_workflow_triggers_max_triggers_and_no_more(api, stack) -> None:
+    """W11: WORKFLOW_TRIGGERS_MAX triggers register, each with a path that starts a run; one
+    more is refused and the registration stays as it was."""
+    define(api, stack.admin_token, CLAUDE_CODE)
+    token = stack.admin_token
+    triggers = _register(api, token, _with_webhooks(limits.WORKFLOW_TRIGGERS_MAX))
+    assert len(triggers) == limits.WORKFLOW_TRIGGERS_MAX
+    last = triggers[f"hook-{limits.WORKFLOW_TRIGGERS_MAX - 1}"]
+    body = json.dumps(PUSH).encode()
+    assert _post(api, last, body, _signed(stack, last["secret"], body)).status == 202
+
+    past = _with_webhooks(limits.WORKFLOW_TRIGGERS_MAX + 1)
+    refused = api("PUT", "/v1/workflow-definitions", token, {"content": past})
+    assert refused.status == 400 and "triggers" in refused.body["error"]["message"]
+    listed = api("GET", "/v1/workflow-definitions", token).body["workflows"]
+    assert [(w["version"], w["triggers"]) for w in listed] == [(1, limits.WORKFLOW_TRIGGERS_MAX)]
+    for run in _runs(api, token):
+        wait_run(api, token, run["runId"])
