@@ -209,3 +209,41 @@ def test_c5_the_pages_answer_get_only(stack):
     refused = serve(event)
     assert refused is not None and refused["statusCode"] == 405
     assert serve({"rawPath": "/inboxes"}) is None  # not a page: the API routes it
+
+
+def test_c5_a_page_holds_limit_conversations_from_the_newest_scanned_per_crew(api, stack, agents):
+    """C5: a page is at most CONVERSATIONS_PAGE_MAX conversations (CONVERSATIONS_PAGE_DEFAULT
+    without a limit), the next page the rest; each Crew brings its newest
+    CONVERSATIONS_SCANNED_PER_CREW conversations, so its oldest past those is not listed."""
+    crew(api, stack, "review")
+    crew(api, stack, "review", name="second")
+    caller = agents.connection("caller")["token"]
+
+    def first_contact(target: str) -> str:
+        stack.clock.advance(0.001)
+        sent = ask(api, caller, "Clause 1?", target=target)
+        assert sent.status == 201, sent.body
+        return "cnv_" + sent.body["inbox_id"][4:-1]
+
+    oldest = first_contact("crew:contracts")
+    for _ in range(limits.CONVERSATIONS_SCANNED_PER_CREW - 1):
+        first_contact("crew:contracts")
+    other = first_contact("crew:second")
+    admin = stack.admin_token
+
+    full = _listed(api, admin, limit=limits.CONVERSATIONS_PAGE_MAX)
+    assert len(full["conversations"]) == limits.CONVERSATIONS_PAGE_MAX
+    assert full["conversations"][0]["conversation_id"] == other
+    rest = _listed(api, admin, after=full["next_cursor"])
+    assert [c["conversation_id"] for c in rest["conversations"]] == [oldest]
+    assert rest["next_cursor"] is None
+    assert len(_listed(api, admin)["conversations"]) == limits.CONVERSATIONS_PAGE_DEFAULT
+
+    # One more of contracts: its oldest falls out of the crew's newest scanned.
+    newest = first_contact("crew:contracts")
+    listed = _listed(api, admin, limit=limits.CONVERSATIONS_PAGE_MAX)
+    rest = _listed(api, admin, after=listed["next_cursor"])
+    ids = [c["conversation_id"] for c in listed["conversations"] + rest["conversations"]]
+    assert ids[0] == newest and other in ids and oldest not in ids
+    assert len(ids) == limits.CONVERSATIONS_SCANNED_PER_CREW + 1
+    assert sum(listed["counts"].values()) == limits.CONVERSATIONS_SCANNED_PER_CREW + 1
