@@ -247,3 +247,24 @@ def test_c5_a_page_holds_limit_conversations_from_the_newest_scanned_per_crew(ap
     assert ids[0] == newest and other in ids and oldest not in ids
     assert len(ids) == limits.CONVERSATIONS_SCANNED_PER_CREW + 1
     assert sum(listed["counts"].values()) == limits.CONVERSATIONS_SCANNED_PER_CREW + 1
+
+
+def test_c5_a_conversation_shows_its_newest_messages_and_requests(api, stack, agents):
+    """C5: a conversation's view holds its newest CONVERSATION_MESSAGES_SHOWN messages and
+    REQUESTS_SHOWN_PER_CONVERSATION requests; older ones are left out, never a longer list."""
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    first = ask(api, caller, "Request 0?")
+    assert first.status == 201, first.body
+    inbox, sent = first.body["inbox_id"], [first.body["message_id"]]
+    for n in range(1, limits.CONVERSATION_MESSAGES_SHOWN + 1):
+        stack.clock.advance(3600 / limits.RATE_LIMIT_MESSAGES + 1)  # within the rate limit
+        more = ask(api, caller, f"Request {n}?", inbox_id=inbox)
+        assert more.status == 201, more.body
+        sent.append(more.body["message_id"])
+    shown = api("GET", f"/v1/conversations/cnv_{inbox[4:-1]}", stack.admin_token)
+    assert shown.status == 200, shown.body
+    messages = [m["message_id"] for m in shown.body["messages"]]
+    assert messages == sent[-limits.CONVERSATION_MESSAGES_SHOWN :]
+    requests = {r["message_id"] for r in shown.body["requests"]}
+    assert requests == set(sent[-limits.REQUESTS_SHOWN_PER_CONVERSATION :])
