@@ -1,8 +1,8 @@
 """Every bound in `agentworks.limits` is named by a test (issue 26): a limit no test names is
 a limit nothing holds, and a change to it (or to the rule that applies it) breaks nothing.
 
-A test names a limit as `limits.NAME`, or as `NAME` in a file that imports it from
-`agentworks.limits`. The few constants that are not a rule a test could hold are listed
+A test names a limit as `limits.NAME` (or patches it: `setattr(limits, "NAME", …)`), or as
+`NAME` in a file that imports it from `agentworks.limits`. The few constants that are not a rule a test could hold are listed
 below, each with its reason.
 """
 
@@ -45,6 +45,7 @@ def _limit_names() -> list[str]:
 
 def _named_in(text: str) -> set[str]:
     names = set(re.findall(r"\blimits\.([A-Z][A-Z0-9_]*)\b", text))
+    names |= set(re.findall(r"setattr\(\s*limits\s*,\s*[\"']([A-Z][A-Z0-9_]*)[\"']", text))
     for block in re.findall(r"from agentworks\.limits import\s*(\([^)]*\)|[^\n]*)", text):
         names |= set(re.findall(r"\b([A-Z][A-Z0-9_]*)\b", block))
     return names
@@ -73,6 +74,7 @@ def test_a_test_names_a_limit_as_an_attribute_or_an_import():
         "WAIT_MAX_SECONDS",
     }
     assert _named_in("from agentworks.limits import PAGE_MAX") == {"PAGE_MAX"}
+    assert _named_in('monkeypatch.setattr(limits, "PAGE_MAX", 3)') == {"PAGE_MAX"}
     # A bare word in a file that does not import it from limits is not a mention.
     assert _named_in("PAGE_MAX = 3\nassert PAGE_MAX") == set()
 
