@@ -2,8 +2,8 @@
 a limit nothing holds, and a change to it (or to the rule that applies it) breaks nothing.
 
 A test names a limit as `limits.NAME` (or patches it: `setattr(limits, "NAME", …)`), or as
-`NAME` in a file that imports it from `agentworks.limits`. The few constants that are not a rule a test could hold are listed
-below, each with its reason.
+`NAME` in a file that imports it from `agentworks.limits`. The few constants that are not a
+rule a test could hold are listed below, each with its reason.
 """
 
 from __future__ import annotations
