@@ -171,7 +171,10 @@ def test_a_schedule_is_put_on_eventbridge_scheduler_which_invokes_the_tick(api, 
     assert put["Target"]["Arn"] == stack.settings.tick_function_arn
     assert put["Target"]["RoleArn"] == stack.settings.scheduler_role_arn
     # Issue 12: an invocation the Scheduler cannot deliver is retried, then kept for redrive.
-    assert put["Target"]["RetryPolicy"]["MaximumRetryAttempts"] >= 1
+    assert put["Target"]["RetryPolicy"] == {
+        "MaximumRetryAttempts": limits.SCHEDULE_RETRY_ATTEMPTS,
+        "MaximumEventAgeInSeconds": limits.SCHEDULE_EVENT_MAX_AGE_SECONDS,
+    }
     dead_letters = stack.resources.queue_arns["TickDeadLetterQueue"]
     assert put["Target"]["DeadLetterConfig"] == {"Arn": dead_letters}
     event = json.loads(put["Target"]["Input"])
@@ -179,7 +182,11 @@ def test_a_schedule_is_put_on_eventbridge_scheduler_which_invokes_the_tick(api, 
 
     tick = load_handler("tick").handler
     assert tick(event, LambdaContext())["schedules_fired"] == 0  # not due yet
-    stack.clock.advance(3600 - 30)  # the Scheduler may invoke a little early
+    # The Scheduler may invoke up to SCHEDULER_EARLY_MS early: that counts, earlier does not.
+    early_s = limits.SCHEDULER_EARLY_MS // 1000
+    stack.clock.advance(3600 - early_s - 1)
+    assert tick(event, LambdaContext())["schedules_fired"] == 0
+    stack.clock.advance(1)
     assert tick(event, LambdaContext())["schedules_fired"] == 1
     assert tick(event, LambdaContext())["schedules_fired"] == 0  # once per period
     assert _tick()["schedules_fired"] == 0  # the minute round agrees
@@ -339,3 +346,27 @@ def test_a_workflow_holds_workflow_triggers_max_triggers_and_no_more(api, stack)
     assert [(w["version"], w["triggers"]) for w in listed] == [(1, limits.WORKFLOW_TRIGGERS_MAX)]
     for run in _runs(api, token):
         wait_run(api, token, run["runId"])
+
+
+def test_a_tick_fires_at_most_workflow_schedules_per_tick_schedules(api, stack, monkeypatch):
+    """W11: one more due schedule than a tick fires: the tick fires WORKFLOW_SCHEDULES_PER_TICK,
+    the next tick the last one, each once.
+
+    The bound is lowered to 1 for speed: the tick reads `limits.WORKFLOW_SCHEDULES_PER_TICK`
+    when it runs, so the rule under test is the same."""
+    monkeypatch.setattr(limits, "WORKFLOW_SCHEDULES_PER_TICK", 1)
+    define(api, stack.admin_token, CLAUDE_CODE)
+    two = WORKFLOW.replace(
+        "---\n## review",
+        "  - kind: schedule\n    name: hourly-too\n    schedule: rate(1 hour)\n"
+        "    input: {REF: main, REPO: acme/db}\n---\n## review",
+    )
+    _register(api, stack.admin_token, two)
+    stack.clock.advance(3600)
+    assert _tick()["schedules_fired"] == 1
+    assert _tick()["schedules_fired"] == 1
+    assert _tick()["schedules_fired"] == 0
+    runs = _runs(api, stack.admin_token)
+    assert len(runs) == 2
+    for run in runs:
+        wait_run(api, stack.admin_token, run["runId"])

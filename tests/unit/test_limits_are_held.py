@@ -20,10 +20,6 @@ TESTS = ROOT / "tests"
 
 # Constants that are not a bound a request, a page or a tick can meet.
 NOT_A_RULE = {
-    # Handed to EventBridge Scheduler as a schedule's retry policy: AWS applies them, and
-    # the local stack has no Scheduler that retries; a test could only echo the numbers.
-    "SCHEDULE_RETRY_ATTEMPTS": "the Scheduler's retry policy (AWS retries, not our code)",
-    "SCHEDULE_EVENT_MAX_AGE_SECONDS": "the Scheduler's retry policy (AWS retries, not our code)",
     "USAGE_ACCOUNT_CACHE": "the size of an in-memory lookup cache: no answer changes with it",
 }
 
