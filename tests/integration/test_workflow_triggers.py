@@ -370,3 +370,30 @@ def test_a_tick_fires_at_most_workflow_schedules_per_tick_schedules(api, stack, 
     assert len(runs) == 2
     for run in runs:
         wait_run(api, stack.admin_token, run["runId"])
+
+
+def test_a_trigger_shows_its_latest_firings_and_the_list_its_latest_runs(
+    api, stack, monkeypatch
+) -> None:
+    """W11: a trigger's view shows its latest WORKFLOW_TRIGGER_HISTORY firings, newest
+    first; `workflow list` the latest WORKFLOW_RUNS_LISTED runs.
+
+    Both are lowered to 2 for speed: each is read from `limits` when the view is asked for,
+    so the rule under test is the same."""
+    monkeypatch.setattr(limits, "WORKFLOW_TRIGGER_HISTORY", 2)
+    monkeypatch.setattr(limits, "WORKFLOW_RUNS_LISTED", 2)
+    define(api, stack.admin_token, CLAUDE_CODE)
+    push = _register(api, stack.admin_token)["push"]
+    fired = []
+    for n in range(3):
+        stack.clock.advance(1)
+        body = json.dumps({**PUSH, "ref": f"release-{n}"}).encode()
+        reply = _post(api, push, body, _signed(stack, push["secret"], body))
+        assert reply.status == 202, reply.body
+        fired.append(reply.body["runId"])
+    shown = api("GET", "/v1/workflow-definitions/on-push", stack.admin_token).body
+    [history] = [t["runs"] for t in shown["triggers"] if t["name"] == "push"]
+    assert [r["runId"] for r in history] == fired[:0:-1]
+    assert [r["runId"] for r in _runs(api, stack.admin_token)] == fired[:0:-1]
+    for run_id in fired:
+        wait_run(api, stack.admin_token, run_id)
