@@ -247,3 +247,22 @@ def test_m3_m11_a_mailbox_page_holds_limit_messages_and_the_next_page_the_rest(a
     assert [m["body"] for m in small] == ["m", "m2", "m3"]
     refused = api("GET", "/v1/messages", reviewer, query={**q, "limit": limits.PAGE_MAX + 1})
     assert refused.status == 400 and refused.body["error"]["field"] == "limit"
+
+
+def test_m11_a_message_is_kept_message_retention_seconds_while_its_inbox_lives_on(
+    api, agents, stack
+):
+    """M11: a message is readable for MESSAGE_RETENTION_SECONDS from when it was sent, even
+    while later messages keep its inbox alive; then it is gone and the later ones remain."""
+    worker, reviewer, inbox, reply_to = _first_contact(api, agents)  # "start" at t0
+    stack.clock.advance(3 * 24 * 3600)
+    assert (
+        api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "later"}).status == 201
+    )
+    q = {"inbox_id": reply_to, "after": "0"}
+    stack.clock.advance(limits.MESSAGE_RETENTION_SECONDS - 3 * 24 * 3600 - 1)
+    shown = api("GET", "/v1/messages", reviewer, query=q).body["messages"]
+    assert [m["body"] for m in shown] == ["start", "later"]
+    stack.clock.advance(1)
+    shown = api("GET", "/v1/messages", reviewer, query=q).body["messages"]
+    assert [m["body"] for m in shown] == ["later"]
