@@ -261,8 +261,12 @@ def test_m11_a_message_is_kept_message_retention_seconds_while_its_inbox_lives_o
     )
     q = {"inbox_id": reply_to, "after": "0"}
     stack.clock.advance(limits.MESSAGE_RETENTION_SECONDS - 3 * 24 * 3600 - 1)
+    mailbox = {"agent_name": "reviewer", "after": "0"}
     shown = api("GET", "/v1/messages", reviewer, query=q).body["messages"]
     assert [m["body"] for m in shown] == ["start", "later"]
+    assert [m["body"] for m in api("GET", "/v1/messages", reviewer, query=mailbox).body[
+        "messages"]] == ["start"]  # fmt: skip
     stack.clock.advance(1)
     shown = api("GET", "/v1/messages", reviewer, query=q).body["messages"]
     assert [m["body"] for m in shown] == ["later"]
+    assert api("GET", "/v1/messages", reviewer, query=mailbox).body["messages"] == []
