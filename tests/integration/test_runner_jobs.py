@@ -284,3 +284,22 @@ def test_a_claim_looks_at_the_oldest_runner_claim_scan_max_queued_jobs(
     assert _post(api, token, path.format(last["job_id"]), _report()).status == 200
     assert wait_run(api, stack.admin_token, claude_run)["status"] == "succeeded"
     assert wait_run(api, stack.admin_token, codex_run)["status"] == "succeeded"
+
+
+def test_an_ended_job_is_kept_runner_job_retention_seconds(api, stack, agents) -> None:
+    """An ended job stays readable RUNNER_JOB_RETENTION_SECONDS (a second report is told it
+    ended); then it is gone, answered as an unknown job."""
+    define(api, stack.admin_token, CLAUDE)
+    token = runner_token(agents)
+    run_id = start(api, stack.admin_token, _flow("Only"))
+    wait_queued(stack, 1)
+    job = _post(api, token, "/v1/runner/claim", _claim()).body["job"]
+    path = f"/v1/runner/jobs/{job['job_id']}/finish"
+    assert _post(api, token, path, _report()).status == 200
+    assert wait_run(api, stack.admin_token, run_id)["status"] == "succeeded"
+    stack.clock.advance(limits.RUNNER_JOB_RETENTION_SECONDS - 1)
+    assert _post(api, token, path, _report()).status == 409
+    stack.clock.advance(1)
+    gone = _post(api, token, path, _report())
+    unknown = _post(api, token, f"/v1/runner/jobs/{UNKNOWN_JOB}/finish", _report())
+    assert (gone.status, gone.body) == (404, unknown.body)
