@@ -378,3 +378,20 @@ def test_c2_a_tick_expires_at_most_request_expiries_per_tick_and_the_next_the_re
     assert tick()["requests_expired"] == 1
     assert {request_state(api, caller, s)["state"] for s in sent} == {"expired"}
     assert tick()["requests_expired"] == 0
+
+
+def test_c1_a_run_reads_the_newest_notes_shown_with_a_request(api, stack, agents):
+    """C1: a Crew's run reads, with a request, the notes sent just before it: the newest
+    NOTES_SHOWN_WITH_A_REQUEST of them, oldest first (review holds the run: the notes are
+    read as the run would read them)."""
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    first = {"message": "note 0", "target": "crew:contracts", "kind": "note"}
+    inbox = api("POST", "/v1/messages", caller, first).body["inbox_id"]
+    for n in range(1, limits.NOTES_SHOWN_WITH_A_REQUEST + 1):
+        body = {"message": f"note {n}", "inbox_id": inbox, "kind": "note"}
+        assert api("POST", "/v1/messages", caller, body).status == 201
+    request = ask(api, caller, "Now the question.", inbox_id=inbox).body
+    notes = stack.services.messaging.notes_before_as_system(request["message_id"])
+    expected = [f"note {n}" for n in range(1, limits.NOTES_SHOWN_WITH_A_REQUEST + 1)]
+    assert [n.body for n in notes] == expected
