@@ -25,7 +25,17 @@ NOT_A_RULE = {
 
 # Limits no test holds yet. Each is a gap, not an exemption: a test that names one makes
 # this test fail until the entry is removed, so the list only shrinks.
-NOT_YET_HELD: set[str] = set()
+NOT_YET_HELD = {
+    # NOT ENFORCED: nothing in the code counts a run's durable steps (relays/steps.py).
+    "RELAY_STEPS_MAX": "no code applies it: a run may checkpoint any number of steps",
+    "ASKED_STARTS_PER_TICK": "needs Crews' runs that ask other Crews (C3) queued past it",
+    "CONVERSATION_DEPTH_MAX": "needs a chain of runs opening conversations four deep (C4)",
+    "WORKFLOW_STEP_TURNS_MAX": "needs a session that takes 8 turns without finishing",
+    "SESSION_CALL_WAIT_SECONDS": "waited on the wall clock (time.monotonic), not the clock",
+    # TTLs with no read-time check: only DynamoDB's TTL sweep applies them.
+    "DELIVERY_RECORD_SECONDS": "a TTL; reads of delivery records do not check it",
+    "CONVERSATION_WEBHOOK_DELIVERY_SECONDS": "a TTL; reading deliveries does not check it",
+}
 
 
 def _limit_names() -> list[str]:
@@ -87,8 +97,8 @@ def test_every_limit_is_named_by_a_test():
 
 def test_the_exemption_lists_are_current():
     names = set(_limit_names())
-    assert not (set(NOT_A_RULE) | NOT_YET_HELD) - names, "exempt names that are no limit"
-    held_now = NOT_YET_HELD & _named_by_tests()
+    assert not (set(NOT_A_RULE) | set(NOT_YET_HELD)) - names, "exempt names that are no limit"
+    held_now = set(NOT_YET_HELD) & _named_by_tests()
     assert not held_now, f"now held by a test: remove from NOT_YET_HELD: {sorted(held_now)}"
     exempt_but_named = set(NOT_A_RULE) & _named_by_tests()
     assert not exempt_but_named, f"a test names these: remove from NOT_A_RULE: {exempt_but_named}"
