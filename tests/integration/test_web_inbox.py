@@ -211,10 +211,18 @@ def test_c5_the_pages_answer_get_only(stack):
     assert serve({"rawPath": "/inboxes"}) is None  # not a page: the API routes it
 
 
-def test_c5_a_page_holds_limit_conversations_from_the_newest_scanned_per_crew(api, stack, agents):
+def test_c5_a_page_holds_limit_conversations_from_the_newest_scanned_per_crew(
+    api, stack, agents, monkeypatch
+):
     """C5: a page is at most CONVERSATIONS_PAGE_MAX conversations (CONVERSATIONS_PAGE_DEFAULT
     without a limit), the next page the rest; each Crew brings its newest
-    CONVERSATIONS_SCANNED_PER_CREW conversations, so its oldest past those is not listed."""
+    CONVERSATIONS_SCANNED_PER_CREW conversations, so its oldest past those is not listed.
+
+    The three are lowered for speed (at 100, 101 conversations take ~5 s on moto): the
+    listing reads them from `limits` when asked, so the rules under test are the same."""
+    monkeypatch.setattr(limits, "CONVERSATIONS_PAGE_MAX", 10)
+    monkeypatch.setattr(limits, "CONVERSATIONS_SCANNED_PER_CREW", 10)
+    monkeypatch.setattr(limits, "CONVERSATIONS_PAGE_DEFAULT", 4)
     crew(api, stack, "review")
     crew(api, stack, "review", name="second")
     caller = agents.connection("caller")["token"]
@@ -249,9 +257,14 @@ def test_c5_a_page_holds_limit_conversations_from_the_newest_scanned_per_crew(ap
     assert sum(listed["counts"].values()) == limits.CONVERSATIONS_SCANNED_PER_CREW + 1
 
 
-def test_c5_a_conversation_shows_its_newest_messages_and_requests(api, stack, agents):
+def test_c5_a_conversation_shows_its_newest_messages_and_requests(api, stack, agents, monkeypatch):
     """C5: a conversation's view holds its newest CONVERSATION_MESSAGES_SHOWN messages and
-    REQUESTS_SHOWN_PER_CONVERSATION requests; older ones are left out, never a longer list."""
+    REQUESTS_SHOWN_PER_CONVERSATION requests; older ones are left out, never a longer list.
+
+    Both are lowered for speed (at 100, the sends take ~3 s on moto): the view reads them
+    from `limits` when asked, so the rules under test are the same."""
+    monkeypatch.setattr(limits, "CONVERSATION_MESSAGES_SHOWN", 10)
+    monkeypatch.setattr(limits, "REQUESTS_SHOWN_PER_CONVERSATION", 5)
     crew(api, stack, "review")
     caller = agents.connection("caller")["token"]
     first = ask(api, caller, "Request 0?")
