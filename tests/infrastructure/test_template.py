@@ -167,3 +167,27 @@ def test_state_machines_are_valid_asl_with_resolved_substitutions():
             if state["Type"] in {"Task", "Pass", "Wait", "Parallel", "Map"}:
                 assert "Next" in state or state.get("End") is True, name
         assert set(states) - targets <= {asl["StartAt"]}, "unreachable states"
+
+
+def test_call_outputs_are_removed_after_call_output_retention_days():
+    """F8: the outputs bucket's lifecycle rule removes a call's files (under the prefix the
+    code writes them to) after CALL_OUTPUT_RETENTION_DAYS, the figure the API tells callers."""
+    from agentworks import limits
+    from agentworks.crews.outputs import call_prefix
+
+    [bucket] = resources_of_type(load_template(), "AWS::S3::Bucket").values()
+    rules = bucket["Properties"]["LifecycleConfiguration"]["Rules"]
+    prefix = call_prefix("crew_x", "call_x")
+    [rule] = [r for r in rules if prefix.startswith(r["Prefix"]) and r["Status"] == "Enabled"]
+    assert rule["ExpirationInDays"] == limits.CALL_OUTPUT_RETENTION_DAYS
+
+
+def test_a_relay_attempt_ends_within_its_code_functions_timeout():
+    """R5: an attempt is given RELAY_RUN_TIMEOUT_SECONDS (functions/relay_code stops the code
+    then), under the Lambda timeout of the function that runs the code and of the one that
+    waits for it, so the attempt's own timeout fires before Lambda kills either."""
+    from agentworks import limits
+
+    functions = resources_of_type(load_template(), "AWS::Serverless::Function")
+    for name in ("RelayCodeFunction", "RelayRunnerFunction"):
+        assert functions[name]["Properties"]["Timeout"] > limits.RELAY_RUN_TIMEOUT_SECONDS, name

@@ -134,3 +134,19 @@ def test_the_profiles_of_an_account_are_bounded(api, stack) -> None:
     assert len(api("GET", "/v1/adapters", stack.admin_token).body["adapters"]) == (
         limits.ADAPTER_PROFILES_PER_ACCOUNT
     )
+
+
+def test_a_cli_profile_holds_runner_args_max_arguments_and_no_more(api, stack) -> None:
+    """Issue 10 item 6: a cli profile with RUNNER_ARGS_MAX arguments is stored whole;
+    one more is refused and nothing is stored."""
+    args = ["--sandbox", "read-only"] + ["--full-auto"] * (limits.RUNNER_ARGS_MAX - 2)
+    at_bound = {"name": "codex", "type": "cli", "command": "codex", "args": args}
+    assert _create(api, stack.admin_token, at_bound).status == 201
+    stored = api("GET", "/v1/adapters/codex", stack.admin_token)
+    assert stored.status == 200 and stored.body["settings"]["args"] == args
+    past = {**at_bound, "name": "codex-2", "args": [*args, "--skip-git-repo-check"]}
+    refused = _create(api, stack.admin_token, past)
+    assert refused.status == 400, refused.body
+    assert f"at most {limits.RUNNER_ARGS_MAX}" in refused.body["error"]["message"]
+    listed = api("GET", "/v1/adapters", stack.admin_token).body["adapters"]
+    assert [a["name"] for a in listed] == ["codex"]

@@ -60,3 +60,83 @@ def test_the_page_size_at_and_past_its_limits(api, stack, agents):
     for past in (0, limits.CALLS_PAGE_MAX + 1):
         refused = api("GET", "/v1/calls", caller, query={"limit": past})
         assert refused.status == 400 and refused.body["error"]["code"] == "invalid_request"
+
+
+def _seed_calls(stack: Any, caller_token: str, count: int) -> list[str]:
+    """`count` finished calls of crew:contracts by `caller_token`'s connection, a millisecond
+    apart, admitted as the service admits them; returns their ids, oldest first."""
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.crew_store import CrewStore, crew_key
+    from agentworks.crews.models import CallRecord
+    from agentworks.dynamo import to_item
+    from agentworks.ids import new_id
+
+    principal = stack.principal(caller_token)
+    crews = CrewStore(stack.client, stack.settings.work_table)
+    calls = CallStore(stack.client, stack.settings.work_table)
+    crew = crews.get(principal.account_id, "contracts")
+    assert crew is not None
+    ids = []
+    for _ in range(count):
+        stack.clock.advance(0.001)
+        now = int(stack.clock.now() * 1000)
+        record = CallRecord(
+            call_id=new_id("call", stack.clock),
+            account_id=principal.account_id,
+            crew_name=crew.name,
+            crew_id=crew.crew_id,
+            function="summarize",
+            args={"text": "t"},
+            caller_connection_id=principal.connection_id,
+            state="succeeded",
+            created_at=now,
+            updated_at=now,
+        )
+        calls.admit(crew, record, "digest", None)
+        # The call ended: its slot is free again (RUNNING_PER_CREW bounds running calls).
+        stack.client.update_item(
+            TableName=stack.settings.work_table,
+            Key=to_item(crew_key(crew.account_id, crew.name)),
+            UpdateExpression="SET running = :zero",
+            ExpressionAttributeValues=to_item({":zero": 0}),
+        )
+        ids.append(record.call_id)
+    return ids
+
+
+def test_a_page_of_calls_holds_limit_calls_newest_first_and_no_more(api, stack, agents):
+    """C5 Runs page: CALLS_PAGE_MAX calls of more, CALLS_PAGE_DEFAULT without a limit."""
+    assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
+    caller = agents.connection("caller")["token"]
+    ids = _seed_calls(stack, caller, limits.CALLS_PAGE_MAX + 1)
+    full = api("GET", "/v1/calls", caller, query={"limit": limits.CALLS_PAGE_MAX}).body["calls"]
+    assert [c["call_id"] for c in full] == ids[::-1][: limits.CALLS_PAGE_MAX]
+    default = api("GET", "/v1/calls", caller).body["calls"]
+    assert [c["call_id"] for c in default] == ids[::-1][: limits.CALLS_PAGE_DEFAULT]
+    three = api("GET", "/v1/calls", caller, query={"limit": 3}).body["calls"]
+    assert [c["call_id"] for c in three] == ids[:-4:-1]
+
+
+def test_a_call_is_listed_for_calls_listed_seconds(api, stack, agents):
+    assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
+    caller = agents.connection("caller")["token"]
+    [call_id] = _seed_calls(stack, caller, 1)
+    stack.clock.advance(limits.CALLS_LISTED_SECONDS - 1)
+    assert [c["call_id"] for c in api("GET", "/v1/calls", caller).body["calls"]] == [call_id]
+    stack.clock.advance(1)
+    assert api("GET", "/v1/calls", caller).body["calls"] == []
+    # The record itself stays readable; only the list forgets it.
+    assert api("GET", f"/v1/calls/{call_id}", caller).status == 200
+
+
+def test_a_callers_list_looks_at_the_accounts_newest_calls_list_scan_entries(api, stack, agents):
+    """C5: the list reads at most CALLS_LIST_SCAN of the account's newest entries, so a
+    caller whose own call lies past that many newer calls of others sees none."""
+    assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
+    caller = agents.connection("caller")["token"]
+    busy = agents.connection("busy")["token"]
+    [mine] = _seed_calls(stack, caller, 1)
+    _seed_calls(stack, busy, limits.CALLS_LIST_SCAN - 1)
+    assert [c["call_id"] for c in api("GET", "/v1/calls", caller).body["calls"]] == [mine]
+    _seed_calls(stack, busy, 1)
+    assert api("GET", "/v1/calls", caller).body["calls"] == []

@@ -170,3 +170,23 @@ def test_m7_a_message_run_the_tick_reconciles_moves_its_receipt_to_processed(
     record = record_of(api("GET", "/v1/crews/contracts/state", stack.admin_token).body,
                        sent["message_id"])  # fmt: skip
     assert record["run_state"] == "interrupted"
+
+
+def test_f5_a_tick_checks_at_most_reconcile_calls_per_tick_calls(api, stack, agents, monkeypatch):
+    """F5: one more open call than a tick asks about: the tick checks and records
+    RECONCILE_CALLS_PER_TICK of them, the next tick the last one.
+
+    The bound is lowered to 2 (a Crew runs at most RUNNING_PER_CREW calls): the tick reads
+    `limits.RECONCILE_CALLS_PER_TICK` when it runs, so the rule under test is the same."""
+    monkeypatch.setattr(limits, "RECONCILE_CALLS_PER_TICK", 2)
+    caller = _setup(api, stack, agents)
+    calls = [admit_call_record(stack, caller, "accepted") for _ in range(3)]
+    stack.clock.advance(limits.RECONCILE_GRACE_SECONDS + 1)
+    first = _tick()
+    assert (first["calls_checked"], first["calls_reconciled"]) == (2, 2)
+    states = [api("GET", f"/v1/calls/{c}", caller).body["state"] for c in calls]
+    assert sorted(states) == ["accepted", "interrupted", "interrupted"]
+    assert _running(api, caller) == 1
+    assert _tick()["calls_reconciled"] == 1
+    assert {api("GET", f"/v1/calls/{c}", caller).body["state"] for c in calls} == {"interrupted"}
+    assert _running(api, caller) == 0

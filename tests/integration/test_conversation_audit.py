@@ -325,3 +325,75 @@ def test_c6_a_release_and_its_entry_commit_together(api, stack, agents, faults):
         if e["action"] == "released"
     ]
     assert len(released) == 1
+
+
+def _entries(stack: Any, conversation: str, count: int, detail: str | None = None) -> None:
+    """`count` entries of `conversation` in the admin's account, a millisecond apart, written
+    as the services write them (seeded: moto slows with a request per entry)."""
+    from agentworks.audit.audit_store import AuditStore
+    from agentworks.audit.entries import PLATFORM, AuditEntry
+
+    store = AuditStore(stack.client, stack.settings.work_table)
+    account = stack.principal(stack.admin_token).account_id
+    for _ in range(count):
+        stack.clock.advance(0.001)
+        entry = AuditEntry(account, conversation, "closed", PLATFORM, detail=detail)
+        store.put(entry, int(stack.clock.now() * 1000))
+
+
+def _conversation(stack: Any) -> str:
+    from agentworks.ids import new_ulid
+
+    stack.clock.advance(0.001)
+    return new_ulid(stack.clock)
+
+
+def test_c6_a_page_holds_limit_entries_and_the_next_page_the_rest(api, stack):
+    """AUDIT_PAGE_MAX entries of more on a page, AUDIT_PAGE_DEFAULT without a limit."""
+    _entries(stack, _conversation(stack), limits.AUDIT_PAGE_MAX + 1)
+    admin = stack.admin_token
+    full = api("GET", "/v1/audit", admin, query={"limit": limits.AUDIT_PAGE_MAX}).body
+    assert len(full["entries"]) == limits.AUDIT_PAGE_MAX and full["next_cursor"]
+    rest = api("GET", "/v1/audit", admin, query={"after": full["next_cursor"]}).body
+    assert len(rest["entries"]) == 1 and rest["next_cursor"] is None
+    assert rest["entries"][0]["at"] > full["entries"][-1]["at"]
+    assert len(audit(api, admin)) == limits.AUDIT_PAGE_DEFAULT
+    refused = api("GET", "/v1/audit", admin, query={"limit": limits.AUDIT_PAGE_MAX + 1})
+    assert refused.status == 400, refused.body
+
+
+def test_c6_a_filtered_read_examines_audit_filter_pages_then_hands_back_a_cursor(api, stack):
+    """With a conversation filter, one read looks at AUDIT_FILTER_PAGES pages of the
+    account's entries: an entry just past them comes on the next read, not lost."""
+    admin = stack.admin_token
+    other, mine = _conversation(stack), _conversation(stack)
+    _entries(stack, other, limits.AUDIT_FILTER_PAGES - 1)
+    _entries(stack, mine, 1)
+    query = {"inbox_id": f"cnv_{mine}", "limit": 1}
+    assert len(api("GET", "/v1/audit", admin, query=query).body["entries"]) == 1
+
+    # The next conversation's entry has AUDIT_FILTER_PAGES entries of others before it: one
+    # read examines those and hands back an empty page with a cursor to go on.
+    later = _conversation(stack)
+    _entries(stack, later, 1)
+    query = {"inbox_id": f"cnv_{later}", "limit": 1}
+    first = api("GET", "/v1/audit", admin, query=query).body
+    assert first["entries"] == [] and first["next_cursor"]
+    found = api("GET", "/v1/audit", admin, query={**query, "after": first["next_cursor"]}).body
+    assert [e["conversation_id"] for e in found["entries"]] == [f"cnv_{later}"]
+
+
+def test_c6_an_entrys_detail_is_cut_at_its_bound(api, stack):
+    conversation = _conversation(stack)
+    _entries(stack, conversation, 1, detail="d" * limits.AUDIT_DETAIL_MAX_CHARS)
+    _entries(stack, conversation, 1, detail="e" * (limits.AUDIT_DETAIL_MAX_CHARS + 1))
+    details = [e["detail"] for e in audit(api, stack.admin_token)]
+    assert details == ["d" * limits.AUDIT_DETAIL_MAX_CHARS, "e" * limits.AUDIT_DETAIL_MAX_CHARS]
+
+
+def test_c6_an_entry_is_shown_for_audit_retention_seconds(api, stack):
+    _entries(stack, _conversation(stack), 1)
+    stack.clock.advance(limits.AUDIT_RETENTION_SECONDS - 1)
+    assert len(audit(api, stack.admin_token)) == 1
+    stack.clock.advance(1)
+    assert audit(api, stack.admin_token) == []  # TTL lags: a present entry is not shown

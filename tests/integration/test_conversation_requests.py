@@ -351,3 +351,47 @@ def test_c7_another_agents_words_change_no_setting_tool_or_approval(api, stack, 
     assert request_state(api, caller, waiting)["state"] == "waiting_for_review"
     calls = [e for e in executions(stack) if e["name"].startswith("call_")]
     assert calls == []  # no function call was started
+
+
+def test_c2_a_tick_expires_at_most_request_expiries_per_tick_and_the_next_the_rest(
+    api, stack, agents, monkeypatch
+):
+    """C2: one more request past its deadline than a tick expires: the tick expires
+    REQUEST_EXPIRIES_PER_TICK of them, the next tick the last one, none twice.
+
+    The bound is lowered to 5 for speed: the tick reads `limits.REQUEST_EXPIRIES_PER_TICK`
+    when it runs, so the rule under test is the same."""
+    monkeypatch.setattr(limits, "REQUEST_EXPIRIES_PER_TICK", 5)
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = []
+    for n in range(limits.REQUEST_EXPIRIES_PER_TICK + 1):
+        reply = ask(
+            api, caller, f"Quick {n}.", deadline_seconds=limits.REQUEST_DEADLINE_MIN_SECONDS
+        )
+        assert reply.status == 201, reply.body
+        sent.append(reply.body)
+    stack.clock.advance(limits.REQUEST_DEADLINE_MIN_SECONDS)
+    assert tick()["requests_expired"] == limits.REQUEST_EXPIRIES_PER_TICK
+    states = [request_state(api, caller, s)["state"] for s in sent]
+    assert states.count("expired") == limits.REQUEST_EXPIRIES_PER_TICK
+    assert tick()["requests_expired"] == 1
+    assert {request_state(api, caller, s)["state"] for s in sent} == {"expired"}
+    assert tick()["requests_expired"] == 0
+
+
+def test_c1_a_run_reads_the_newest_notes_shown_with_a_request(api, stack, agents):
+    """C1: a Crew's run reads, with a request, the notes sent just before it: the newest
+    NOTES_SHOWN_WITH_A_REQUEST of them, oldest first (review holds the run: the notes are
+    read as the run would read them)."""
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    first = {"message": "note 0", "target": "crew:contracts", "kind": "note"}
+    inbox = api("POST", "/v1/messages", caller, first).body["inbox_id"]
+    for n in range(1, limits.NOTES_SHOWN_WITH_A_REQUEST + 1):
+        body = {"message": f"note {n}", "inbox_id": inbox, "kind": "note"}
+        assert api("POST", "/v1/messages", caller, body).status == 201
+    request = ask(api, caller, "Now the question.", inbox_id=inbox).body
+    notes = stack.services.messaging.notes_before_as_system(request["message_id"])
+    expected = [f"note {n}" for n in range(1, limits.NOTES_SHOWN_WITH_A_REQUEST + 1)]
+    assert [n.body for n in notes] == expected

@@ -384,3 +384,35 @@ def socket_closed() -> Iterator[int]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     yield port
+
+
+def test_c6_a_subscription_shows_its_newest_deliveries_each_sent_within_the_timeout(
+    api, stack, agents, receiver, webhooks, monkeypatch
+):
+    """C6: a subscription's view shows its newest CONVERSATION_WEBHOOK_DELIVERIES_SHOWN
+    deliveries, newest first; each attempt is bounded by CONVERSATION_WEBHOOK_TIMEOUT_SECONDS.
+
+    The shown bound is lowered to 2 for speed: the view reads
+    `limits.CONVERSATION_WEBHOOK_DELIVERIES_SHOWN` when asked, so the rule is the same."""
+    from agentworks.conversation_webhooks import delivery
+
+    monkeypatch.setattr(limits, "CONVERSATION_WEBHOOK_DELIVERIES_SHOWN", 2)
+    timeouts: list[float] = []
+    real_post = delivery.post_signed
+
+    def timed(url: str, keys: Any, body: bytes, timestamp: int, timeout: float) -> Any:
+        timeouts.append(timeout)
+        return real_post(url, keys, body, timestamp, timeout)
+
+    monkeypatch.setattr(delivery, "post_signed", timed)
+    hook = subscribe(api, stack.admin_token, receiver.url, ["agent_asked"])
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = []
+    for n in range(limits.CONVERSATION_WEBHOOK_DELIVERIES_SHOWN + 1):
+        stack.clock.advance(1)
+        sent.append(ask(api, caller, f"Clause {n}?").body["message_id"])
+    assert webhooks()["sent"] == len(sent)
+    shown = api("GET", f"/v1/webhooks/{hook['webhook_id']}/deliveries", stack.admin_token)
+    assert [d["message_id"] for d in shown.body["deliveries"]] == sent[:0:-1]
+    assert timeouts == [limits.CONVERSATION_WEBHOOK_TIMEOUT_SECONDS] * len(sent)

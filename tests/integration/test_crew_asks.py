@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from agentworks import limits
 from tests.integration.crew_support import CONTRACTS
 from tests.integration.test_conversation_requests import (
     TERMINAL,
@@ -96,7 +97,9 @@ def test_c4_a_crew_whose_messaging_is_off_refuses_with_the_reason(api, stack, ag
 
 
 def test_c4_three_conversations_deep_and_no_deeper(api, stack, agents):
-    """caller → one (1) → two (2) → three (3) → contracts would be the fourth: refused."""
+    """caller → one (1) → two (2) → three (3) → contracts would be the fourth: refused
+    (CONVERSATION_DEPTH_MAX deep, the chain below is built for that bound)."""
+    assert limits.CONVERSATION_DEPTH_MAX == 3
     make(api, stack, CONTRACTS)
     make(api, stack, asking_crew("three", "contracts", ["contracts"]))
     make(api, stack, asking_crew("two", "three", ["three"]))
@@ -106,7 +109,7 @@ def test_c4_three_conversations_deep_and_no_deeper(api, stack, agents):
     assert settle(api, caller, sent)["state"] == "answered"
     [reply] = wait_for_messages(api, caller, sent["inbox_id"], timeout=60)
     assert reply["body"].startswith("one heard: two heard: three heard: Your request was not sent")
-    assert "3 conversations deep" in reply["body"]
+    assert f"{limits.CONVERSATION_DEPTH_MAX} conversations deep" in reply["body"]
     assert len(executions(stack)) == 3  # contracts never ran
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import boto3
 import pytest
 
+from agentworks import limits
 from tests.integration.crew_support import CONTRACTS
 
 TERMINAL_RUN = {"succeeded", "failed", "interrupted"}
@@ -283,3 +284,44 @@ def test_m10_a_failed_run_posts_nothing_and_its_delivery_record_shows_the_failur
     wait_for_state(api, stack, lambda s: record_of(s, sent["message_id"])["receipt"] == "processed")
     page = api("GET", "/v1/messages", caller, query={"inbox_id": sent["inbox_id"]}).body
     assert page["messages"] == []
+
+
+def test_m8_crew_state_pages_hold_limit_inboxes_and_each_its_newest_records(api, stack, agents):
+    """M8: a page of a Crew's state is STATE_PAGE_MAX inboxes (STATE_PAGE_DEFAULT without a
+    limit), the next page the rest; an inbox shows its newest STATE_DELIVERY_RECORDS
+    deliveries and WAKEUPS_SHOWN_PER_INBOX wakeups."""
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    sent = []
+    for n in range(limits.STATE_PAGE_MAX + 1):
+        reply = send(api, caller, f"Clause {n}?")
+        assert reply.status == 201, reply.body
+        sent.append(reply.body)
+    newest_inbox = sent[-1]["inbox_id"]
+    for n in range(limits.STATE_DELIVERY_RECORDS):
+        more = send(api, caller, f"And {n}?", inbox_id=newest_inbox)
+        assert more.status == 201, more.body
+    wakeups = []
+    for _ in range(limits.WAKEUPS_SHOWN_PER_INBOX + 1):
+        stack.clock.advance(0.001)
+        made = api("POST", "/v1/wakeups", caller, {"inbox_id": newest_inbox, "delay_seconds": 600})
+        assert made.status == 201, made.body
+        wakeups.append(made.body["wakeup_id"])
+
+    path, admin = "/v1/crews/contracts/state", stack.admin_token
+    full = api("GET", path, admin, query={"limit": limits.STATE_PAGE_MAX}).body
+    crew_side = [s["inbox_id"][:-1] + "b" for s in sent]
+    assert [i["inbox_id"] for i in full["inboxes"]] == crew_side[::-1][: limits.STATE_PAGE_MAX]
+    rest = api("GET", path, admin, query={"after": full["next_cursor"]}).body
+    assert [i["inbox_id"] for i in rest["inboxes"]] == [crew_side[0]]
+    assert rest["next_cursor"] is None
+    default = api("GET", path, admin).body["inboxes"]
+    assert len(default) == limits.STATE_PAGE_DEFAULT
+
+    newest = full["inboxes"][0]
+    shown = [r["message_id"] for r in newest["delivery_records"]]
+    assert len(shown) == limits.STATE_DELIVERY_RECORDS
+    assert sent[-1]["message_id"] not in shown  # the oldest of its 21 is no longer shown
+    # …and each shown delivery has its run state (review holds them all).
+    assert {r["run_state"] for r in newest["delivery_records"]} == {"pending_review"}
+    assert {w["wakeup_id"] for w in newest["wakeups"]} == set(wakeups[1:])

@@ -13,7 +13,7 @@ write is lined up before it). Each test fails with its condition dropped:
 - W11 schedule period: `wake_due = :due` (registry_store.claim)
 - M2 submission_id: the binding's claim condition (submission_store.claim_binding)
 - F4 submission_id: the call binding's condition (call_store.admit)
-- W10 submission_id: none holds it yet (an expected failure, see its reason)
+- W10 submission_id: the call is written in the transaction that creates its run (the binding)
 - R1 publish: the head's and release's conditions, and for identical source the
   content hash's too (release_store.publish)
 - M9 wakeup: its claim's `#state = :scheduled` (wakeup_store.claim)

@@ -227,3 +227,26 @@ def test_a4_strangers_cannot_list_call_read_or_reply(api, stack, agents, who):
         assert "contracts" not in json.dumps(api("GET", "/v1/crews", token).body)
     # The call is untouched.
     assert api("GET", f"/v1/calls/{call_id}", caller).body["state"] == "input_required"
+
+
+def test_f2_a_file_reads_in_pages_of_file_page_max_bytes(stack):
+    """F2: a file of FILE_PAGE_MAX_BYTES is one page; a byte more is two, the second holding
+    that byte; a page past the last is empty."""
+    import boto3
+
+    from agentworks import limits
+    from agentworks.crews.outputs import OutputStore
+
+    store = OutputStore(
+        lambda: boto3.client("s3", region_name="us-east-1"), stack.settings.outputs_bucket
+    )
+    content = bytes(range(256)) * (limits.FILE_PAGE_MAX_BYTES // 256) + b"!"
+    store.put("calls/c/k/", "at.bin", content[:-1])
+    store.put("calls/c/k/", "past.bin", content)
+    at = store.read_page("calls/c/k/", "at.bin", 0)
+    assert (at.pages, at.size, at.content) == (1, limits.FILE_PAGE_MAX_BYTES, content[:-1])
+    first = store.read_page("calls/c/k/", "past.bin", 0)
+    second = store.read_page("calls/c/k/", "past.bin", 1)
+    assert first.pages == second.pages == 2
+    assert first.content == content[: limits.FILE_PAGE_MAX_BYTES] and second.content == b"!"
+    assert store.read_page("calls/c/k/", "past.bin", 2).content == b""

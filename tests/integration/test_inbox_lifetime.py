@@ -113,7 +113,7 @@ def test_m11_idle_inbox_expires_after_7_days_then_tick_retires_it(api, agents, s
     stranger = stack.services.identity.bootstrap("other").token  # another account
     sent = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "hi"}).body
     inbox = sent["inbox_id"]
-    stack.clock.advance(7 * DAY - 1)
+    stack.clock.advance(limits.INBOX_IDLE_SECONDS - 1)
     assert api("GET", "/v1/messages", worker, query={"inbox_id": inbox}).status == 200
     stack.clock.advance(1)
     expired = api("GET", "/v1/messages", worker, query={"inbox_id": inbox})
@@ -126,8 +126,10 @@ def test_m11_idle_inbox_expires_after_7_days_then_tick_retires_it(api, agents, s
     tick = load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
     assert tick["retired_idle"] == 1
     assert api("GET", "/v1/inboxes/" + inbox + "/state", worker).body["status"] == "expired"
-    # 7 more days of `expired`, then TTL removes the metadata → unavailable.
-    stack.clock.advance(7 * DAY)
+    # EXPIRED_LOOKUP_SECONDS more of `expired`, then TTL removes the metadata → unavailable.
+    stack.clock.advance(limits.EXPIRED_LOOKUP_SECONDS - 1)
+    assert api("GET", "/v1/messages", worker, query={"inbox_id": inbox}).status == 410
+    stack.clock.advance(1)
     assert api("GET", "/v1/messages", worker, query={"inbox_id": inbox}).status == 404
 
 

@@ -29,9 +29,12 @@ def test_m11_message_length_counts_characters_not_bytes(api, agents, stack):
     too_long = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": EMOJI * 20_001})
     assert too_long.status == 400
     assert "20,001" in too_long.body["error"]["message"]
-    empty = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": ""})
+    shortest = "x" * limits.MESSAGE_MIN_CHARS
+    empty = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": shortest[1:]})
     assert empty.status == 400
-    assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "x"}).status == 201
+    assert (
+        api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": shortest}).status == 201
+    )
 
 
 def test_m11_rate_limit_41st_message_in_an_hour_refused_with_retry_after(api, agents, stack):
@@ -52,8 +55,10 @@ def test_m11_rate_limit_41st_message_in_an_hour_refused_with_retry_after(api, ag
     assert refused.status == 429
     retry_after = refused.body["error"]["retry_after"]
     assert refused.headers["Retry-After"] == str(retry_after)
-    # The first message was sent 19 * 30 s ago, so its slot frees at 3600 - 570 s.
-    assert retry_after == 3600 - 19 * 30
+    # The first message was sent 19 * 30 s ago, so its slot frees when the window has
+    # passed over it: an hour less 570 s from now.
+    assert limits.RATE_LIMIT_WINDOW_SECONDS == 3600
+    assert retry_after == limits.RATE_LIMIT_WINDOW_SECONDS - 19 * 30
     # M2: a retry of an accepted submission still returns its receipt past the limit.
     stack.clock.advance(retry_after - 1)
     assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "x"}).status == 429
@@ -185,3 +190,83 @@ def test_m4_name_and_purpose_bounds(api, agents):
     assert api("POST", "/v1/agents", token, {"agent_name": "b" * 65}).status == 400
     assert api("POST", "/v1/agents", token, {"agent_name": "p", "purpose": "x" * 512}).status == 200
     assert api("POST", "/v1/agents", token, {"agent_name": "q", "purpose": "x" * 513}).status == 400
+
+
+def _seed_mailbox(stack, first_entry_key: dict, count: int) -> None:
+    """`count` more mailbox entries after the first, copies of it under the next sequence
+    numbers (as `count` more first contacts would leave them; moto slows with HTTP calls)."""
+    table = stack.settings.messages_table
+    item = stack.client.get_item(TableName=table, Key=first_entry_key, ConsistentRead=True)["Item"]
+    seq = int(item["sk"]["S"])
+    for start in range(0, count, 25):
+        stack.client.batch_write_item(
+            RequestItems={
+                table: [
+                    {
+                        "PutRequest": {
+                            "Item": {
+                                **item,
+                                "sk": {"S": keys.seq_key(seq + n)},
+                                "body": {"S": f"m{seq + n}"},
+                            }
+                        }
+                    }
+                    for n in range(start + 1, min(count, start + 25) + 1)
+                ]
+            }
+        )
+
+
+def test_m3_m11_a_mailbox_page_holds_limit_messages_and_the_next_page_the_rest(api, agents, stack):
+    """A page is at most `limit` (≤ PAGE_MAX) messages, PAGE_DEFAULT without one; the cursor
+    goes on where the page ended, losing and repeating nothing."""
+    reviewer = agents.named("reviewer")
+    worker = agents.connection("worker")["token"]
+    sent = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "m"})
+    assert sent.status == 201
+    first = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer"}).body
+    [entry] = first["messages"]
+    mailbox_pk = next(
+        i["pk"]["S"]
+        for i in stack.client.scan(TableName=stack.settings.messages_table)["Items"]
+        if i["pk"]["S"].startswith("MBX#")
+        and i.get("message_id", {}).get("S") == entry["message_id"]
+    )
+    _seed_mailbox(stack, {"pk": {"S": mailbox_pk}, "sk": {"S": keys.seq_key(1)}}, limits.PAGE_MAX)
+    q = {"agent_name": "reviewer", "after": "0"}
+
+    full = api("GET", "/v1/messages", reviewer, query={**q, "limit": limits.PAGE_MAX}).body
+    assert len(full["messages"]) == limits.PAGE_MAX
+    rest = api("GET", "/v1/messages", reviewer, query={**q, "after": full["next_cursor"]}).body
+    assert [m["body"] for m in rest["messages"]] == [f"m{limits.PAGE_MAX + 1}"]
+    assert [m["body"] for m in full["messages"]][:2] == ["m", "m2"]
+
+    default = api("GET", "/v1/messages", reviewer, query=q).body["messages"]
+    assert len(default) == limits.PAGE_DEFAULT
+    small = api("GET", "/v1/messages", reviewer, query={**q, "limit": 3}).body["messages"]
+    assert [m["body"] for m in small] == ["m", "m2", "m3"]
+    refused = api("GET", "/v1/messages", reviewer, query={**q, "limit": limits.PAGE_MAX + 1})
+    assert refused.status == 400 and refused.body["error"]["field"] == "limit"
+
+
+def test_m11_a_message_is_kept_message_retention_seconds_while_its_inbox_lives_on(
+    api, agents, stack
+):
+    """M11: a message is readable for MESSAGE_RETENTION_SECONDS from when it was sent, even
+    while later messages keep its inbox alive; then it is gone and the later ones remain."""
+    worker, reviewer, inbox, reply_to = _first_contact(api, agents)  # "start" at t0
+    stack.clock.advance(3 * 24 * 3600)
+    assert (
+        api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "later"}).status == 201
+    )
+    q = {"inbox_id": reply_to, "after": "0"}
+    stack.clock.advance(limits.MESSAGE_RETENTION_SECONDS - 3 * 24 * 3600 - 1)
+    mailbox = {"agent_name": "reviewer", "after": "0"}
+    shown = api("GET", "/v1/messages", reviewer, query=q).body["messages"]
+    assert [m["body"] for m in shown] == ["start", "later"]
+    assert [m["body"] for m in api("GET", "/v1/messages", reviewer, query=mailbox).body[
+        "messages"]] == ["start"]  # fmt: skip
+    stack.clock.advance(1)
+    shown = api("GET", "/v1/messages", reviewer, query=q).body["messages"]
+    assert [m["body"] for m in shown] == ["later"]
+    assert api("GET", "/v1/messages", reviewer, query=mailbox).body["messages"] == []

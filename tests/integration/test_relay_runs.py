@@ -213,3 +213,19 @@ def test_a_release_at_the_source_limit_publishes_and_one_byte_more_is_refused(
     refused = api("POST", "/api/relays", stack.admin_token, {"files": past})
     assert refused.status == 400, refused.body
     assert f"{limits.RELAY_SOURCE_MAX_BYTES:,}" in refused.body["error"]["message"]
+
+
+def test_the_releases_list_shows_the_latest_relay_releases_listed(
+    stack: Any, api: Any, monkeypatch: Any
+) -> None:
+    """R1: `relays releases` lists the latest RELAY_RELEASES_LISTED releases, newest first.
+
+    The bound is lowered to 2 for speed: the list reads `limits.RELAY_RELEASES_LISTED` when
+    asked, so the rule under test is the same."""
+    monkeypatch.setattr(limits, "RELAY_RELEASES_LISTED", 2)
+    for n in range(1, 4):
+        source = VERSIONED.replace("{release}", str(n))
+        assert publish(api, stack.admin_token, relay_files("pinned", source))["version"] == n
+    listed = api("GET", "/api/relays/pinned/releases", stack.admin_token).body
+    assert [r["version"] for r in listed["releases"]] == [3, 2]
+    assert listed["active_version"] == 3

@@ -247,3 +247,59 @@ def test_cli_profiles_at_their_limits_are_accepted_and_crews_refuse_the_type(api
 
 def test_unknown_ids_are_shaped_like_real_ones() -> None:
     assert _ULID.search(UNKNOWN_JOB)
+
+
+def test_a_claim_looks_at_the_oldest_runner_claim_scan_max_queued_jobs(
+    api, stack, agents, monkeypatch
+) -> None:
+    """A claim looks at the account's oldest RUNNER_CLAIM_SCAN_MAX queued jobs: a codex
+    runner finds nothing behind that many claude jobs, and finds its job once one of them is
+    taken.
+
+    The bound is lowered to 2 for speed: a claim reads `limits.RUNNER_CLAIM_SCAN_MAX` when
+    it is made, so the rule under test is the same."""
+    from tests.integration.runner_support import CODEX
+
+    monkeypatch.setattr(limits, "RUNNER_CLAIM_SCAN_MAX", 2)
+    define(api, stack.admin_token, CLAUDE, CODEX)
+    token = runner_token(agents)
+    claude_run = start(api, stack.admin_token, _flow("First", "Second"))
+    wait_queued(stack, limits.RUNNER_CLAIM_SCAN_MAX)
+    late = {"label": "c0", "adapter": "codex", "prompt": "Late"}
+    codex_flow = {"workflowId": "codex-jobs", "stages": [{"steps": [late]}]}
+    codex_run = start(api, stack.admin_token, codex_flow)
+    wait_queued(stack, limits.RUNNER_CLAIM_SCAN_MAX + 1)
+    codex_claim = {"runner_id": "r-codex", "name": "codex", "commands": ["codex"]}
+    assert _post(api, token, "/v1/runner/claim", codex_claim).body["job"] is None
+    taken = _post(api, token, "/v1/runner/claim", _claim()).body["job"]
+    assert taken["prompt"] in ("First", "Second")
+    found = _post(api, token, "/v1/runner/claim", codex_claim).body["job"]
+    assert found is not None and found["prompt"] == "Late"
+
+    # Let both runs end: every job reported.
+    path = "/v1/runner/jobs/{}/finish"
+    assert _post(api, token, path.format(taken["job_id"]), _report()).status == 200
+    assert _post(api, token, path.format(found["job_id"]), _report("r-codex")).status == 200
+    last = _post(api, token, "/v1/runner/claim", _claim()).body["job"]
+    assert _post(api, token, path.format(last["job_id"]), _report()).status == 200
+    assert wait_run(api, stack.admin_token, claude_run)["status"] == "succeeded"
+    assert wait_run(api, stack.admin_token, codex_run)["status"] == "succeeded"
+
+
+def test_an_ended_job_is_kept_runner_job_retention_seconds(api, stack, agents) -> None:
+    """An ended job stays readable RUNNER_JOB_RETENTION_SECONDS (a second report is told it
+    ended); then it is gone, answered as an unknown job."""
+    define(api, stack.admin_token, CLAUDE)
+    token = runner_token(agents)
+    run_id = start(api, stack.admin_token, _flow("Only"))
+    wait_queued(stack, 1)
+    job = _post(api, token, "/v1/runner/claim", _claim()).body["job"]
+    path = f"/v1/runner/jobs/{job['job_id']}/finish"
+    assert _post(api, token, path, _report()).status == 200
+    assert wait_run(api, stack.admin_token, run_id)["status"] == "succeeded"
+    stack.clock.advance(limits.RUNNER_JOB_RETENTION_SECONDS - 1)
+    assert _post(api, token, path, _report()).status == 409
+    stack.clock.advance(1)
+    gone = _post(api, token, path, _report())
+    unknown = _post(api, token, f"/v1/runner/jobs/{UNKNOWN_JOB}/finish", _report())
+    assert (gone.status, gone.body) == (404, unknown.body)

@@ -257,3 +257,25 @@ def test_the_await_runner_state_fails_the_step_after_its_backstop_timeout(api, s
     only = step_of(api("GET", f"/v1/workflows/{run_id}", stack.admin_token).body, "only")
     assert (only["status"], only["error"]) == ("failed", "no runner finished it within 29 h")
     assert api("POST", f"/v1/workflows/{run_id}/cancel", stack.admin_token).status == 200
+
+
+def test_a_tick_settles_at_most_runner_jobs_per_tick_jobs(api, stack, agents, monkeypatch):
+    """One more job past its wait than a tick settles: the tick expires
+    RUNNER_JOBS_PER_TICK of them, the next tick the last one.
+
+    The bound is lowered to 1 for speed: the tick reads `limits.RUNNER_JOBS_PER_TICK` when
+    it runs, so the rule under test is the same."""
+    monkeypatch.setattr(limits, "RUNNER_JOBS_PER_TICK", 1)
+    define(api, stack.admin_token, CLAUDE)
+    two = {"workflowId": "pair", "stages": [{"steps": [
+        {"label": "a", "adapter": "claude-code", "prompt": "A"},
+        {"label": "b", "adapter": "claude-code", "prompt": "B"},
+    ]}]}  # fmt: skip
+    run_id = start(api, stack.admin_token, two)
+    wait_queued(stack, 2)
+    stack.clock.advance(limits.RUNNER_QUEUE_WAIT_SECONDS + 1)
+    assert invoke_function("TickFunction", {})["runner_jobs_expired"] == 1
+    assert invoke_function("TickFunction", {})["runner_jobs_expired"] == 1
+    assert invoke_function("TickFunction", {})["runner_jobs_expired"] == 0
+    for label in ("a", "b"):
+        assert wait_step(api, stack.admin_token, run_id, label, {"failed"})["status"] == "failed"

@@ -163,3 +163,65 @@ def test_m9_a_paused_accounts_wakeups_are_not_claimable_and_hold_up_nobody(stack
         assert set(_states(stack, paused)) == {"fired"}
     finally:
         runtime.install(stack.services)
+
+
+def test_m9_a_tick_serves_wakeup_accounts_per_tick_accounts_longest_waiting_first(
+    stack, monkeypatch
+):
+    """One more account than a tick serves, each with one due wakeup: the tick fires the
+    WAKEUP_ACCOUNTS_PER_TICK that waited longest, the next tick the one left.
+
+    The bound is lowered to 20 for speed (201 accounts take ~7 s on moto): the tick reads
+    `limits.WAKEUP_ACCOUNTS_PER_TICK` when it runs, so the rule under test is the same."""
+    monkeypatch.setattr(limits, "WAKEUP_ACCOUNTS_PER_TICK", 20)
+    seeded = []
+    for n in range(limits.WAKEUP_ACCOUNTS_PER_TICK + 1):
+        stack.clock.advance(0.001)
+        seeded += _seed(stack, f"acc_{n:04d}", 1, int(stack.clock.now() * 1000))
+    stack.clock.advance(limits.WAKEUP_INDEX_SETTLE_SECONDS + 1)
+    _install_recording(stack)
+    try:
+        assert _tick()["wakeups_fired"] == limits.WAKEUP_ACCOUNTS_PER_TICK
+        newest = seeded[-1]
+        assert _states(stack, [newest]) == ["scheduled"]
+        assert all(_states(stack, [w]) == ["fired"] for w in seeded[:3])
+        assert _tick()["wakeups_fired"] == 1
+        assert _states(stack, [newest]) == ["fired"]
+    finally:
+        runtime.install(stack.services)
+
+
+def test_m9_a_tick_records_at_most_wakeup_stale_per_tick_stale_claims(stack, monkeypatch):
+    """Claims a tick made but never recorded (it stopped) are recorded `interrupted`, at most
+    WAKEUP_STALE_PER_TICK a tick, oldest first; the next tick records the rest.
+
+    The bound is lowered to 10 for speed: the tick reads `limits.WAKEUP_STALE_PER_TICK` when
+    it runs, so the rule under test is the same."""
+    from agentworks.crews.wakeup_queue_store import FIRING, due_key
+
+    monkeypatch.setattr(limits, "WAKEUP_STALE_PER_TICK", 10)
+    now = int(stack.clock.now() * 1000)
+    claimed = _seed(stack, ACCOUNT_A, limits.WAKEUP_STALE_PER_TICK + 1, now)
+    for n, w in enumerate(claimed):  # as a claim leaves it (wakeup_store.claim), oldest first
+        stack.client.update_item(
+            TableName=stack.settings.work_table,
+            Key=to_item({"pk": conversation_pk(w.conversation), "sk": f"WAKE#{w.wake}"}),
+            UpdateExpression="SET #state = :firing, wake_store = :store, wake_due = :claimed, "
+            "run_id = :run",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=to_item(
+                {
+                    ":firing": "firing",
+                    ":store": FIRING,
+                    ":claimed": due_key(now + n, w.wakeup_id),
+                    ":run": f"run_{n}",
+                }
+            ),
+        )
+    stack.clock.advance(limits.WAKEUP_FIRING_STALE_SECONDS + 1)
+    assert _tick()["wakeups_interrupted"] == limits.WAKEUP_STALE_PER_TICK
+    states = _states(stack, claimed)
+    assert states[:-1] == ["interrupted"] * limits.WAKEUP_STALE_PER_TICK
+    assert states[-1] == "firing"
+    assert _tick()["wakeups_interrupted"] == 1
+    assert set(_states(stack, claimed)) == {"interrupted"}

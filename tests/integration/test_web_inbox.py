@@ -209,3 +209,75 @@ def test_c5_the_pages_answer_get_only(stack):
     refused = serve(event)
     assert refused is not None and refused["statusCode"] == 405
     assert serve({"rawPath": "/inboxes"}) is None  # not a page: the API routes it
+
+
+def test_c5_a_page_holds_limit_conversations_from_the_newest_scanned_per_crew(
+    api, stack, agents, monkeypatch
+):
+    """C5: a page is at most CONVERSATIONS_PAGE_MAX conversations (CONVERSATIONS_PAGE_DEFAULT
+    without a limit), the next page the rest; each Crew brings its newest
+    CONVERSATIONS_SCANNED_PER_CREW conversations, so its oldest past those is not listed.
+
+    The three are lowered for speed (at 100, 101 conversations take ~5 s on moto): the
+    listing reads them from `limits` when asked, so the rules under test are the same."""
+    monkeypatch.setattr(limits, "CONVERSATIONS_PAGE_MAX", 10)
+    monkeypatch.setattr(limits, "CONVERSATIONS_SCANNED_PER_CREW", 10)
+    monkeypatch.setattr(limits, "CONVERSATIONS_PAGE_DEFAULT", 4)
+    crew(api, stack, "review")
+    crew(api, stack, "review", name="second")
+    caller = agents.connection("caller")["token"]
+
+    def first_contact(target: str) -> str:
+        stack.clock.advance(0.001)
+        sent = ask(api, caller, "Clause 1?", target=target)
+        assert sent.status == 201, sent.body
+        return "cnv_" + sent.body["inbox_id"][4:-1]
+
+    oldest = first_contact("crew:contracts")
+    for _ in range(limits.CONVERSATIONS_SCANNED_PER_CREW - 1):
+        first_contact("crew:contracts")
+    other = first_contact("crew:second")
+    admin = stack.admin_token
+
+    full = _listed(api, admin, limit=limits.CONVERSATIONS_PAGE_MAX)
+    assert len(full["conversations"]) == limits.CONVERSATIONS_PAGE_MAX
+    assert full["conversations"][0]["conversation_id"] == other
+    rest = _listed(api, admin, after=full["next_cursor"])
+    assert [c["conversation_id"] for c in rest["conversations"]] == [oldest]
+    assert rest["next_cursor"] is None
+    assert len(_listed(api, admin)["conversations"]) == limits.CONVERSATIONS_PAGE_DEFAULT
+
+    # One more of contracts: its oldest falls out of the crew's newest scanned.
+    newest = first_contact("crew:contracts")
+    listed = _listed(api, admin, limit=limits.CONVERSATIONS_PAGE_MAX)
+    rest = _listed(api, admin, after=listed["next_cursor"])
+    ids = [c["conversation_id"] for c in listed["conversations"] + rest["conversations"]]
+    assert ids[0] == newest and other in ids and oldest not in ids
+    assert len(ids) == limits.CONVERSATIONS_SCANNED_PER_CREW + 1
+    assert sum(listed["counts"].values()) == limits.CONVERSATIONS_SCANNED_PER_CREW + 1
+
+
+def test_c5_a_conversation_shows_its_newest_messages_and_requests(api, stack, agents, monkeypatch):
+    """C5: a conversation's view holds its newest CONVERSATION_MESSAGES_SHOWN messages and
+    REQUESTS_SHOWN_PER_CONVERSATION requests; older ones are left out, never a longer list.
+
+    Both are lowered for speed (at 100, the sends take ~3 s on moto): the view reads them
+    from `limits` when asked, so the rules under test are the same."""
+    monkeypatch.setattr(limits, "CONVERSATION_MESSAGES_SHOWN", 10)
+    monkeypatch.setattr(limits, "REQUESTS_SHOWN_PER_CONVERSATION", 5)
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    first = ask(api, caller, "Request 0?")
+    assert first.status == 201, first.body
+    inbox, sent = first.body["inbox_id"], [first.body["message_id"]]
+    for n in range(1, limits.CONVERSATION_MESSAGES_SHOWN + 1):
+        stack.clock.advance(3600 / limits.RATE_LIMIT_MESSAGES + 1)  # within the rate limit
+        more = ask(api, caller, f"Request {n}?", inbox_id=inbox)
+        assert more.status == 201, more.body
+        sent.append(more.body["message_id"])
+    shown = api("GET", f"/v1/conversations/cnv_{inbox[4:-1]}", stack.admin_token)
+    assert shown.status == 200, shown.body
+    messages = [m["message_id"] for m in shown.body["messages"]]
+    assert messages == sent[-limits.CONVERSATION_MESSAGES_SHOWN :]
+    requests = {r["message_id"] for r in shown.body["requests"]}
+    assert requests == set(sent[-limits.REQUESTS_SHOWN_PER_CONVERSATION :])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from agentworks import limits
 from tests.integration.workflow_support import CLAUDE_CODE, define, start, step_of, wait_run
 
 
@@ -180,3 +181,36 @@ def test_cancelling_a_run_cancels_the_run_its_step_called(api, stack) -> None:
         time.sleep(0.05)
     assert api("POST", f"/v1/workflows/{run_id}/cancel", token).status == 200
     assert wait_run(api, token, called[0]["runId"])["status"] == "cancelled"
+
+
+def test_a_functions_caller_list_holds_its_bound_and_no_more(api, stack, agents) -> None:
+    """W10: WORKFLOW_CALLERS_MAX callers, the last of them the one that calls, registers and
+    lets it call; one more is refused and the registration stays as it was."""
+    define(api, stack.admin_token, CLAUDE_CODE)
+    last = agents.connection("last")
+    one_more = agents.connection("one-more")
+    fillers = [f"workflow:w{i}" for i in range(limits.WORKFLOW_CALLERS_MAX - 1)]
+    at_bound = [*fillers, last["connection_id"]]
+    registered = api(
+        "PUT", "/v1/workflow-definitions", stack.admin_token, {"content": _b(at_bound)}
+    )
+    assert registered.status == 200, registered.body
+    # A call with args its schema refuses starts nothing: a listed caller is told about the
+    # args (422), an unlisted one learns nothing of the function (404).
+    call = {"target": "workflow:reviewer", "function": "review", "args": {"REPO": 7}}
+    assert api("POST", "/v1/calls", last["token"], call).status == 422
+    assert api("POST", "/v1/calls", one_more["token"], call).status == 404
+
+    past = api(
+        "PUT",
+        "/v1/workflow-definitions",
+        stack.admin_token,
+        {"content": _b([*at_bound, one_more["connection_id"]])},
+    )
+    assert past.status == 400 and past.body["error"]["code"] == "invalid_request"
+    assert "callers" in past.body["error"]["message"]
+    # Not stored: the version is the first, and the 51st caller still finds nothing.
+    listed = api("GET", "/v1/workflow-definitions", stack.admin_token).body["workflows"]
+    assert [(w["workflowId"], w["version"]) for w in listed] == [("reviewer", 1)]
+    assert api("POST", "/v1/calls", one_more["token"], call).status == 404
+    assert api("POST", "/v1/calls", last["token"], call).status == 422

@@ -94,3 +94,32 @@ def test_a_step_at_every_limit_fits_and_its_session_moves_to_s3(stack) -> None:
     read, version = found
     assert version == 1 and read.turns == step.turns and read.output == step.output
     assert read.turns_file is not None  # the turns and output went to S3
+
+
+def test_a_step_keeps_its_session_in_its_item_up_to_workflow_step_item_max_bytes(stack) -> None:
+    """A step record of WORKFLOW_STEP_ITEM_MAX_BYTES keeps its turns and output in its item;
+    a byte more and they go to S3 (and come back whole)."""
+    from agentworks.workflows.run_store import _json
+
+    store = _store(stack)
+
+    def step_of_size(index: int, size: int) -> StepRecord:
+        step = StepRecord(
+            run_id="wfrun_01JZZZZZZZZZZZZZZZZZZZZZZZ", stage=0, index=index, label=f"s{index}",
+            stage_label="s", status="succeeded", output="",
+            turns=[{"role": "user", "content": "hi"}],
+        )  # fmt: skip
+        step.output = "x" * (size - len(_json(step.to_json()).encode()))
+        assert len(_json(step.to_json()).encode()) == size
+        return step
+
+    at = step_of_size(0, limits.WORKFLOW_STEP_ITEM_MAX_BYTES)
+    store.save_step(at, 0)
+    kept = store.get_step(at.run_id, at.position)
+    assert kept is not None and kept[0].turns_file is None and kept[0].output == at.output
+
+    past = step_of_size(1, limits.WORKFLOW_STEP_ITEM_MAX_BYTES + 1)
+    store.save_step(past, 0)
+    moved = store.get_step(past.run_id, past.position)
+    assert moved is not None and moved[0].turns_file is not None
+    assert moved[0].output == past.output and moved[0].turns == past.turns

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentworks import limits
 from tests.integration.workflow_support import (
     TIMED,
     define,
@@ -139,3 +140,31 @@ def test_a_scripted_step_needs_a_scripted_profile(api, stack) -> None:
         start(api, stack.admin_token, {"workflowId": "w", "stages": [{"steps": [step]}]}),
     )
     assert run["status"] == "succeeded"
+
+
+def _many_routes(n: int) -> dict[str, Any]:
+    """A routing step with `n` routes, each to a step of its own; the last route is `fix`."""
+    names = [f"route-{i}" for i in range(n - 1)] + ["fix"]
+    first = {"label": "triage", "kind": "routing", "adapter": "triage", "prompt": "Triage it",
+             "routes": {name: [f"do-{name}"] for name in names}}  # fmt: skip
+    later = [{"label": f"do-{name}", "adapter": "timed", "prompt": f"do {name}"} for name in names]
+    return {"workflowId": "plans", "stages": [{"steps": [first]}, {"steps": later}]}
+
+
+def test_a_routing_step_holds_workflow_routes_max_routes_and_no_more(api, stack) -> None:
+    """W9: WORKFLOW_ROUTES_MAX routes run, the last one picked and every other route's step
+    skipped; one more route is refused before anything runs."""
+    workflow_agents.reset()
+    define(api, stack.admin_token, TIMED, TRIAGE)
+    token = stack.admin_token
+    run = wait_run(api, token, start(api, token, _many_routes(limits.WORKFLOW_ROUTES_MAX)))
+    assert run["status"] == "succeeded", run
+    assert step_of(run, "triage")["route"] == "fix"
+    assert step_of(run, "do-fix")["status"] == "succeeded"
+    skipped = [s for s in run["stages"][1]["steps"] if s["status"] == "skipped"]
+    assert len(skipped) == limits.WORKFLOW_ROUTES_MAX - 1
+
+    before = api("GET", "/v1/workflows", token).body["runs"]
+    refused = api("POST", "/v1/workflows", token, _many_routes(limits.WORKFLOW_ROUTES_MAX + 1))
+    assert refused.status == 400 and "routes" in refused.body["error"]["message"]
+    assert api("GET", "/v1/workflows", token).body["runs"] == before

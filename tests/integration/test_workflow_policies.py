@@ -167,3 +167,22 @@ def test_an_unanswered_escalation_fails_its_step_after_the_timeout(api, stack) -
     plan = step_of(api("GET", f"/v1/workflows/{run_id}", stack.admin_token).body, "plan")
     assert (plan["status"], plan["error"]) == ("failed", "no answer within 24 h")
     assert api("POST", f"/v1/workflows/{run_id}/cancel", stack.admin_token).status == 200
+
+
+def test_a_session_that_never_finishes_ends_after_workflow_step_turns_max_turns(api, stack) -> None:
+    """A session auto-allow keeps answering and that keeps asking takes
+    WORKFLOW_STEP_TURNS_MAX turns, then its step fails; no turn more is taken."""
+    from agentworks import limits
+    from tests.support import workflow_agents
+
+    workflow_agents.reset()
+    define(api, stack.admin_token, TIMED)
+    definition = _asking("auto-allow")
+    definition["stages"][0]["steps"][0]["prompt"] = "Plan forever. ask always: And then"
+    run = wait_run(api, stack.admin_token, start(api, stack.admin_token, definition))
+    assert run["status"] == "failed", run
+    plan = step_of(run, "plan")
+    assert plan["error"] == (
+        f"the session used {limits.WORKFLOW_STEP_TURNS_MAX} turns without finishing"
+    )
+    assert len(workflow_agents.turns_for("Plan forever")) == limits.WORKFLOW_STEP_TURNS_MAX

@@ -132,3 +132,21 @@ def test_a_running_run_cannot_be_retried(api, stack) -> None:
     refused = api("POST", f"/v1/workflows/{run_id}/retry", token, {})
     assert refused.status == 409 and "running" in refused.body["error"]["message"]
     assert api("POST", f"/v1/workflows/{run_id}/cancel", token).status == 200
+
+
+def test_a_cached_step_replays_for_workflow_cache_seconds_then_runs_again(api, stack) -> None:
+    """W6: a resume-cache entry lives WORKFLOW_CACHE_SECONDS from when its step succeeded:
+    replayed up to its last second, run again from then on."""
+    from agentworks import limits
+
+    workflow_agents.reset()
+    define(api, stack.admin_token, TIMED)
+    first = wait_run(api, stack.admin_token, start(api, stack.admin_token, _audit("v1.0")))
+    assert first["status"] == "succeeded", first
+    stack.clock.advance(limits.WORKFLOW_CACHE_SECONDS - 1)
+    again = wait_run(api, stack.admin_token, start(api, stack.admin_token, _audit("v1.0")))
+    assert step_of(again, "scan")["replayed"] is True
+    stack.clock.advance(1)
+    later = wait_run(api, stack.admin_token, start(api, stack.admin_token, _audit("v1.0")))
+    assert step_of(later, "scan")["replayed"] is False
+    assert len(workflow_agents.turns_for("Summarize the changelog since v1.0")) == 2

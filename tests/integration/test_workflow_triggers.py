@@ -171,7 +171,10 @@ def test_a_schedule_is_put_on_eventbridge_scheduler_which_invokes_the_tick(api, 
     assert put["Target"]["Arn"] == stack.settings.tick_function_arn
     assert put["Target"]["RoleArn"] == stack.settings.scheduler_role_arn
     # Issue 12: an invocation the Scheduler cannot deliver is retried, then kept for redrive.
-    assert put["Target"]["RetryPolicy"]["MaximumRetryAttempts"] >= 1
+    assert put["Target"]["RetryPolicy"] == {
+        "MaximumRetryAttempts": limits.SCHEDULE_RETRY_ATTEMPTS,
+        "MaximumEventAgeInSeconds": limits.SCHEDULE_EVENT_MAX_AGE_SECONDS,
+    }
     dead_letters = stack.resources.queue_arns["TickDeadLetterQueue"]
     assert put["Target"]["DeadLetterConfig"] == {"Arn": dead_letters}
     event = json.loads(put["Target"]["Input"])
@@ -179,7 +182,11 @@ def test_a_schedule_is_put_on_eventbridge_scheduler_which_invokes_the_tick(api, 
 
     tick = load_handler("tick").handler
     assert tick(event, LambdaContext())["schedules_fired"] == 0  # not due yet
-    stack.clock.advance(3600 - 30)  # the Scheduler may invoke a little early
+    # The Scheduler may invoke up to SCHEDULER_EARLY_MS early: that counts, earlier does not.
+    early_s = limits.SCHEDULER_EARLY_MS // 1000
+    stack.clock.advance(3600 - early_s - 1)
+    assert tick(event, LambdaContext())["schedules_fired"] == 0
+    stack.clock.advance(1)
     assert tick(event, LambdaContext())["schedules_fired"] == 1
     assert tick(event, LambdaContext())["schedules_fired"] == 0  # once per period
     assert _tick()["schedules_fired"] == 0  # the minute round agrees
@@ -304,3 +311,89 @@ def test_a_delivery_whose_run_could_not_start_is_started_by_the_retry(api, stack
     runs = {r["runId"]: r["status"] for r in _runs(api, stack.admin_token)}
     assert len(runs) == 2 and runs[retried.body["runId"]] != "failed"
     wait_run(api, stack.admin_token, retried.body["runId"])
+
+
+def _with_webhooks(n: int) -> str:
+    """WORKFLOW with `n` webhook triggers in place of its own three."""
+    head, rest = WORKFLOW.split("triggers:\n", 1)
+    hook = (
+        "  - kind: webhook\n    name: hook-{}\n"
+        "    variables: {{REF: ref, REPO: repository.full_name}}\n"
+    )
+    return (
+        head
+        + "triggers:\n"
+        + "".join(hook.format(i) for i in range(n))
+        + rest[rest.index("---\n") :]
+    )
+
+
+def test_a_workflow_holds_workflow_triggers_max_triggers_and_no_more(api, stack) -> None:
+    """W11: WORKFLOW_TRIGGERS_MAX triggers register, each with a path that starts a run; one
+    more is refused and the registration stays as it was."""
+    define(api, stack.admin_token, CLAUDE_CODE)
+    token = stack.admin_token
+    triggers = _register(api, token, _with_webhooks(limits.WORKFLOW_TRIGGERS_MAX))
+    assert len(triggers) == limits.WORKFLOW_TRIGGERS_MAX
+    last = triggers[f"hook-{limits.WORKFLOW_TRIGGERS_MAX - 1}"]
+    body = json.dumps(PUSH).encode()
+    assert _post(api, last, body, _signed(stack, last["secret"], body)).status == 202
+
+    past = _with_webhooks(limits.WORKFLOW_TRIGGERS_MAX + 1)
+    refused = api("PUT", "/v1/workflow-definitions", token, {"content": past})
+    assert refused.status == 400 and "triggers" in refused.body["error"]["message"]
+    listed = api("GET", "/v1/workflow-definitions", token).body["workflows"]
+    assert [(w["version"], w["triggers"]) for w in listed] == [(1, limits.WORKFLOW_TRIGGERS_MAX)]
+    for run in _runs(api, token):
+        wait_run(api, token, run["runId"])
+
+
+def test_a_tick_fires_at_most_workflow_schedules_per_tick_schedules(api, stack, monkeypatch):
+    """W11: one more due schedule than a tick fires: the tick fires WORKFLOW_SCHEDULES_PER_TICK,
+    the next tick the last one, each once.
+
+    The bound is lowered to 1 for speed: the tick reads `limits.WORKFLOW_SCHEDULES_PER_TICK`
+    when it runs, so the rule under test is the same."""
+    monkeypatch.setattr(limits, "WORKFLOW_SCHEDULES_PER_TICK", 1)
+    define(api, stack.admin_token, CLAUDE_CODE)
+    two = WORKFLOW.replace(
+        "---\n## review",
+        "  - kind: schedule\n    name: hourly-too\n    schedule: rate(1 hour)\n"
+        "    input: {REF: main, REPO: acme/db}\n---\n## review",
+    )
+    _register(api, stack.admin_token, two)
+    stack.clock.advance(3600)
+    assert _tick()["schedules_fired"] == 1
+    assert _tick()["schedules_fired"] == 1
+    assert _tick()["schedules_fired"] == 0
+    runs = _runs(api, stack.admin_token)
+    assert len(runs) == 2
+    for run in runs:
+        wait_run(api, stack.admin_token, run["runId"])
+
+
+def test_a_trigger_shows_its_latest_firings_and_the_list_its_latest_runs(
+    api, stack, monkeypatch
+) -> None:
+    """W11: a trigger's view shows its latest WORKFLOW_TRIGGER_HISTORY firings, newest
+    first; `workflow list` the latest WORKFLOW_RUNS_LISTED runs.
+
+    Both are lowered to 2 for speed: each is read from `limits` when the view is asked for,
+    so the rule under test is the same."""
+    monkeypatch.setattr(limits, "WORKFLOW_TRIGGER_HISTORY", 2)
+    monkeypatch.setattr(limits, "WORKFLOW_RUNS_LISTED", 2)
+    define(api, stack.admin_token, CLAUDE_CODE)
+    push = _register(api, stack.admin_token)["push"]
+    fired = []
+    for n in range(3):
+        stack.clock.advance(1)
+        body = json.dumps({**PUSH, "ref": f"release-{n}"}).encode()
+        reply = _post(api, push, body, _signed(stack, push["secret"], body))
+        assert reply.status == 202, reply.body
+        fired.append(reply.body["runId"])
+    shown = api("GET", "/v1/workflow-definitions/on-push", stack.admin_token).body
+    [history] = [t["runs"] for t in shown["triggers"] if t["name"] == "push"]
+    assert [r["runId"] for r in history] == fired[:0:-1]
+    assert [r["runId"] for r in _runs(api, stack.admin_token)] == fired[:0:-1]
+    for run_id in fired:
+        wait_run(api, stack.admin_token, run_id)

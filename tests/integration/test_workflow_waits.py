@@ -262,4 +262,6 @@ def test_a_busy_crews_waits_double_up_to_the_longest() -> None:
 
     waits = [busy_wait(n) for n in range(1, limits.WORKFLOW_CREW_BUSY_ROUNDS_MAX + 1)]
     assert waits == [30, 60, 120, 240, 480, 900, 900, 900]
+    assert waits[0] == limits.WORKFLOW_CREW_BUSY_FIRST_WAIT_SECONDS
+    assert max(waits) == limits.WORKFLOW_CREW_BUSY_LONGEST_WAIT_SECONDS  # and never longer
     assert sum(waits) < 3600 + 60  # about an hour of asking, then the step fails

@@ -57,8 +57,9 @@ def turns_for(text: str) -> list[Turn]:
 def timed(request: TurnRequest) -> TurnResult:
     """Waits for another turn to begin on `await TEXT`, or to end on `after TEXT`; sleeps
     `sleep N` seconds (real time) when the prompt says so; costs `cost N` USD; fails on
-    `explode`; asks `ask: QUESTION` until answered; on a correction of a `fixable` prompt
-    answers `{"n": 1}`; else answers with the prompt, the answer and the session's history."""
+    `explode`; asks `ask: QUESTION` until answered (`ask always: QUESTION`: after every answer
+    too); on a correction of a `fixable` prompt answers `{"n": 1}`; else answers with the
+    prompt, the answer and the session's history."""
     began = time.monotonic()
     with _BEGAN:
         _BEGUN.append(request.prompt)
@@ -77,6 +78,8 @@ def timed(request: TurnRequest) -> TurnResult:
         raise AdapterError("exploded as asked")
     if request.correction and "fixable" in request.prompt:
         return TurnResult(final_text='{"n": 1}', cost_usd=cost)
+    if asked := re.search(r"ask always: ([^.]+)", request.prompt):
+        return TurnResult(question=asked.group(1), cost_usd=cost)
     if (asked := re.search(r"ask: ([^.]+)", request.prompt)) and request.answer is None:
         return TurnResult(question=asked.group(1), cost_usd=cost)
     said = f"did: {request.prompt}"

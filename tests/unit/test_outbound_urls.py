@@ -6,6 +6,7 @@ category."""
 
 from __future__ import annotations
 
+import itertools
 import socket
 import ssl
 import threading
@@ -357,3 +358,46 @@ def test_tls_goes_to_the_checked_address_under_the_url_host_name(
     # Same address, another name: the certificate does not match it, so nothing is sent.
     assert _send(f"https://other.local.test:{port}/hook").describe() == "TLS failed"
     assert tls_receiver["host"] == [f"hooks.local.test:{port}"]
+
+
+def test_a_connection_tries_at_most_outbound_addresses_tried_of_a_hosts_addresses(
+    dns: Resolver, connects: list[Any]
+) -> None:
+    """A host with one public address more than the connection tries: it tries
+    OUTBOUND_ADDRESSES_TRIED of them, in the order resolved, and not the last."""
+    from agentworks import limits
+
+    many = [f"93.184.215.{n}" for n in range(10, 10 + limits.OUTBOUND_ADDRESSES_TRIED + 1)]
+    dns.answers["many.example.test"] = many
+    assert _send("https://many.example.test/hook").describe() == "connection failed"
+    assert [c[0] for c in connects] == many[: limits.OUTBOUND_ADDRESSES_TRIED]
+
+
+def test_a_workflow_webhook_is_tried_webhook_attempts_times_with_doubling_pauses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """W3: a receiver that keeps answering 503 is tried WEBHOOK_ATTEMPTS times, each attempt
+    bounded by WEBHOOK_TIMEOUT_SECONDS, the pause before each retry doubling from
+    WEBHOOK_BACKOFF_SECONDS (waited on the injected clock)."""
+    from agentworks import limits
+    from agentworks.outbound.sending import Outcome
+    from agentworks.workflows import webhooks
+
+    clock = FakeClock(start=1_800_000_000.0)
+    tried: list[tuple[float, float]] = []
+
+    def unavailable(url: str, key: Any, body: bytes, timestamp: int, timeout: float) -> Outcome:
+        tried.append((clock.now(), timeout))
+        return Outcome(status=503)
+
+    monkeypatch.setattr(webhooks, "post_signed", unavailable)
+    note = Webhooks(clock).send("https://hooks.example.test/hook", "key", "completed", {})
+    assert (note.delivered, note.attempts, note.error) == (
+        False,
+        limits.WEBHOOK_ATTEMPTS,
+        "HTTP 503",
+    )
+    assert {timeout for _, timeout in tried} == {limits.WEBHOOK_TIMEOUT_SECONDS}
+    pauses = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(tried)]
+    first = limits.WEBHOOK_BACKOFF_SECONDS
+    assert pauses == [first * 2**n for n in range(limits.WEBHOOK_ATTEMPTS - 1)]
