@@ -77,6 +77,9 @@ def test_a_workflow_function_is_called_like_a_crews(api, stack, agents) -> None:
     unknown = api("POST", "/v1/calls", unlisted, {**call, "target": "workflow:nobody",
                                                   "submission_id": None})  # fmt: skip
     assert (refused.status, refused.body) == (404, unknown.body)
+    # Nor does its listing show it: an unlisted caller learns nothing of the function.
+    hidden = api("GET", "/v1/functions", unlisted, query={"target": "workflow:reviewer"})
+    assert hidden.status == 200 and hidden.body["functions"] == [], hidden.body
     bad = api("POST", "/v1/calls", listed["token"], {**call, "args": {"REPO": 7},
                                                      "submission_id": None})  # fmt: skip
     assert bad.status == 422 and "input schema" in bad.body["error"]["message"]

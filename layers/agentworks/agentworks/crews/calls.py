@@ -52,7 +52,9 @@ if TYPE_CHECKING:
 class RoutedFunctions(Protocol):
     """Functions of another kind of target on this surface (workflow:, relay:)."""
 
-    def list_functions(self, principal: Principal, target: str) -> dict[str, Any]: ...
+    def list_functions(
+        self, principal: Principal, target: str, caller: str | None = None
+    ) -> dict[str, Any]: ...
 
     def call(
         self, principal: Principal, request: CallFunction, caller: str | None = None
@@ -128,11 +130,14 @@ class FunctionCalls:
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
 
-    def list_functions(self, principal: Principal, target: str) -> dict[str, Any]:
+    def list_functions(
+        self, principal: Principal, target: str, caller: str | None = None
+    ) -> dict[str, Any]:
+        """`caller`: `workflow:<id>` when a running workflow's step asks (as for call)."""
         principal.require(FUNCTIONS_READ)
         routed = self._routed_target(target)
         if routed is not None:
-            return routed.list_functions(principal, target)
+            return routed.list_functions(principal, target, caller)
         crew = visible(principal, self._crews.get(principal.account_id, parse_crew_target(target)))
         return {
             "target": f"crew:{crew.name}",

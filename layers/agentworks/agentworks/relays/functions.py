@@ -38,7 +38,9 @@ class RelayFunctions:
         self._releases = releases
         self._runs = runs
 
-    def list_functions(self, principal: Principal, target: str) -> dict[str, Any]:
+    def list_functions(
+        self, principal: Principal, target: str, caller: str | None = None
+    ) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)
         name = relay_name(target)
         release = self._releases.pinned(principal, name, None)

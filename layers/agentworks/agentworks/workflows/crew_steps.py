@@ -148,7 +148,9 @@ class SessionFunctions:
 
     def list(self, target: str) -> dict[str, Any]:
         return self._refused_as_error(
-            lambda: self._steps._calls.list_functions(self._principal, target)
+            lambda: self._steps._calls.list_functions(
+                self._principal, target, caller=f"workflow:{self._run.workflow_id}"
+            )
         )
 
     def call_and_wait(self, target: str, function: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -77,10 +77,16 @@ class WorkflowFunctions:
         found = [self._registry.trigger(t) for t in registered.trigger_ids]
         return registered, [t for t in found if t is not None and t.kind == "function"]
 
-    def list_functions(self, principal: Principal, target: str) -> dict[str, Any]:
+    def list_functions(
+        self, principal: Principal, target: str, caller: str | None = None
+    ) -> dict[str, Any]:
+        """The functions this caller may call: a function whose `callers` leave it out is
+        not shown, as calling it answers like an unknown one."""
         principal.require(FUNCTIONS_READ)
         name = workflow_name(target) or ""
         registered, functions = self._functions(principal, name)
+        who = caller or principal.connection_id
+        functions = [f for f in functions if _may_call(f, who)]
         return {
             "target": f"workflow:{name}",
             "version": registered.version,
@@ -110,9 +116,8 @@ class WorkflowFunctions:
                 f"with: agentworks functions list --target workflow:{name}",
                 field="function",
             )
-        allowed = function.config.get("callers")
         who = caller or principal.connection_id
-        if allowed is not None and who not in allowed:
+        if not _may_call(function, who):
             raise Unavailable()  # an unlisted caller learns nothing of the function
         try:
             check(function.config.get("inputSchema") or {"type": "object"}, request.args)
@@ -229,3 +234,8 @@ def call_view(record: WorkflowCall, run: RunView) -> dict[str, Any]:
         "created_at": iso(record.created_at),
         "updated_at": run.ended_at or run.created_at,
     }
+
+
+def _may_call(function: TriggerRecord, who: str) -> bool:
+    allowed = function.config.get("callers")
+    return allowed is None or who in allowed
