@@ -34,7 +34,9 @@ def _admits_a_run(request: dict[str, Any]) -> bool:
 
 
 def _starts_a_step(request: dict[str, Any]) -> bool:
-    return str(request.get("Item", {}).get("sk", {}).get("S", "")).startswith("STEP#")
+    """A step's start: its checkpoint's Put, in the transaction with the run's step count."""
+    puts = [item.get("Put", {}) for item in request.get("TransactItems", [])]
+    return any(str(p.get("Item", {}).get("sk", {}).get("S", "")).startswith("STEP#") for p in puts)
 
 
 def test_a_conflicted_publish_is_retried_and_a_throttled_one_writes_nothing(
@@ -108,7 +110,7 @@ def test_a_throttled_checkpoint_fails_only_its_attempt(
     publish(api, stack.admin_token, relay_files("faulty", ONE_STEP))
     caller = agents.connection("caller")["token"]
     throttled = faults.exhaust(
-        "PutItem", "ProvisionedThroughputExceededException", where=_starts_a_step
+        "TransactWriteItems", "ProvisionedThroughputExceededException", where=_starts_a_step
     )
     accepted = start(
         api, caller, "faulty", {"function": "run", "input": {"n": 5}, "idempotency_key": "k"}

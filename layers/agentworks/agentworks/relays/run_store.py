@@ -2,6 +2,7 @@
 
     RRUN#<run_id>                          RUN           the run (record, input, result, `v`)
     RRUN#<run_id>                          STEP#<name>   a durable step's checkpoint
+    RRUN#<run_id>                          STEPS         how many steps it holds (`n`)
     RRKEY#<account>#<relay>#<caller>       K#<key>       idempotency key → run
 
 While a run is not terminal it sits in the work table's sparse OpenCalls index under its
@@ -10,8 +11,9 @@ ask Step Functions whether its execution still runs (relays.reconcile).
 
 A run and its key are written together, the key first-come: the same key finds the run it
 made. A run changes by compare-and-set on `v` (the host and `relays retry` never interleave
-half a change). A step is started by a conditional put that returns the checkpoint it
-found, so the usual step costs one write to start and one to finish.
+half a change). A step is started by a conditional put together with its run's step count (at most
+RELAY_STEPS_MAX), so the usual step costs one transaction to start and one write to finish;
+forgetting a step gives its place back.
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ if TYPE_CHECKING:
 
 class RunChanged(Exception):
     """The run changed since it was read (another writer's compare-and-set won)."""
+
+
+class StepLimitReached(Exception):
+    """The run already holds RELAY_STEPS_MAX durable steps."""
 
 
 def _run_key(run_id: str) -> dict[str, Any]:
@@ -164,20 +170,45 @@ class RelayRunStore:
     # -- durable steps ------------------------------------------------------------------
 
     def start_step(self, run_id: str, checkpoint: Checkpoint) -> Checkpoint | None:
-        """Puts `checkpoint` (started) if the step has none; else the one it has."""
+        """Puts `checkpoint` (started) if the step has none; else the one it has.
+        StepLimitReached when the run holds RELAY_STEPS_MAX steps already."""
         try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=_checkpoint_item(run_id, checkpoint),
-                ConditionExpression="attribute_not_exists(pk)",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            transact_write(
+                self._db,
+                {
+                    "step": {
+                        "Put": {
+                            "TableName": self._table,
+                            "Item": _checkpoint_item(run_id, checkpoint),
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                    "count": self._counted(run_id, +1),
+                },
             )
-        except ClientError as error:
-            if condition_failed(error):
-                old = from_item(error.response.get("Item"))  # type: ignore[arg-type]
-                return _checkpoint(old) if old else self.step(run_id, checkpoint.name)
+        except TransactionCancelled as cancelled:
+            if cancelled.failed("step"):
+                return self.step(run_id, checkpoint.name)
+            if cancelled.failed("count"):
+                raise StepLimitReached() from None
             raise
         return None
+
+    def _counted(self, run_id: str, change: int) -> dict[str, Any]:
+        """The transaction item moving the run's step count by `change` (a start may not
+        pass RELAY_STEPS_MAX)."""
+        update: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": to_item({"pk": f"RRUN#{run_id}", "sk": "STEPS"}),
+            "UpdateExpression": "ADD n :change",
+            "ExpressionAttributeValues": to_item({":change": change}),
+        }
+        if change > 0:
+            update["ConditionExpression"] = "attribute_not_exists(n) OR n < :max"
+            update["ExpressionAttributeValues"] = to_item(
+                {":change": change, ":max": limits.RELAY_STEPS_MAX}
+            )
+        return {"Update": update}
 
     def restart_step(self, run_id: str, checkpoint: Checkpoint, seen_attempt: int) -> bool:
         """An uncertain step runs again in this attempt (it was declared safe, or the run's
@@ -207,12 +238,28 @@ class RelayRunStore:
 
     def abandon_step(self, run_id: str, name: str, attempt: int) -> None:
         """Forgets a step this attempt started and saw fail (it did not take effect)."""
-        _applied(
-            self._db.delete_item,
-            TableName=self._table,
-            Key=_step_key(run_id, name),
-            **_started_by(attempt),
-        )
+        self._forget_step(run_id, name, _started_by(attempt))
+
+    def _forget_step(self, run_id: str, name: str, condition: dict[str, Any]) -> None:
+        """Deletes the step under `condition`, giving its place in the count back; nothing
+        when the condition does not hold."""
+        try:
+            transact_write(
+                self._db,
+                {
+                    "step": {
+                        "Delete": {
+                            "TableName": self._table,
+                            "Key": _step_key(run_id, name),
+                            **condition,
+                        }
+                    },
+                    "count": self._counted(run_id, -1),
+                },
+            )
+        except TransactionCancelled as cancelled:
+            if not cancelled.failed("step"):
+                raise
 
     def step(self, run_id: str, name: str) -> Checkpoint | None:
         response = self._db.get_item(
@@ -242,7 +289,7 @@ class RelayRunStore:
                 return sorted(found, key=lambda c: (c.started_at, c.name))
 
     def drop_step(self, run_id: str, name: str) -> None:
-        self._db.delete_item(TableName=self._table, Key=_step_key(run_id, name))
+        self._forget_step(run_id, name, {"ConditionExpression": "attribute_exists(pk)"})
 
 
 def _step_key(run_id: str, name: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from agentworks.identity.models import Principal
 from agentworks.messaging.models import iso
 from agentworks.observability import count
 from agentworks.relays.records import Checkpoint
-from agentworks.relays.run_store import RelayRunStore
+from agentworks.relays.run_store import RelayRunStore, StepLimitReached
 from agentworks.relays.views import StepDecision
 
 # It travels in a URL path as it is: no "/", ":", spaces or anything to escape.
@@ -43,7 +43,14 @@ class DurableSteps:
         _check_name(name)
         now = int(self._clock.now() * 1000)
         fresh = Checkpoint(name=name, status="started", attempt=attempt, safe=safe, started_at=now)
-        existing = self._store.start_step(run_id, fresh)
+        try:
+            existing = self._store.start_step(run_id, fresh)
+        except StepLimitReached:
+            raise Conflict(
+                f"A run has at most {limits.RELAY_STEPS_MAX} durable steps; this one has them "
+                "all. Batch the work into fewer steps (one step can return a list).",
+                field="name",
+            ) from None
         if existing is None:
             count("RelayStepsStarted")
             return StepDecision(decision="run")
