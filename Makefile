@@ -65,7 +65,7 @@ test: $(STAMP) $(if $(HAVE_NPM),$(CLIS_STAMP))
 	@$(if $(HAVE_NPM),true,echo "real-CLI tests skipped: no npm on PATH — apt-get install npm")
 	@command -v chromium >/dev/null 2>&1 || echo "browser tests skipped: no chromium on PATH — apt-get install chromium"
 	@command -v bwrap >/dev/null 2>&1 || echo "relay sandbox tests skipped: no bwrap on PATH — apt-get install bubblewrap"
-	@$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10
+	@$(BIN)/python -m pytest -n 4 --dist loadfile --durations=10
 
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -n 2 -m "not e2e"
