@@ -47,7 +47,7 @@ class Chat:
         return f"{where} ({attached}; last hook {ago} s ago)"
 
 
-def calling_cli(provider: str, pid: int | None = None) -> dict[str, int] | None:
+def calling_cli(provider: str, pid: int | None = None) -> dict[str, float] | None:
     """The CLI process that ran this hook: the nearest ancestor whose command line names the
     provider (`claude`, `node …/claude-code/cli.js`, `codex`)."""
     words = CLI_WORDS.get(provider, (provider,))

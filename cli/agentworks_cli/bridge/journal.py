@@ -98,7 +98,7 @@ CREATE TABLE IF NOT EXISTS sessions_seen (
     provider TEXT NOT NULL,             -- `agentworks attach` picks from (never sent anywhere)
     cwd TEXT NOT NULL,
     cli_pid INTEGER,                    -- the CLI process that ran the hook, and its start
-    cli_started INTEGER,                -- time (a pid alone may be reused)
+    cli_started REAL,                   -- time (a pid alone may be reused)
     event TEXT NOT NULL,
     seen_at REAL NOT NULL
 );
@@ -136,7 +136,7 @@ class Sighting:
     provider: str
     cwd: str
     cli_pid: int | None
-    cli_started: int | None
+    cli_started: float | None
     event: str
     seen_at: float
 

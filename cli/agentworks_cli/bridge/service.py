@@ -95,8 +95,8 @@ class Bridge:
                 session=session,
                 provider=provider,
                 cwd=str(payload.get("cwd") or ""),
-                cli_pid=_int_or_none(cli.get("pid")),
-                cli_started=_int_or_none(cli.get("started")),
+                cli_pid=_number_or_none(cli.get("pid"), int),
+                cli_started=_number_or_none(cli.get("started"), float),
                 event=event,
                 seen_at=self.journal.now(),
             )
@@ -333,5 +333,6 @@ def _default_name(provider: str, session_id: str) -> str:
     return f"{provider}-{session_id.replace('-', '')[:8].lower()}"
 
 
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _number_or_none(value: Any, kind: type[Any]) -> Any:
+    """`value` as `kind` when the hook sent a number, else None."""
+    return kind(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
