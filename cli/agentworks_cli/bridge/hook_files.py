@@ -31,6 +31,8 @@ import json
 import os
 import secrets
 import shlex
+import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,9 +99,6 @@ def hook_events(provider: str) -> tuple[str, ...]:
 def agentworks_executable() -> str:
     """The `agentworks` running now, by absolute path: a hook runs with the CLI's PATH, on
     which a virtualenv's `agentworks` usually is not."""
-    import shutil
-    import sys
-
     invoked = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if invoked is not None and invoked.stem == "agentworks":
         found = invoked if invoked.parent != Path() else shutil.which(str(invoked))

@@ -201,14 +201,12 @@ class RelayRunStore:
             "TableName": self._table,
             "Key": to_item({"pk": f"RRUN#{run_id}", "sk": "STEPS"}),
             "UpdateExpression": "ADD n :change",
-            "ExpressionAttributeValues": to_item({":change": change}),
         }
+        values: dict[str, Any] = {":change": change}
         if change > 0:
             update["ConditionExpression"] = "attribute_not_exists(n) OR n < :max"
-            update["ExpressionAttributeValues"] = to_item(
-                {":change": change, ":max": limits.RELAY_STEPS_MAX}
-            )
-        return {"Update": update}
+            values[":max"] = limits.RELAY_STEPS_MAX
+        return {"Update": {**update, "ExpressionAttributeValues": to_item(values)}}
 
     def restart_step(self, run_id: str, checkpoint: Checkpoint, seen_attempt: int) -> bool:
         """An uncertain step runs again in this attempt (it was declared safe, or the run's

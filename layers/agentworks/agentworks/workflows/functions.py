@@ -128,16 +128,9 @@ class WorkflowFunctions:
                 path=problem.path.replace("data", "args", 1),
             ) from None
         digest = _args_hash(request.target, request.function, request.args)
-        if request.submission_id:
-            earlier = self._calls.by_submission(principal.account_id, who, request.submission_id)
-            if earlier is not None:
-                if earlier.args_hash != digest:
-                    raise Conflict(
-                        "submission_id was already used with other arguments; use a new "
-                        "submission_id for new work.",
-                        field="submission_id",
-                    )
-                return {**self._view(principal, earlier), "replayed": True}
+        earlier = self._calls.by_submission(principal.account_id, who, request.submission_id)
+        if earlier is not None:
+            return self._replayed(principal, earlier, digest)
         variables = {k: v if isinstance(v, str | int | float | bool) else json.dumps(v)
                      for k, v in request.args.items()}  # fmt: skip
         made: list[WorkflowCall] = []
@@ -168,18 +161,22 @@ class WorkflowFunctions:
             raced = self._calls.by_submission(principal.account_id, who, request.submission_id)
             if not cancelled.failed("binding") or raced is None:
                 raise
-            if raced.args_hash != digest:
-                raise Conflict(
-                    "submission_id was already used with other arguments; use a new "
-                    "submission_id for new work.",
-                    field="submission_id",
-                ) from None
-            return {**self._view(principal, raced), "replayed": True}
+            return self._replayed(principal, raced, digest)
         except TryAgain:
             for record in made:  # recorded, but its run never started: a retry starts anew
                 self._calls.forget(record)
             raise
         return {**self._view(principal, made[-1]), "replayed": False}
+
+    def _replayed(self, principal: Principal, earlier: WorkflowCall, digest: str) -> dict[str, Any]:
+        """The call a submission id made before, when its arguments are the same (M2)."""
+        if earlier.args_hash != digest:
+            raise Conflict(
+                "submission_id was already used with other arguments; use a new "
+                "submission_id for new work.",
+                field="submission_id",
+            )
+        return {**self._view(principal, earlier), "replayed": True}
 
     def status(self, principal: Principal, call_id: str) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)
