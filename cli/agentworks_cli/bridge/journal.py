@@ -13,7 +13,7 @@ What it keeps, per attachment (an exact provider session attached to a name):
   events it never registered. It becomes `offered` when the agent acknowledged it on the
   server (`admitted` or `processed`, checked by re-reading its inbox from `read_after`), or
   is offered again by the next Stop;
-- the outbox: sends made while the server was unreachable, each with its submission id.
+- the outbox (outbox.py) and the chats seen (chats_seen.py), in the same file (journal_db.py).
 
 Bounds (the seed's): at most 2,000 messages per attachment and 32 MiB of bodies in all.
 Bodies are dropped once offered; offered metadata goes after 7 days, or first when an
@@ -23,32 +23,19 @@ and the server keeps the rest for the next catch-up).
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import json
-import os
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-_T = TypeVar("_T", bound=Callable[..., Any])
+from agentworks_cli.bridge import chats_seen, outbox
+from agentworks_cli.bridge.chats_seen import ChatsSeen, Sighting
+from agentworks_cli.bridge.journal_db import locked
+from agentworks_cli.bridge.outbox import Outbox
 
-
-def _locked(method: _T) -> _T:
-    """One connection serves the socket's and the listeners' threads: one at a time."""
-
-    @functools.wraps(method)
-    def call(self: Journal, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            return method(self, *args, **kwargs)
-
-    return call  # type: ignore[return-value]
-
+__all__ = ["Journal", "Sighting"]
 
 MESSAGES_PER_ATTACHMENT = 2_000
 BODY_BYTES_TOTAL = 32 * 1024 * 1024
@@ -93,23 +80,6 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 CREATE INDEX IF NOT EXISTS messages_by_state ON messages (session, state, taken_at);
 CREATE INDEX IF NOT EXISTS messages_by_body ON messages (body_hash);
-CREATE TABLE IF NOT EXISTS sessions_seen (
-    session TEXT PRIMARY KEY,           -- every chat whose hook ran, attached or not: what
-    provider TEXT NOT NULL,             -- `agentworks attach` picks from (never sent anywhere)
-    cwd TEXT NOT NULL,
-    cli_pid INTEGER,                    -- the CLI process that ran the hook, and its start
-    cli_started REAL,                   -- time (a pid alone may be reused)
-    event TEXT NOT NULL,
-    seen_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS outbox (
-    submission_id TEXT PRIMARY KEY,
-    session TEXT NOT NULL,
-    request TEXT NOT NULL,              -- the send's JSON body, submission id included
-    queued_at REAL NOT NULL,
-    sent_at REAL,
-    receipt TEXT
-);
 """
 
 
@@ -126,22 +96,6 @@ class Attachment:
     mailbox_cursor: str | None
     blocks: int
     guidance_at: float | None
-
-
-@dataclass(frozen=True)
-class Sighting:
-    """A chat whose hook ran on this computer."""
-
-    session: str
-    provider: str
-    cwd: str
-    cli_pid: int | None
-    cli_started: float | None
-    event: str
-    seen_at: float
-
-
-SESSIONS_SEEN_MAX = 200  # the oldest sightings go past this
 
 
 @dataclass(frozen=True)
@@ -187,21 +141,9 @@ def message_seq(message_id: str) -> int:
     return int(message_id[-10:])
 
 
-class Journal:
+class Journal(ChatsSeen, Outbox):
     def __init__(self, path: Path, clock: Any = time.time) -> None:
-        self.path = path
-        self._clock = clock
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(path.parent, 0o700)
-        if not path.exists():
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-        os.chmod(path, 0o600)
-        self._lock = threading.RLock()
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")  # an offer is on disk before it is emitted
-        self._db.executescript(_SCHEMA)
+        super().__init__(path, _SCHEMA + chats_seen.SCHEMA + outbox.SCHEMA, clock)
         self._add_missing_columns()
 
     def _add_missing_columns(self) -> None:
@@ -210,26 +152,9 @@ class Journal:
         if "read_after" not in have:
             self._db.execute("ALTER TABLE messages ADD COLUMN read_after TEXT")
 
-    def now(self) -> float:
-        return float(self._clock())
-
-    @_locked
-    def close(self) -> None:
-        self._db.close()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
     # ---- attachments ----
 
-    @_locked
+    @locked
     def attach(self, session: str, provider: str, agent_name: str, config_path: str,
                purpose: str | None = None) -> Attachment:  # fmt: skip
         """Attaches (or re-attaches) an exact session; its journal and watermarks stay."""
@@ -256,21 +181,21 @@ class Journal:
         assert found is not None
         return found
 
-    @_locked
+    @locked
     def attachment(self, session: str) -> Attachment | None:
         row = self._db.execute("SELECT * FROM attachments WHERE session = ?", (session,)).fetchone()
         return Attachment(**dict(row)) if row else None
 
-    @_locked
+    @locked
     def attachments(self) -> list[Attachment]:
         rows = self._db.execute("SELECT * FROM attachments ORDER BY attached_at").fetchall()
         return [Attachment(**dict(r)) for r in rows]
 
-    @_locked
+    @locked
     def set_state(self, session: str, state: str) -> None:
         self._db.execute("UPDATE attachments SET state = ? WHERE session = ?", (state, session))
 
-    @_locked
+    @locked
     def take_name(self, session: str) -> None:
         """The name moves to this session: another chat attached as it goes offline."""
         self._db.execute(
@@ -279,43 +204,43 @@ class Journal:
             (session, session),
         )
 
-    @_locked
+    @locked
     def detach(self, session: str) -> None:
         """Explicit detach removes the attachment's local state (watermarks included)."""
         with self._transaction() as db:
             for table in ("attachments", "inboxes", "messages", "outbox"):
                 db.execute(f"DELETE FROM {table} WHERE session = ?", (session,))
 
-    @_locked
+    @locked
     def set_guidance_at(self, session: str, at: float) -> None:
         self._db.execute("UPDATE attachments SET guidance_at = ? WHERE session = ?", (at, session))
 
-    @_locked
+    @locked
     def set_blocks(self, session: str, blocks: int) -> None:
         self._db.execute("UPDATE attachments SET blocks = ? WHERE session = ?", (blocks, session))
 
     # ---- read positions ----
 
-    @_locked
+    @locked
     def save_mailbox_cursor(self, session: str, cursor: str) -> None:
         self._db.execute(
             "UPDATE attachments SET mailbox_cursor = ? WHERE session = ?", (cursor, session)
         )
 
-    @_locked
+    @locked
     def inboxes(self, session: str) -> dict[str, str | None]:
         rows = self._db.execute(
             "SELECT inbox_id, cursor FROM inboxes WHERE session = ?", (session,)
         ).fetchall()
         return {r["inbox_id"]: r["cursor"] for r in rows}
 
-    @_locked
+    @locked
     def know_inbox(self, session: str, inbox_id: str) -> None:
         self._db.execute(
             "INSERT OR IGNORE INTO inboxes (session, inbox_id) VALUES (?, ?)", (session, inbox_id)
         )
 
-    @_locked
+    @locked
     def save_inbox_cursor(self, session: str, inbox_id: str, cursor: str) -> None:
         self.know_inbox(session, inbox_id)
         self._db.execute(
@@ -323,7 +248,7 @@ class Journal:
             (cursor, session, inbox_id),
         )
 
-    @_locked
+    @locked
     def watermark(self, session: str, inbox_id: str) -> int:
         row = self._db.execute(
             "SELECT watermark FROM inboxes WHERE session = ? AND inbox_id = ?", (session, inbox_id)
@@ -332,7 +257,7 @@ class Journal:
 
     # ---- taking messages in ----
 
-    @_locked
+    @locked
     def take_in(
         self,
         session: str,
@@ -399,7 +324,7 @@ class Journal:
                 (session, excess),
             )
 
-    @_locked
+    @locked
     def holds_body(self, text: str) -> bool:
         """Whether `text` is the body of a message taken in for any attachment."""
         row = self._db.execute(
@@ -409,20 +334,20 @@ class Journal:
 
     # ---- offering ----
 
-    @_locked
+    @locked
     def queued(self, session: str) -> int:
         row = self._db.execute(
             "SELECT COUNT(*) AS n FROM messages WHERE session = ? AND state = 'queued'", (session,)
         )
         return int(row.fetchone()["n"])
 
-    @_locked
+    @locked
     def take_offers(self, session: str, limit: int) -> list[Offer]:
         """The oldest messages not yet final (queued, or written by a channel and not
         acknowledged), marked `offering` before they are returned."""
         return self._take(session, limit, ("queued", "channeled"), "offering")
 
-    @_locked
+    @locked
     def take_channel_offers(self, session: str, limit: int) -> list[Offer]:
         """The oldest queued messages, marked `channeled` before the channel writes them."""
         return self._take(session, limit, ("queued",), "channeled")
@@ -444,7 +369,7 @@ class Journal:
             )
         return offers
 
-    @_locked
+    @locked
     def channeled(self, session: str) -> list[Channeled]:
         rows = self._db.execute(
             "SELECT message_id, inbox_id, read_after FROM messages WHERE session = ? AND "
@@ -453,7 +378,7 @@ class Journal:
         ).fetchall()
         return [Channeled(r["message_id"], r["inbox_id"], r["read_after"]) for r in rows]
 
-    @_locked
+    @locked
     def acknowledged(self, session: str, message_ids: list[str]) -> None:
         """The agent acknowledged these channel messages on the server: final."""
         self._db.executemany(
@@ -462,7 +387,7 @@ class Journal:
             [(session, m) for m in message_ids],
         )
 
-    @_locked
+    @locked
     def emitted(self, session: str, message_ids: list[str]) -> None:
         """The hook printed them: offered, and their bodies are no longer kept."""
         self._db.executemany(
@@ -471,56 +396,10 @@ class Journal:
             [(session, m) for m in message_ids],
         )
 
-    @_locked
+    @locked
     def states(self, session: str) -> dict[str, int]:
         rows = self._db.execute(
             "SELECT state, COUNT(*) AS n FROM messages WHERE session = ? GROUP BY state",
             (session,),
         ).fetchall()
         return {r["state"]: int(r["n"]) for r in rows}
-
-    # ---- chats seen ----
-
-    @_locked
-    def saw(self, sighting: Sighting) -> None:
-        with self._transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO sessions_seen (session, provider, cwd, cli_pid, "
-                "cli_started, event, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (sighting.session, sighting.provider, sighting.cwd, sighting.cli_pid,
-                 sighting.cli_started, sighting.event, sighting.seen_at),
-            )  # fmt: skip
-            db.execute(
-                "DELETE FROM sessions_seen WHERE session NOT IN (SELECT session FROM "
-                "sessions_seen ORDER BY seen_at DESC LIMIT ?)",
-                (SESSIONS_SEEN_MAX,),
-            )
-
-    @_locked
-    def sightings(self) -> list[Sighting]:
-        rows = self._db.execute("SELECT * FROM sessions_seen ORDER BY seen_at DESC").fetchall()
-        return [Sighting(**dict(r)) for r in rows]
-
-    # ---- outbox ----
-
-    @_locked
-    def queue_send(self, session: str, request: dict[str, Any]) -> None:
-        self._db.execute(
-            "INSERT OR IGNORE INTO outbox (submission_id, session, request, queued_at) "
-            "VALUES (?, ?, ?, ?)",
-            (request["submission_id"], session, json.dumps(request), self._clock()),
-        )
-
-    @_locked
-    def unsent(self) -> list[tuple[str, dict[str, Any]]]:
-        rows = self._db.execute(
-            "SELECT session, request FROM outbox WHERE sent_at IS NULL ORDER BY queued_at"
-        ).fetchall()
-        return [(r["session"], json.loads(r["request"])) for r in rows]
-
-    @_locked
-    def sent(self, submission_id: str, receipt: dict[str, Any]) -> None:
-        self._db.execute(
-            "UPDATE outbox SET sent_at = ?, receipt = ? WHERE submission_id = ?",
-            (self._clock(), json.dumps(receipt), submission_id),
-        )

@@ -73,8 +73,11 @@ class Bridge:
         if op == "channel-take":
             return self._channel_take(f"{request['provider']}:{request['session_id']}")
         if op == "status":
+            seen = {s.session: s for s in self.journal.sightings()}  # read once, not per chat
             return {
-                "attachments": [self._describe(a) for a in self.journal.attachments()],
+                "attachments": [
+                    self._describe(a, seen.get(a.session)) for a in self.journal.attachments()
+                ],
                 "runner": self.runner_status() if self.runner_status else None,
             }
         return {"error": f"unknown request {op!r}"}
@@ -273,8 +276,7 @@ class Bridge:
         name = attachment.agent_name
         return {"said": f"AgentWorks: this chat no longer receives messages for {name}."}
 
-    def _describe(self, attachment: Attachment) -> dict[str, Any]:
-        seen = {s.session: s for s in self.journal.sightings()}.get(attachment.session)
+    def _describe(self, attachment: Attachment, seen: Sighting | None) -> dict[str, Any]:
         return {
             "session": attachment.session,
             "agent_name": attachment.agent_name,
