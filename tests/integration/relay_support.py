@@ -69,3 +69,25 @@ def relay_api(stack: Any) -> Iterator[str]:
     """The API on a real port, for relay code running in its own process."""
     with serving(stack.services) as url:
         yield url
+
+
+def live_credential(stack: Any, run_id: str) -> str:
+    """A run credential that authenticates: the run, once its own attempt has ended, marked
+    running again with a fresh secret, as the host does when it starts an attempt."""
+    from dataclasses import replace
+
+    from agentworks.identity import tokens
+    from agentworks.relays.credentials import format_credential
+
+    store = stack.services.relays.host._runs
+    deadline = time.monotonic() + 60
+    while (found := store.get(run_id)) is None or found[0].status not in TERMINAL:
+        assert time.monotonic() < deadline, found  # its own attempt ends first
+        time.sleep(0.05)
+    run, version = found
+    secret = tokens.new_secret()
+    running = replace(
+        run, status="running", attempt=run.attempt + 1, credential_hash=tokens.hash_secret(secret)
+    )
+    store.replace(running, version)
+    return format_credential(run.account_id, run_id, secret)

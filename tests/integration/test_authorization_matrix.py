@@ -23,19 +23,17 @@ from __future__ import annotations
 import copy
 import json
 import re
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from agentworks import errors
-from agentworks.identity import tokens as token_format
 from agentworks.identity.models import ADMIN, ALL_SCOPES, WORKFLOWS_RUN, WORKFLOWS_RUNNER
-from agentworks.relays.credentials import RELAY_CODE_SCOPES, format_credential
+from agentworks.relays.credentials import RELAY_CODE_SCOPES
 from tests.integration.crew_support import CONTRACTS
-from tests.integration.relay_support import TERMINAL
+from tests.integration.relay_support import live_credential
 from tests.support.handlers import LambdaContext, http_event, load_handler
 
 UNKNOWN_ULID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
@@ -275,20 +273,7 @@ def _derived_principals(
     the bounded admin (through a link, as the Inbox signs in), and its child."""
     body = {"function": "run", "input": {}, "idempotency_key": "derived"}
     run_id = _ok(api("POST", "/api/relays/contracts-relay/runs", stranger, body), 202)["run_id"]
-    store = stack.services.relays.host._runs
-    deadline = time.monotonic() + 60
-    while (found := store.get(run_id)) is None or found[0].status not in TERMINAL:
-        assert time.monotonic() < deadline, found  # its own attempt ends first
-        time.sleep(0.05)
-    run, version = found
-    secret = token_format.new_secret()
-    running = replace(
-        run,
-        status="running",
-        attempt=run.attempt + 1,
-        credential_hash=token_format.hash_secret(secret),
-    )
-    store.replace(running, version)  # as the host does when it starts an attempt
+    run_credential = live_credential(stack, run_id)
     link = _ok(api("POST", "/v1/session/links", bounded_admin))
     signed_in = api("POST", "/v1/session", None, {"code": link["code"]}, headers=[CSRF])
     _ok(signed_in)
@@ -297,7 +282,7 @@ def _derived_principals(
         "POST", "/v1/connections", bounded_admin, {"name": "child", "ends_with_parent": True}
     )
     return {
-        "relay_run": format_credential(w.ids["account"], run_id, secret),
+        "relay_run": run_credential,
         "web_session": COOKIE + cookie.split(";", 1)[0].partition("=")[2],
         "child_connection": _ok(child, 201)["token"],
     }

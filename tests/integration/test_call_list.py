@@ -8,7 +8,7 @@ from typing import Any
 
 from agentworks import limits
 from agentworks.identity.models import ALL_SCOPES
-from tests.integration.crew_support import CONTRACTS, wait_for
+from tests.integration.crew_support import CONTRACTS, admit_call_record, wait_for
 
 TERMINAL = {"succeeded", "failed", "interrupted"}
 
@@ -65,42 +65,21 @@ def test_the_page_size_at_and_past_its_limits(api, stack, agents):
 def _seed_calls(stack: Any, caller_token: str, count: int) -> list[str]:
     """`count` finished calls of crew:contracts by `caller_token`'s connection, a millisecond
     apart, admitted as the service admits them; returns their ids, oldest first."""
-    from agentworks.crews.call_store import CallStore
-    from agentworks.crews.crew_store import CrewStore, crew_key
-    from agentworks.crews.models import CallRecord
+    from agentworks.crews.crew_store import crew_key
     from agentworks.dynamo import to_item
-    from agentworks.ids import new_id
 
-    principal = stack.principal(caller_token)
-    crews = CrewStore(stack.client, stack.settings.work_table)
-    calls = CallStore(stack.client, stack.settings.work_table)
-    crew = crews.get(principal.account_id, "contracts")
-    assert crew is not None
+    account = stack.principal(caller_token).account_id
     ids = []
     for _ in range(count):
         stack.clock.advance(0.001)
-        now = int(stack.clock.now() * 1000)
-        record = CallRecord(
-            call_id=new_id("call", stack.clock),
-            account_id=principal.account_id,
-            crew_name=crew.name,
-            crew_id=crew.crew_id,
-            function="summarize",
-            args={"text": "t"},
-            caller_connection_id=principal.connection_id,
-            state="succeeded",
-            created_at=now,
-            updated_at=now,
-        )
-        calls.admit(crew, record, "digest", None)
+        ids.append(admit_call_record(stack, caller_token, "succeeded"))
         # The call ended: its slot is free again (RUNNING_PER_CREW bounds running calls).
         stack.client.update_item(
             TableName=stack.settings.work_table,
-            Key=to_item(crew_key(crew.account_id, crew.name)),
+            Key=to_item(crew_key(account, "contracts")),
             UpdateExpression="SET running = :zero",
             ExpressionAttributeValues=to_item({":zero": 0}),
         )
-        ids.append(record.call_id)
     return ids
 
 

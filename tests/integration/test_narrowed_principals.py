@@ -15,7 +15,14 @@ from typing import Any
 from agentworks import limits
 from agentworks.identity.models import ADMIN, ALL_SCOPES, MESSAGES_READ, MESSAGES_SEND
 from tests.integration.crew_support import CONTRACTS
-from tests.integration.relay_support import publish, relay_api, relay_files, start, wait_run
+from tests.integration.relay_support import (
+    live_credential,
+    publish,
+    relay_api,
+    relay_files,
+    start,
+    wait_run,
+)
 from tests.support.aws_calls import CallRecorder
 
 __all__ = ["relay_api"]
@@ -208,12 +215,6 @@ def test_authentication_reads_a_lineage_in_one_batch(api: Any, stack: Any) -> No
 
 def test_a_stopped_childs_relay_run_credential_stops_too(api: Any, stack: Any) -> None:
     """The run credential carries its caller's authority as it is now: lineage included."""
-    import time
-    from dataclasses import replace
-
-    from agentworks.identity import tokens
-    from agentworks.relays.credentials import format_credential
-    from tests.integration.relay_support import TERMINAL
 
     publish(api, stack.admin_token, relay_files("echo", "async def run(INPUT):\n    return 1\n"))
     person = _create(api, stack.admin_token, name="person", scopes=list(ALL_SCOPES))
@@ -222,16 +223,7 @@ def test_a_stopped_childs_relay_run_credential_stops_too(api: Any, stack: Any) -
     )
     body = {"function": "run", "input": {}, "idempotency_key": "k"}
     run_id = start(api, child["token"], "echo", body)["run_id"]
-    store = stack.services.relays.host._runs
-    deadline = time.monotonic() + 60
-    while (found := store.get(run_id)) is None or found[0].status not in TERMINAL:
-        assert time.monotonic() < deadline, found  # its own attempt ends first
-        time.sleep(0.05)
-    run, version = found
-    secret = tokens.new_secret()
-    hashed = tokens.hash_secret(secret)
-    store.replace(replace(run, status="running", credential_hash=hashed), version)
-    credential = format_credential(run.account_id, run_id, secret)
+    credential = live_credential(stack, run_id)
     assert api("GET", "/v1/whoami", credential).status == 200
     unknown = api("GET", "/v1/whoami", "awr1.acct_x.rrun_x.nothing").body
     assert api("DELETE", f"/v1/connections/{person['connection_id']}", stack.admin_token).status
