@@ -100,15 +100,10 @@ class SignedOnly:
 
 
 def _headers(environ: dict[str, Any]) -> dict[str, str]:
-    headers = {
-        key[5:].replace("_", "-").lower(): str(value)
-        for key, value in environ.items()
-        if key.startswith("HTTP_")
-    }
-    for key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-        if environ.get(key):
-            headers[key.replace("_", "-").lower()] = str(environ[key])
-    return headers
+    """The request's headers by lower-case name (werkzeug's view of the WSGI environ)."""
+    from werkzeug.datastructures import EnvironHeaders
+
+    return {name.lower(): value for name, value in EnvironHeaders(environ).items()}
 
 
 def _read_body(environ: dict[str, Any]) -> bytes:
