@@ -45,11 +45,29 @@ def apply() -> None:
     DynamoHandler.call_action = call_action  # type: ignore[method-assign]
     _stop_is_immediate()
     _dispatch_is_cached()
+    _definitions_validated_once()
     from agentworks_cli.localstack import dynamodb_index, dynamodb_wire
 
     dynamodb_index.install(_lock)  # queries and transactions that cost what they touch
     dynamodb_wire.install()  # responses and requests that cost what they carry
     _applied = True
+
+
+def _definitions_validated_once() -> None:
+    """moto parses a state machine's definition with its ANTLR parser only to validate it
+    (about 0.2 s a definition, most of a fresh stack's setup); the same text validates the
+    same way, so each definition is validated once per process."""
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+    original = StepFunctionsParserBackend._validate_definition
+    valid: set[str] = set()
+
+    def validate(definition: str) -> None:
+        if definition not in valid:
+            original(definition=definition)  # raises InvalidDefinition, remembered never
+            valid.add(definition)
+
+    StepFunctionsParserBackend._validate_definition = staticmethod(validate)  # type: ignore[method-assign]
 
 
 def _stop_is_immediate() -> None:
