@@ -82,9 +82,7 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
         settings = settings_from(env)
         # The services' DynamoDB client is the test's own: tests hang event handlers and
         # faults on it (stack.client).
-        client = boto3.Session(region_name="us-east-1").client(
-            "dynamodb", config=dynamodb_config()
-        )
+        client = boto3.Session(region_name="us-east-1").client("dynamodb", config=dynamodb_config())
         services = runtime.build_services(
             settings,
             client,
