@@ -3,6 +3,7 @@ run, registered workflows and their triggers. `runtime` builds it for each funct
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -13,9 +14,26 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from agentworks.crews.adapters.registry import AdapterClients
-    from agentworks.runtime import Workflows
+    from agentworks.crews.calls import FunctionCalls
+    from agentworks.runners.wiring import Runners
     from agentworks.signing import Signer
     from agentworks.workflows.call_waits import CallWaits
+    from agentworks.workflows.engine import WorkflowEngine
+    from agentworks.workflows.functions import WorkflowFunctions
+    from agentworks.workflows.registry import WorkflowRegistry
+    from agentworks.workflows.runs import WorkflowRuns
+
+
+@dataclass(frozen=True)
+class Workflows:
+    """Workflow runs (SPEC §6): what callers do with them, and what their executions run."""
+
+    runs: WorkflowRuns
+    engine: WorkflowEngine
+    registry: WorkflowRegistry  # registered workflows and their triggers (W11)
+    functions: WorkflowFunctions  # their function triggers, on the functions surface (W10)
+    calls: FunctionCalls  # the functions surface their steps call through
+    runners: Runners  # cli steps' jobs, which local runners claim (issue 10 item 6)
 
 
 def build_workflows(
@@ -38,7 +56,6 @@ def build_workflows(
     from agentworks.crews.execution import Executions
     from agentworks.crews.outputs import OutputStore
     from agentworks.identity.connection_store import ConnectionStore
-    from agentworks.runtime import Workflows, route_workflows
     from agentworks.usage.recorder import UsageRecorder
     from agentworks.usage.usage_store import UsageStore
     from agentworks.workflows.crew_steps import CrewSteps
@@ -140,3 +157,10 @@ def call_waits(
         WorkflowCallStore(client, settings.work_table),
         clock,
     )
+
+
+def route_workflows(calls: FunctionCalls, functions: WorkflowFunctions) -> None:
+    """Calls to `workflow:NAME` targets (W10) start runs of registered workflows."""
+    from agentworks.workflows.functions import CALL_PREFIX
+
+    calls.route("workflow", CALL_PREFIX, functions)
