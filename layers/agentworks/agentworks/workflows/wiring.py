@@ -161,6 +161,6 @@ def call_waits(
 
 def route_workflows(calls: FunctionCalls, functions: WorkflowFunctions) -> None:
     """Calls to `workflow:NAME` targets (W10) start runs of registered workflows."""
-    from agentworks.workflows.functions import CALL_PREFIX
+    from agentworks.workflows.function_call_store import CALL_PREFIX
 
     calls.route("workflow", CALL_PREFIX, functions)
