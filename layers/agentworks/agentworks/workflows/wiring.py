@@ -56,6 +56,7 @@ def build_workflows(
     from agentworks.crews.execution import Executions
     from agentworks.crews.outputs import OutputStore
     from agentworks.identity.connection_store import ConnectionStore
+    from agentworks.runners.job_store import RunnerJobStore
     from agentworks.usage.recorder import UsageRecorder
     from agentworks.usage.usage_store import UsageStore
     from agentworks.workflows.crew_steps import CrewSteps
@@ -65,10 +66,13 @@ def build_workflows(
     from agentworks.workflows.registry import WorkflowRegistry
     from agentworks.workflows.registry_store import RegistryStore
     from agentworks.workflows.run_store import RunStore
+    from agentworks.workflows.runner_steps import RunnerSteps
     from agentworks.workflows.runs import WorkflowRuns
     from agentworks.workflows.schedules import EventBridgeSchedules
 
     runners = build_runners(settings, client, clock, stepfunctions)
+    # A cli step's turns as runner jobs, in the job store the runners claim from.
+    runner_steps = RunnerSteps(RunnerJobStore(client, settings.work_table), clock)
 
     runs = RunStore(
         client,
@@ -99,7 +103,7 @@ def build_workflows(
         clock,
         call_executions=call_executions,
         workflow_calls=workflow_calls,
-        runner_steps=runners.steps,
+        runner_steps=runner_steps,
         usage=UsageRecorder(UsageStore(client, settings.work_table), clock),
         waits=waits,
     )
@@ -130,7 +134,7 @@ def build_workflows(
             lambda adapter: build_adapter(adapter, clients),
             signer,
             crew_steps,
-            runners.steps,
+            runner_steps,
             clock,
             # Its own execution's ARN comes with each Finish: no state machine ARN needed.
             history=Executions("", stepfunctions),
