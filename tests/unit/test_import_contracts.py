@@ -31,7 +31,8 @@ def _copy(tmp_path: Path) -> Path:
     for name, source in PACKAGES.items():
         shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    shutil.copytree(ROOT / "tools", tmp_path / "tools", ignore=shutil.ignore_patterns("node_*"))
+    (tmp_path / "tools").mkdir()
+    shutil.copy(ROOT / "tools" / "import_contracts.py", tmp_path / "tools")
     return tmp_path
 
 

@@ -5,7 +5,6 @@ Tests and the local stack call `build_services` with their own client and clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -31,11 +30,10 @@ if TYPE_CHECKING:
     from agentworks.crews.calls import FunctionCalls
     from agentworks.crews.conversations import LiveConnection, StarterPrincipal
     from agentworks.crews.crew_inbox_store import CrewInboxStore
-    from agentworks.crews.models import CallRecord
     from agentworks.crews.reconcile import CallReconciler
     from agentworks.crews.requests import Requests
     from agentworks.crews.wakeups import Wakeups
-    from agentworks.crews.wiring import Crews
+    from agentworks.crews.wiring import CallEnded, Crews
     from agentworks.identity.service import IdentityService
     from agentworks.messaging.directory import AgentDirectory
     from agentworks.messaging.lifecycle import InboxLifecycle
@@ -215,7 +213,7 @@ def call_reconciler(
 
 def _call_ended(
     settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any
-) -> Callable[[CallRecord], None]:
+) -> CallEnded:
     """The workflow steps waiting for calls' ends (W9 `crew`): a call's end answers them."""
     from agentworks.workflows.wiring import call_waits
 
