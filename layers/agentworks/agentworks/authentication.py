@@ -33,6 +33,8 @@ def authenticate_event(
     relay run's credential is then one more token that is not a connection's, refused
     like any other without reading anything. `pages_url` for a WebSocket upgrade (push):
     a session cookie counts only with the web pages' own `Origin` (identity.web_origin)."""
+    # On the first request, not at init: the api function's cold start loads neither
+    # (tests/unit/test_import_denylist.py).
     from agentworks import runtime
     from agentworks.relays.credentials import is_run_credential
 
