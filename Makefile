@@ -13,15 +13,19 @@ SAM_STAMP := $(SAM_VENV)/.installed
 ASL_STAMP := tools/asl/node_modules/.installed
 # The real Claude Code and Codex that tests/clis drives against a scripted model (npm, pinned).
 CLIS_STAMP := tools/clis/node_modules/.installed
+# mutmut for `make mutate` (the mutate extra, pinned in constraints.txt; not in Lambda or CI).
+MUTATE_STAMP := $(VENV)/.mutate-installed
 HAVE_NPM := $(shell command -v npm 2>/dev/null)
 
-.PHONY: help install run test test-fast lint lint-imports bench fuzz build clean check-deploy
+.PHONY: help install run test test-fast lint lint-imports bench fuzz mutate build clean \
+	check-deploy
 
 help:
 	@echo "make run    - install (first time) and start the local stack on 127.0.0.1:$(PORT)"
 	@echo "make test   - install (first time) and run every test"
 	@echo "make bench  - measure requests, capacity, cost, cold start and throughput"
 	@echo "make fuzz   - schemathesis against agentworks dev (>= 10,000 cases): server errors"
+	@echo "make mutate - mutation testing of the core rules (GROUP=… for one group; ~1 h)"
 	@echo "make lint   - ruff, mypy and the layers' import contracts (lint-imports)"
 	@echo "make check-deploy - what a deploy would reject, offline (TEMPLATE=… for another)"
 
@@ -86,6 +90,15 @@ lint: lint-imports
 
 bench: $(STAMP)
 	@$(BIN)/python -m bench.run
+
+$(MUTATE_STAMP): $(STAMP)
+	@$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev,mutate]'
+	@touch $@
+
+# Mutants of messaging, identity, Crew calls, relay runs, the bridge journal and the workflow
+# engine against the tests that drive them; scores and survivors in .mutate/report.json.
+mutate: $(MUTATE_STAMP)
+	@$(BIN)/python tools/mutate/run.py $(if $(GROUP),--group $(GROUP))
 
 # Several minutes: not part of `make test` (docs/benchmarks.md "Server errors under fuzzing").
 fuzz: $(STAMP)

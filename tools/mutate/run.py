@@ -1,0 +1,354 @@
+"""`make mutate`: mutation testing of the rules that matter, with mutmut.
+
+mutmut names a mutant by its file's path (`src/` stripped) and must find the tests importing
+the same dotted name, so each group runs in a staging folder of its own (`.mutate/<group>`)
+where the layer and the CLI sit under `src/` and everything the tests read (the template,
+the state machines, the handlers) is copied beside them. The repository is never touched.
+
+Each group mutates a few modules and runs only the test files that drive them: mutmut runs
+that selection twice up front (to learn which tests reach which function), then, per
+mutant, only the tests that reached the mutated function, fastest first, stopping at the
+first failure.
+
+    python tools/mutate/run.py                  # every group, then the report
+    python tools/mutate/run.py --group identity # one group
+    python tools/mutate/run.py --report         # the report of the last runs only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from mutmut.stats import status_by_exit_code
+
+ROOT = Path(__file__).resolve().parents[2]
+STAGING = ROOT / ".mutate"
+REPORT = STAGING / "report.json"
+# What the tests read from beside the code: handlers, the template, the state machines,
+# and the layer's own sources (tests that scan them). Copied into each run by mutmut.
+ALSO_COPY = ["functions", "statemachines", "template.yaml", "layers", "events", "skills"]
+LAYER = "src/agentworks"
+CLI = "src/agentworks_cli"
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    modules: tuple[str, ...]  # files under src/, as mutmut sees them
+    tests: tuple[str, ...]  # the test files that drive them
+    # mutmut leaves decorated functions alone; these decorators are dropped from the staged
+    # copy so the functions under them are mutated too (only ones the tests do not need).
+    undecorate: tuple[str, ...] = ()
+
+
+GROUPS = (
+    Group(
+        "messaging",
+        modules=(
+            f"{LAYER}/messaging/service.py",
+            f"{LAYER}/messaging/message_pages.py",
+            f"{LAYER}/messaging/submissions.py",
+            f"{LAYER}/messaging/submission_store.py",
+            f"{LAYER}/messaging/access.py",
+        ),
+        tests=(
+            "tests/integration/test_http_messages.py",
+            "tests/integration/test_message_access.py",
+            "tests/integration/test_message_chain.py",
+            "tests/integration/test_message_concurrency.py",
+            "tests/integration/test_message_limits.py",
+            "tests/integration/test_stale_head.py",
+            "tests/unit/test_domain_rules.py",
+        ),
+    ),
+    Group(
+        "identity",
+        modules=(
+            f"{LAYER}/identity/service.py",
+            f"{LAYER}/identity/bearer.py",
+            f"{LAYER}/identity/tokens.py",
+        ),
+        tests=(
+            "tests/integration/test_authorization_matrix.py",
+            "tests/integration/test_narrowed_principals.py",
+            "tests/integration/test_child_connections.py",
+            "tests/integration/test_connection_bounds.py",
+            "tests/unit/test_domain_rules.py",
+        ),
+    ),
+    Group(
+        "crew_calls",
+        modules=(
+            f"{LAYER}/crews/calls.py",
+            f"{LAYER}/crews/call_bounds.py",
+        ),
+        tests=(
+            "tests/integration/test_function_calls.py",
+            "tests/integration/test_function_rules.py",
+            "tests/integration/test_call_list.py",
+            "tests/integration/test_crew_limits.py",
+            "tests/integration/test_restart_calls.py",
+            "tests/integration/test_call_reconciliation.py",
+            "tests/unit/test_call_bounds.py",
+        ),
+    ),
+    Group(
+        "relay_runs",
+        modules=(f"{LAYER}/relays/run_store.py",),
+        tests=(
+            "tests/integration/test_relay_runs.py",
+            "tests/integration/test_relay_steps.py",
+            "tests/integration/test_relay_step_limit.py",
+            "tests/integration/test_relay_write_faults.py",
+            "tests/integration/test_relay_item_sizes.py",
+        ),
+    ),
+    Group(
+        "bridge_journal",
+        modules=(f"{CLI}/bridge/journal.py", f"{CLI}/bridge/outbox.py"),
+        tests=("tests/unit/test_bridge_journal.py", "tests/unit/test_bridge_journal_rules.py"),
+        # One lock around each call, for the daemon's threads; the tests here use one thread.
+        undecorate=("@locked",),
+    ),
+    Group(
+        "workflow_engine",
+        modules=(f"{LAYER}/workflows/engine.py",),
+        tests=(
+            "tests/integration/test_workflow_runs.py",
+            "tests/integration/test_workflow_rules.py",
+            "tests/integration/test_workflow_pipelines.py",
+            "tests/integration/test_workflow_waits.py",
+            "tests/integration/test_workflow_policies.py",
+        ),
+    ),
+)
+
+
+def stage(group: Group) -> Path:
+    """The group's staging folder, refreshed from the repository (mutmut keeps its results
+    in `mutants/` and reuses those whose function did not change)."""
+    folder = STAGING / group.name
+    folder.mkdir(parents=True, exist_ok=True)
+    for source, target in (
+        (ROOT / "layers/agentworks/agentworks", folder / LAYER),
+        (ROOT / "cli/agentworks_cli", folder / CLI),
+        (ROOT / "tests", folder / "tests"),
+        *((ROOT / name, folder / name) for name in ALSO_COPY),
+    ):
+        _mirror(source, target)
+    for module in group.modules if group.undecorate else ():
+        source = folder / module
+        kept = [
+            line
+            for line in source.read_text().splitlines(keepends=True)
+            if line.strip() not in group.undecorate
+        ]
+        source.write_text("".join(kept))
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    pytest_options = pyproject["tool"]["pytest"]["ini_options"]
+    (folder / "pyproject.toml").write_text(_toml(group, pytest_options))
+    return folder
+
+
+def _mirror(source: Path, target: Path) -> None:
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    elif target.exists():
+        target.unlink()
+    if source.is_dir():
+        shutil.copytree(
+            source, target, ignore=shutil.ignore_patterns("__pycache__", "node_modules")
+        )
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+
+def _toml(group: Group, pytest_options: dict[str, object]) -> str:
+    def value(item: object) -> str:
+        return json.dumps(item)
+
+    lines = ["[tool.mutmut]", 'source_paths = ["src"]']
+    lines.append(f"only_mutate = {value(list(group.modules))}")
+    lines.append(f"also_copy = {value(ALSO_COPY)}")
+    lines.append(f"pytest_add_cli_args_test_selection = {value(list(group.tests))}")
+    # No parallel pytest inside a mutant's run (mutmut runs mutants side by side) and no
+    # cache writes from a hundred forks.
+    lines.append(f"pytest_add_cli_args = {value(['-p', 'no:xdist', '-p', 'no:cacheprovider'])}")
+    lines.append("")
+    lines.append("[tool.pytest.ini_options]")
+    for key, item in pytest_options.items():
+        lines.append(f"{key} = {value(item)}")
+    return "\n".join(lines) + "\n"
+
+
+def run_group(group: Group, max_children: int) -> None:
+    folder = stage(group)
+    print(f"\n== {group.name}: {len(group.modules)} modules, {len(group.tests)} test files")
+    started = time.monotonic()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    # mutmut keeps a verdict until the mutated function changes, so a survivor would stay
+    # one after a new test kills it: the survivors of the last run are tried again first.
+    again = _survivors(group)
+    for names in ([again] if again else []) + [[]]:
+        subprocess.run(
+            [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children), *names],
+            cwd=folder,
+            env=env,
+            check=False,
+        )
+    print(f"   {group.name} took {time.monotonic() - started:.0f} s")
+
+
+def _survivors(group: Group) -> list[str]:
+    names = []
+    for module in group.modules:
+        meta = STAGING / group.name / "mutants" / f"{module}.meta"
+        if meta.exists():
+            codes = json.loads(meta.read_text())["exit_code_by_key"]
+            names += [k for k, c in codes.items() if status_by_exit_code[c] in LEFT]
+    return names
+
+
+# A mutant counts as killed when a test failed, the run broke or it ran out of time.
+KILLED = {"killed", "timeout", "caught by type check"}
+
+
+def results(group: Group) -> dict[str, dict[str, object]]:
+    """Per module: killed, equivalent, and the survivors with their diffs."""
+    folder = STAGING / group.name
+    by_module: dict[str, dict[str, object]] = {}
+    for module in group.modules:
+        meta = folder / "mutants" / f"{module}.meta"
+        if not meta.exists():
+            continue
+        codes = json.loads(meta.read_text())["exit_code_by_key"]
+        status = {name: status_by_exit_code[code] for name, code in codes.items()}
+        killed = [k for k, s in status.items() if s in KILLED]
+        pending = [k for k, s in status.items() if s == "not checked"]
+        equivalent: dict[str, str] = {}
+        survivors: dict[str, str] = {}
+        for name in sorted(k for k, s in status.items() if s in LEFT):
+            diff = _diff(folder, module, name)
+            if module.startswith(CLI + "/bridge/") and _sqlite_case_only(diff):
+                equivalent[name] = diff
+            elif why := _explained(module, diff):
+                equivalent[name] = f"{diff}\n# {why}"
+            else:
+                survivors[name] = f"[{status[name]}]\n{diff}"
+        total = len(killed) + len(equivalent) + len(survivors)
+        tested = total - len(equivalent)
+        by_module[module.removeprefix("src/")] = {
+            "mutants": total,
+            "killed": len(killed),
+            "equivalent": equivalent,
+            "survivors": survivors,
+            "pending": len(pending),
+            "score": round(100 * len(killed) / tested, 1) if tested else None,
+        }
+    return by_module
+
+
+LEFT = {"survived", "suspicious", "no tests"}
+
+# Survivors that behave exactly as the original, each with the reason: (module, the mutated
+# line as mutmut writes it, why no test can tell them apart). Matched by text, not by
+# mutant number, so an edit elsewhere in the module keeps the explanation attached.
+EXPLAINED = (
+    (
+        f"{CLI}/bridge/journal.py",
+        "    if excess >= 0:",
+        "with excess 0 the DELETE's LIMIT 0 removes nothing: `> 0` and `>= 0` do the same",
+    ),
+    (
+        f"{CLI}/bridge/journal.py",
+        "\"DELETE FROM MESSAGES WHERE STATE != 'QUEUED' AND OFFERED_AT < ?\",",
+        "a queued message was never offered (offered_at is NULL), so `state != 'QUEUED'` "
+        "matches no more rows than `state != 'queued'`",
+    ),
+)
+
+
+def _explained(module: str, diff: str) -> str | None:
+    added = [line[1:].strip() for line in diff.splitlines() if line.startswith("+")]
+    for where, line, why in EXPLAINED:
+        if module == where and added == [line.strip()]:
+            return why
+    return None
+
+
+def _diff(folder: Path, module: str, name: str) -> str:
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    cwd = Path.cwd()
+    os.chdir(folder)
+    try:
+        diff = get_diff_for_mutant(name, path=Path(module))
+    finally:
+        os.chdir(cwd)
+    return "\n".join(line for line in diff.splitlines()[2:] if line[:1] in "+-")
+
+
+SQL_LITERAL = re.compile(r"'[^']*'")
+
+
+def _sqlite_case_only(diff: str) -> bool:
+    """A change of letter case alone, outside SQL string literals, in a module that speaks
+    only to SQLite: its keywords, table and column names and `sqlite3.Row` keys all ignore
+    case, so such a mutant behaves exactly as the original (an equivalent mutant)."""
+    removed = [line[1:] for line in diff.splitlines() if line.startswith("-")]
+    added = [line[1:] for line in diff.splitlines() if line.startswith("+")]
+    return len(removed) == len(added) > 0 and all(
+        old != new
+        and old.lower() == new.lower()
+        and SQL_LITERAL.findall(old) == SQL_LITERAL.findall(new)
+        for old, new in zip(removed, added, strict=True)
+    )
+
+
+def report(groups: tuple[Group, ...]) -> None:
+    summary = json.loads(REPORT.read_text()) if REPORT.exists() else {}
+    for group in groups:
+        found = results(group)
+        if found:
+            summary[group.name] = found
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"\n{'module':<46} {'mutants':>7} {'killed':>7} {'equiv.':>7} {'score':>7}")
+    for modules in summary.values():
+        for module, row in modules.items():
+            if not row["mutants"]:
+                continue
+            left = len(row["survivors"])
+            print(
+                f"{module:<46} {row['mutants']:>7} {row['killed']:>7} "
+                f"{len(row['equivalent']):>7} {row['score']:>6}%"
+                + (f"  ({left} left: see {REPORT.relative_to(ROOT)})" if left else "")
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--group", action="append", choices=[g.name for g in GROUPS])
+    parser.add_argument("--report", action="store_true", help="only print the last results")
+    parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args()
+    chosen = tuple(g for g in GROUPS if not args.group or g.name in args.group)
+    if not args.report:
+        for group in chosen:
+            run_group(group, args.max_children)
+    report(chosen)
+
+
+if __name__ == "__main__":
+    main()
