@@ -17,7 +17,8 @@ CLIS_STAMP := tools/clis/node_modules/.installed
 MUTATE_STAMP := $(VENV)/.mutate-installed
 HAVE_NPM := $(shell command -v npm 2>/dev/null)
 
-.PHONY: help install run test test-fast lint bench fuzz mutate build clean check-deploy
+.PHONY: help install run test test-fast lint lint-imports bench fuzz mutate build clean \
+	check-deploy
 
 help:
 	@echo "make run    - install (first time) and start the local stack on 127.0.0.1:$(PORT)"
@@ -25,7 +26,7 @@ help:
 	@echo "make bench  - measure requests, capacity, cost, cold start and throughput"
 	@echo "make fuzz   - schemathesis against agentworks dev (>= 10,000 cases): server errors"
 	@echo "make mutate - mutation testing of the core rules (GROUP=… for one group; ~1 h)"
-	@echo "make lint   - ruff and mypy"
+	@echo "make lint   - ruff, mypy and the layers' import contracts (lint-imports)"
 	@echo "make check-deploy - what a deploy would reject, offline (TEMPLATE=… for another)"
 
 $(STAMP): pyproject.toml constraints.txt
@@ -64,7 +65,10 @@ check-deploy: $(STAMP) $(SAM_STAMP) $(ASL_STAMP)
 run: $(STAMP)
 	@$(BIN)/agentworks dev --port $(PORT)
 
-test: $(STAMP) $(if $(HAVE_NPM),$(CLIS_STAMP))
+# The layers' import contracts first (pyproject.toml, [tool.importlinter]): CI runs
+# `make test`, so an upward import, a store reaching a service, the CLI inside the layer or
+# an import cycle fails CI, naming the contract it breaks.
+test: lint-imports $(if $(HAVE_NPM),$(CLIS_STAMP))
 	@$(if $(HAVE_NPM),true,echo "real-CLI tests skipped: no npm on PATH — apt-get install npm")
 	@command -v chromium >/dev/null 2>&1 || echo "browser tests skipped: no chromium on PATH — apt-get install chromium"
 	@command -v bwrap >/dev/null 2>&1 || echo "relay sandbox tests skipped: no bwrap on PATH — apt-get install bubblewrap"
@@ -73,10 +77,15 @@ test: $(STAMP) $(if $(HAVE_NPM),$(CLIS_STAMP))
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -n 2 -m "not e2e"
 
-lint: $(STAMP)
+# grimp reads every import, function-local ones too; no cache: a fresh graph each time
+# (under a second).
+lint-imports: $(STAMP)
+	@$(BIN)/lint-imports --no-cache --no-logo
+
+lint: lint-imports
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
-	@$(BIN)/mypy layers/agentworks/agentworks cli/agentworks_cli functions deploycheck
+	@$(BIN)/mypy layers/agentworks/agentworks cli/agentworks_cli functions deploycheck tools/import_contracts.py
 	@$(BIN)/python skills/sync.py --check
 
 bench: $(STAMP)

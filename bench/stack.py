@@ -19,10 +19,9 @@ from typing import Any
 
 import boto3
 
-from agentworks import runtime
+from agentworks import authentication, runtime
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.http_api import principal
-from agentworks.identity import bearer
 from agentworks.settings import Settings, settings_from
 from agentworks.signing import Signer
 from agentworks_cli.localstack import moto_patches
@@ -94,7 +93,7 @@ class BenchApi(Api):
         with self._meter.recording(self._auth_tally):
             started = time.perf_counter()
             try:
-                return bearer.authenticate_event(event)
+                return authentication.authenticate_event(event)
             finally:
                 self._auth_seconds = time.perf_counter() - started
 

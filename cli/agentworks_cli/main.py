@@ -93,7 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error (2, argparse's message)
         return exc.code if isinstance(exc.code, int) else EXIT_REFUSED
     session = Session(
-        args=args, config_flag=getattr(args, "config", None), json=getattr(args, "json", False)
+        args=args,
+        config_flag=getattr(args, "config", None),
+        json=getattr(args, "json", False),
+        run_command=main,
     )
     try:
         return int(args.handler(session))

@@ -1,7 +1,7 @@
 """Notifier function: the messages table's stream → a notice to each listener of an inbox
 that got messages (agentworks.push.notifier). Notices are hints (the listener reads
 through the API), so a retried batch repeats some, and loses none. After the notices, the
-batch's sends are counted in their accounts' usage (agentworks.usage.stream_usage)."""
+batch's sends are counted in their accounts' usage (agentworks.messaging.stream_usage)."""
 
 from __future__ import annotations
 

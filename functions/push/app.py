@@ -14,8 +14,8 @@ from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 
+from agentworks.authentication import authenticate_event
 from agentworks.errors import AgentWorksError
-from agentworks.identity.bearer import authenticate_event
 from agentworks.observability import logger, metrics, tracer
 from agentworks.runtime import push
 

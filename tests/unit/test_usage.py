@@ -14,12 +14,12 @@ import pytest
 from agentworks import limits, prices
 from agentworks.errors import InvalidInput
 from agentworks.item_size import item_size
+from agentworks.messaging.stream_usage import AccountCache, StreamUsage, stored_messages
 from agentworks.push.listener_store import Listener
 from agentworks.push.subjects import whole_name
 from agentworks.usage import costs
 from agentworks.usage.counts import Counts, day_end, day_of, days_back, shard_of
 from agentworks.usage.reports import check_days
-from agentworks.usage.stream_usage import AccountCache, StreamUsage, stored_messages
 from agentworks.usage.usage_store import update_request
 from agentworks_cli.localstack.template import load_template
 from tests.unit.test_cli_commands import run

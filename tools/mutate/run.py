@@ -56,7 +56,7 @@ GROUPS = (
         "messaging",
         modules=(
             f"{LAYER}/messaging/service.py",
-            f"{LAYER}/messaging/message_pages.py",
+            f"{LAYER}/messaging/message_page_store.py",
             f"{LAYER}/messaging/submissions.py",
             f"{LAYER}/messaging/submission_store.py",
             f"{LAYER}/messaging/access.py",
@@ -81,6 +81,7 @@ GROUPS = (
         modules=(
             f"{LAYER}/identity/service.py",
             f"{LAYER}/identity/bearer.py",
+            f"{LAYER}/authentication.py",
             f"{LAYER}/identity/tokens.py",
         ),
         tests=(

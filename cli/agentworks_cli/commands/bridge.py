@@ -316,7 +316,6 @@ def run_message(session: Session) -> int:
     """`agentworks messages …` as the attachment of the chat this runs in."""
     from agentworks.limits import PURPOSE_MAX_CHARS
     from agentworks_cli.bridge import discovery
-    from agentworks_cli.main import main
 
     args = session.args
     rest, provider = _without_provider(list(args.rest), args.provider)
@@ -353,7 +352,7 @@ def run_message(session: Session) -> int:
         "peers": ["messages", "list"],
     }[args.what]
     common = ["--json"] if session.json else []
-    return main(["--config", config, *words, *rest, *common])
+    return session.run_command(["--config", config, *words, *rest, *common])
 
 
 def _without_provider(rest: list[str], provider: str | None) -> tuple[list[str], str | None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,9 @@ class Session:
     args: argparse.Namespace
     config_flag: str | None
     json: bool
+    # Runs another command line in this process (main's): `bridge message` runs
+    # `messages …` as the chat it is attached to.
+    run_command: Callable[[Sequence[str]], int]
 
     @property
     def config_path(self) -> Path:

@@ -29,7 +29,7 @@ from agentworks_cli.localstack.configfile import (
     read_config,
     write_config,
 )
-from agentworks_cli.localstack.dev_banner import home_relative
+from agentworks_cli.localstack.display_paths import home_relative
 from agentworks_cli.localstack.durable_state import (
     DataDir,
     DataDirError,
@@ -480,9 +480,3 @@ class DevStack:
     def _warn(self, line: str) -> None:
         with contextlib.suppress(OSError, ValueError):  # a closed console is no reason to fail
             print(line, file=sys.stderr, flush=True)
-
-    def banner(self) -> str:
-        """What `agentworks dev` prints once it serves (dev_banner.py)."""
-        from agentworks_cli.localstack.dev_banner import banner
-
-        return banner(self)

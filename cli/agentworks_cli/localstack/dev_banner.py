@@ -9,17 +9,10 @@ from typing import TYPE_CHECKING
 
 from agentworks import limits
 from agentworks_cli.localstack.configfile import default_config_path
+from agentworks_cli.localstack.display_paths import home_relative
 
 if TYPE_CHECKING:
     from agentworks_cli.localstack.dev import DevStack
-
-
-def home_relative(path: Path) -> str:
-    """~/… when the path is under the home directory: shorter and copy-pasteable."""
-    try:
-        return "~/" + str(path.relative_to(Path.home()))
-    except ValueError:
-        return str(path)
 
 
 def _cli_dir_if_not_on_path() -> str | None:

@@ -19,7 +19,8 @@ from types import FrameType
 from typing import Any
 
 from agentworks_cli.localstack.dev import DevStack, StartError
-from agentworks_cli.localstack.dev_banner import home_relative
+from agentworks_cli.localstack.dev_banner import banner
+from agentworks_cli.localstack.display_paths import home_relative
 from agentworks_cli.localstack.durable_state import DEFAULT_DATA_DIR, DataDir, DataDirError
 
 
@@ -79,7 +80,7 @@ def run_dev(
         )
         print("Starting the AgentWorks local stack…", file=sys.stderr, flush=True)
         stack.start()
-        print(stack.banner(), flush=True)
+        print(banner(stack), flush=True)
         while not stop.wait(1.0):
             pass
         return 0

@@ -408,13 +408,12 @@ def ttl_candidates(
 
 
 def install(lock: contextlib.AbstractContextManager[Any]) -> None:
-    """Patches moto's DynamoDB models (once); `lock` is the one every request runs under."""
+    """Patches moto's item writes to keep the indexes (once); `lock` is the one every request
+    runs under. dynamodb_query and dynamodb_transactions install their own patches."""
     global _lock
     _lock = lock
     if _originals:
         return
-    from agentworks_cli.localstack import dynamodb_query, dynamodb_transactions
-
     _originals.update(
         put_item=Table.put_item,
         delete_item=Table.delete_item,
@@ -423,5 +422,3 @@ def install(lock: contextlib.AbstractContextManager[Any]) -> None:
     Table.put_item = _put_item  # type: ignore[method-assign]
     Table.delete_item = _delete_item  # type: ignore[method-assign]
     DynamoDBBackend.update_item = _update_item  # type: ignore[method-assign]
-    dynamodb_query.install(lock)
-    dynamodb_transactions.install(lock)

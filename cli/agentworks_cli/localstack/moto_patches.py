@@ -46,9 +46,18 @@ def apply() -> None:
     _stop_is_immediate()
     _dispatch_is_cached()
     _definitions_validated_once()
-    from agentworks_cli.localstack import dynamodb_index, dynamodb_wire
+    from agentworks_cli.localstack import (
+        dynamodb_index,
+        dynamodb_query,
+        dynamodb_transactions,
+        dynamodb_wire,
+    )
 
-    dynamodb_index.install(_lock)  # queries and transactions that cost what they touch
+    # Queries and transactions that cost what they touch: the writes keep the sorted
+    # per-partition indexes that the query and the transactions read.
+    dynamodb_index.install(_lock)
+    dynamodb_query.install(_lock)
+    dynamodb_transactions.install(_lock)
     dynamodb_wire.install()  # responses and requests that cost what they carry
     _applied = True
 

@@ -10,11 +10,10 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.crews import wiring as crews_wiring
 from agentworks.crews.wiring import (
     asked_starts,
-    build_crews,
     build_reception,
-    call_reconciler,
     message_runs,
     request_service,
 )
@@ -26,19 +25,15 @@ if TYPE_CHECKING:
     from agentworks.audit.log import AuditLog
     from agentworks.conversation_webhooks.delivery import WebhookDelivery
     from agentworks.conversation_webhooks.subscriptions import WebhookSubscriptions
-    from agentworks.crews.adapter_profiles import AdapterProfiles
     from agentworks.crews.adapters.registry import AdapterClients
     from agentworks.crews.asked_starts import AskedStarts
     from agentworks.crews.calls import FunctionCalls
-    from agentworks.crews.conversation_controls import ConversationControls
-    from agentworks.crews.conversations import CrewInboxes
-    from agentworks.crews.inbox import ConversationInbox
+    from agentworks.crews.conversations import LiveConnection, StarterPrincipal
+    from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.reconcile import CallReconciler
     from agentworks.crews.requests import Requests
-    from agentworks.crews.runner import StepRunner
-    from agentworks.crews.service import CrewService
-    from agentworks.crews.stepping_in import SteppingIn
     from agentworks.crews.wakeups import Wakeups
+    from agentworks.crews.wiring import CallEnded, Crews
     from agentworks.identity.service import IdentityService
     from agentworks.messaging.directory import AgentDirectory
     from agentworks.messaging.lifecycle import InboxLifecycle
@@ -50,43 +45,11 @@ if TYPE_CHECKING:
     from agentworks.relays.reconcile import RelayReconciler
     from agentworks.relays.wiring import Relays
     from agentworks.runners.delivery import JobDelivery
-    from agentworks.runners.wiring import Runners
     from agentworks.signing import Signer
     from agentworks.usage.reports import UsageReports
     from agentworks.workflows.engine import WorkflowEngine
-    from agentworks.workflows.functions import WorkflowFunctions
     from agentworks.workflows.registry import WorkflowRegistry
-    from agentworks.workflows.runs import WorkflowRuns
-
-
-@dataclass(frozen=True)
-class Crews:
-    """Crews, their function calls (SPEC §4), and messages to them (M8–M10)."""
-
-    definitions: CrewService
-    adapters: AdapterProfiles
-    calls: FunctionCalls
-    runner: StepRunner
-    inboxes: CrewInboxes
-    wakeups: Wakeups
-    reconciler: CallReconciler
-    requests: Requests  # requests in conversations with a Crew (C1, C2)
-    controls: ConversationControls  # pause, resume, close, delete (C4)
-    asked_starts: AskedStarts  # the tick starts runs of requests Crews' runs sent (C3)
-    inbox: ConversationInbox  # the conversations a person may see, in tabs (C5)
-    stepping_in: SteppingIn  # a person answers for a Crew they can edit (C5)
-
-
-@dataclass(frozen=True)
-class Workflows:
-    """Workflow runs (SPEC §6): what callers do with them, and what their executions run."""
-
-    runs: WorkflowRuns
-    engine: WorkflowEngine
-    registry: WorkflowRegistry  # registered workflows and their triggers (W11)
-    functions: WorkflowFunctions  # their function triggers, on the functions surface (W10)
-    calls: FunctionCalls  # the functions surface their steps call through
-    runners: Runners  # cli steps' jobs, which local runners claim (issue 10 item 6)
+    from agentworks.workflows.wiring import Workflows
 
 
 @dataclass(frozen=True)
@@ -174,12 +137,12 @@ def build_services(
         is_live_connection=identity.is_live_connection,
         starter_principal=identity.live_principal,
     )
-    from agentworks.workflows.wiring import build_workflows
+    from agentworks.relays.wiring import build_relays
+    from agentworks.workflows.wiring import build_workflows, route_workflows
 
     workflows = build_workflows(
         settings, client, signer, clock, s3, stepfunctions, adapter_clients, scheduler
     )
-    from agentworks.relays.wiring import build_relays
 
     relays = build_relays(settings, client, clock, s3, stepfunctions, lambda_client)
     route_workflows(crews.calls, workflows.functions)  # target=workflow:NAME (W10)
@@ -201,6 +164,60 @@ def build_services(
         audit=audit,
         webhooks=webhooks,
     )
+
+
+def build_crews(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock = SYSTEM_CLOCK,
+    s3: Any = None,
+    stepfunctions: Any = None,
+    adapter_clients: AdapterClients | None = None,
+    messaging: MessagingService | None = None,
+    is_live_connection: LiveConnection | None = None,
+    starter_principal: StarterPrincipal | None = None,
+) -> Crews:
+    """The Crew services, with a call's end answering the workflow steps waiting for it
+    (W9 `crew`)."""
+    return crews_wiring.build_crews(
+        settings,
+        client,
+        clock,
+        s3,
+        stepfunctions,
+        adapter_clients,
+        messaging=messaging,
+        is_live_connection=is_live_connection,
+        starter_principal=starter_principal,
+        call_ended=_call_ended(settings, client, clock, stepfunctions),
+    )
+
+
+def call_reconciler(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock,
+    stepfunctions: Any,
+    inbox: CrewInboxStore,
+) -> CallReconciler:
+    """Reconciles calls whose execution ended unrecorded; their ends answer waiting steps."""
+    return crews_wiring.call_reconciler(
+        settings,
+        client,
+        clock,
+        stepfunctions,
+        inbox,
+        _call_ended(settings, client, clock, stepfunctions),
+    )
+
+
+def _call_ended(
+    settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any
+) -> CallEnded:
+    """The workflow steps waiting for calls' ends (W9 `crew`): a call's end answers them."""
+    from agentworks.workflows.wiring import call_waits
+
+    return call_waits(settings, client, clock, stepfunctions).call_ended
 
 
 def build_audit(
@@ -258,12 +275,6 @@ def _default_webhook_delivery() -> WebhookDelivery:
     settings = get_settings()
     signer = signer_from_secret(settings.signing_secret_arn)
     return build_webhook_delivery(settings, dynamodb(), signer)
-
-
-def route_workflows(calls: FunctionCalls, functions: WorkflowFunctions) -> None:
-    from agentworks.workflows.functions import CALL_PREFIX
-
-    calls.route("workflow", CALL_PREFIX, functions)
 
 
 def route_relays(calls: FunctionCalls, functions: RelayFunctions) -> None:

@@ -250,7 +250,7 @@ class CallStore:
                     ),
                 }
             }
-        usage = call_usage(record)
+        usage = call_usage(record.kind, record.transitions)
         if usage:
             # Counted with the end it counts: no request of its own, never twice.
             items["usage"] = UsageStore(self._db, self._table).transaction_item(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentworks.audit.entries import PLATFORM, Action, Actor, AuditEntry
+from agentworks.crews.delivery_items import STATE_OF_RECORD
 from agentworks.ids import InboxRef
 
 if TYPE_CHECKING:
@@ -15,8 +16,6 @@ if TYPE_CHECKING:
 
 
 def api_state(record_state: str) -> str:
-    from agentworks.crews.requests import STATE_OF_RECORD
-
     return STATE_OF_RECORD.get(record_state, "couldnt_complete")
 
 

@@ -23,11 +23,26 @@ invokes it: its role can't name that state machine without a dependency cycle):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
 
+if TYPE_CHECKING:
+    from agentworks.crews.models import RequestState
+
 TTL_ATTRIBUTE = "expires_ttl"
+# What a request in each record state shows callers (C2), and writes to the audit log (C6).
+STATE_OF_RECORD: dict[str, RequestState] = {
+    "pending_review": "waiting_for_review",
+    "received": "received",
+    "running": "in_progress",
+    "succeeded": "answered",
+    "declined": "declined",
+    "failed": "couldnt_complete",
+    "interrupted": "couldnt_complete",
+    "expired": "expired",
+    "cancelled": "cancelled",
+}
 DEADLINES = "DEADLINE"
 STARTS = "START"
 # States in which a request still waits for its answer (and can expire or be cancelled).

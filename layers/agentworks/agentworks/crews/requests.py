@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NoReturn
 from agentworks import limits
 from agentworks.audit.entries import Actor
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews.delivery_items import Delivery
+from agentworks.crews.delivery_items import STATE_OF_RECORD, Delivery
 from agentworks.crews.models import RequestList, RequestState, RequestView
 from agentworks.errors import Conflict, Unavailable
 from agentworks.identity.models import ADMIN, Principal
@@ -40,17 +40,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-STATE_OF_RECORD: dict[str, RequestState] = {
-    "pending_review": "waiting_for_review",
-    "received": "received",
-    "running": "in_progress",
-    "succeeded": "answered",
-    "declined": "declined",
-    "failed": "couldnt_complete",
-    "interrupted": "couldnt_complete",
-    "expired": "expired",
-    "cancelled": "cancelled",
-}
 LABELS: dict[RequestState, str] = {
     "waiting_for_review": "Waiting for review",
     "received": "Received",

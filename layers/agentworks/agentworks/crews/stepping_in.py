@@ -17,8 +17,8 @@ from agentworks import limits
 from agentworks.audit.entries import Actor, AuditEntry
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.access import editable
-from agentworks.crews.delivery_items import OPEN_STATES, Delivery
-from agentworks.crews.requests import LABELS, STATE_OF_RECORD
+from agentworks.crews.delivery_items import OPEN_STATES, STATE_OF_RECORD, Delivery
+from agentworks.crews.requests import LABELS
 from agentworks.errors import Conflict, InvalidInput, Unavailable
 from agentworks.ids import InboxRef, MessageRef, parse_inbox_id
 from agentworks.messaging.message_kinds import NOT_A_REQUEST, framing_for

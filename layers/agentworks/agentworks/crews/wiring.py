@@ -1,8 +1,13 @@
 """How the Crew services are put together (SPEC §4, §7): the stores, message runs and
-reconciliation behind `runtime.Crews`, and the parts the tick uses on its own."""
+reconciliation behind `Crews`, and the parts the tick uses on its own.
+
+Built from what it is given: what other services do when a call ends (a workflow step
+waiting for it) comes in as `call_ended`; `runtime` composes the two."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -12,20 +17,50 @@ from agentworks.settings import Settings
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from agentworks.crews.adapter_profiles import AdapterProfiles
     from agentworks.crews.adapters.registry import AdapterClients
     from agentworks.crews.asked_starts import AskedStarts
     from agentworks.crews.asker_runs import AskerRuns
+    from agentworks.crews.calls import FunctionCalls
     from agentworks.crews.conversation_controls import ConversationControls
-    from agentworks.crews.conversations import CrewReception, LiveConnection, StarterPrincipal
+    from agentworks.crews.conversations import (
+        CrewInboxes,
+        CrewReception,
+        LiveConnection,
+        StarterPrincipal,
+    )
     from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.inbox import ConversationInbox
     from agentworks.crews.message_runs import MessageRuns
+    from agentworks.crews.models import CallRecord
     from agentworks.crews.reconcile import CallReconciler
     from agentworks.crews.requests import Requests
+    from agentworks.crews.runner import StepRunner
+    from agentworks.crews.service import CrewService
     from agentworks.crews.stepping_in import SteppingIn
+    from agentworks.crews.wakeups import Wakeups
     from agentworks.messaging.service import MessagingService
-    from agentworks.runtime import Crews
-    from agentworks.workflows.call_waits import CallWaits
+
+# What else follows a call's end (a workflow step waiting for it, W9 `crew`).
+CallEnded = Callable[["CallRecord"], None]
+
+
+@dataclass(frozen=True)
+class Crews:
+    """Crews, their function calls (SPEC §4), and messages to them (M8–M10)."""
+
+    definitions: CrewService
+    adapters: AdapterProfiles
+    calls: FunctionCalls
+    runner: StepRunner
+    inboxes: CrewInboxes
+    wakeups: Wakeups
+    reconciler: CallReconciler
+    requests: Requests  # requests in conversations with a Crew (C1, C2)
+    controls: ConversationControls  # pause, resume, close, delete (C4)
+    asked_starts: AskedStarts  # the tick starts runs of requests Crews' runs sent (C3)
+    inbox: ConversationInbox  # the conversations a person may see, in tabs (C5)
+    stepping_in: SteppingIn  # a person answers for a Crew they can edit (C5)
 
 
 def message_runs(
@@ -47,6 +82,7 @@ def call_reconciler(
     clock: Clock,
     stepfunctions: Any,
     inbox: CrewInboxStore,
+    call_ended: CallEnded | None,
 ) -> CallReconciler:
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.execution import Executions
@@ -64,7 +100,7 @@ def call_reconciler(
         inbox,
         clock,
         receipts,
-        call_ended=_waits(settings, client, clock, stepfunctions).call_ended,
+        call_ended=call_ended,
     )
 
 
@@ -115,9 +151,11 @@ def build_crews(
     messaging: MessagingService | None = None,
     is_live_connection: LiveConnection | None = None,
     starter_principal: StarterPrincipal | None = None,
+    call_ended: CallEnded | None = None,
 ) -> Crews:
     """Without `messaging`, function calls work but message runs, hand-offs, review and
-    wakeup scheduling answer that messages are unavailable."""
+    wakeup scheduling answer that messages are unavailable. `call_ended` runs after the
+    step runner or the reconciler records a call's end."""
     from agentworks.aws_clients import s3 as default_s3
     from agentworks.crews.adapter_profile_store import AdapterProfileStore
     from agentworks.crews.adapter_profiles import AdapterProfiles
@@ -131,7 +169,6 @@ def build_crews(
     from agentworks.crews.runner import StepRunner
     from agentworks.crews.service import CrewService
     from agentworks.crews.wakeups import Wakeups
-    from agentworks.runtime import Crews
 
     crews = CrewStore(client, settings.work_table)
     calls = CallStore(client, settings.work_table)
@@ -173,13 +210,13 @@ def build_crews(
                 inbox,
                 runs_on(settings, client, clock, stepfunctions, inbox, machine),
             ),
-            call_ended=_waits(settings, client, clock, stepfunctions).call_ended,
+            call_ended=call_ended,
         ),
         inboxes=CrewInboxes(
             crews, inbox, runs, messaging, is_live_connection, clock, requests=requests
         ),
         wakeups=Wakeups(inbox, runs, messaging, clock),
-        reconciler=call_reconciler(settings, client, clock, stepfunctions, inbox),
+        reconciler=call_reconciler(settings, client, clock, stepfunctions, inbox, call_ended),
         requests=requests,
         controls=controls,
         asked_starts=asked_starts(settings, client, clock, inbox, runs),
@@ -307,12 +344,3 @@ def asker_runs(settings: Settings, client: DynamoDBClient, stepfunctions: Any) -
 
     executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
     return AskerRuns(CallStore(client, settings.work_table), executions)
-
-
-def _waits(
-    settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any
-) -> CallWaits:
-    """The workflow steps waiting for calls' ends (W9 `crew`): a call's end answers them."""
-    from agentworks.workflows.wiring import call_waits
-
-    return call_waits(settings, client, clock, stepfunctions)

@@ -12,8 +12,9 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter, Router
 
+from agentworks.authentication import authenticate_event
 from agentworks.errors import Unauthenticated
-from agentworks.identity.bearer import PUBLIC_PATHS, PUBLIC_PREFIXES, authenticate_event
+from agentworks.identity.bearer import PUBLIC_PATHS, PUBLIC_PREFIXES
 from agentworks.identity.models import Principal
 
 _KEY = "principal"

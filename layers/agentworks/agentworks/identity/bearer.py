@@ -1,20 +1,12 @@
-"""Bearer authentication inside the functions (A3): the one middleware of the api and mcp
-functions.
-
-An HTTP API Lambda authorizer cannot give its denial a body of ours (clients would get
-API Gateway's `{"message": "Forbidden"}`), and costs a second Lambda invocation per request.
-So each function resolves the token itself: one GetItem of the connection, no caching,
-so a revocation counts on the very next request.
-"""
+"""What a request carries to authenticate (A3, C5): its bearer token, its web session
+cookie, and the CSRF header a cookie needs. `agentworks.authentication` resolves them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from agentworks.errors import Unauthenticated
-from agentworks.identity.models import Principal
-from agentworks.observability import count, logger
 
 # The web sign-in exchange (C5): the one-time code in the body is its credential.
 PUBLIC_PATHS = frozenset({"/v1/openapi.json", "/v1/session", "/v1/session/logout"})
@@ -65,39 +57,3 @@ def require_csrf_header(event: Mapping[str, Any]) -> None:
     headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
     if not headers.get(CSRF_HEADER):
         raise CsrfRefused(f"Requests signed in by cookie must send the {CSRF_HEADER} header.")
-
-
-def authenticate_event(
-    event: Mapping[str, Any],
-    run_credentials: bool = True,
-    pages_url: Callable[[], str] | None = None,
-) -> Principal:
-    """The principal of an API Gateway v2 event, or `Unauthenticated` (one message for a
-    missing, malformed, unknown, expired or revoked token: which one is not told).
-
-    `run_credentials=False` for a surface whose role cannot read relay runs (push): a
-    relay run's credential is then one more token that is not a connection's, refused
-    like any other without reading anything. `pages_url` for a WebSocket upgrade (push):
-    a session cookie counts only with the web pages' own `Origin` (identity.web_origin)."""
-    from agentworks import runtime
-    from agentworks.relays.credentials import is_run_credential
-
-    token = bearer_token(event.get("headers"))
-    session = "" if token else session_cookie(event)
-    try:
-        if session:  # the web Inbox (C5): a session cookie, re-checked like a token
-            if pages_url is not None:
-                from agentworks.identity.web_origin import require_pages_origin
-
-                require_pages_origin(event, pages_url)
-            require_csrf_header(event)
-            principal = runtime.identity_only().web.authenticate(session)
-        elif run_credentials and is_run_credential(token):  # relay code, as its run's caller
-            principal = runtime.run_credentials().authenticate(token)
-        else:
-            principal = runtime.identity_only().authenticate(token)
-    except Unauthenticated:
-        count("AuthenticationRefused")
-        raise
-    logger.append_keys(account_id=principal.account_id, connection_id=principal.connection_id)
-    return principal

@@ -278,4 +278,4 @@ class IdentityService:
 
         # The same table and client as the connections (one identity store, one module each).
         store = WebSessionStore(self._store._db, self._store._table)
-        return WebSessions(store, self, self._clock)
+        return WebSessions(store, self.principal_of_connection, self._clock)

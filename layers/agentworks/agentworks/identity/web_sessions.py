@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,8 @@ from agentworks.identity.models import Principal
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from agentworks.identity.service import IdentityService
+# The live principal of (account id, connection id), or Unauthenticated (IdentityService's).
+PrincipalOfConnection = Callable[[str, str], Principal]
 
 SESSION_COOKIE = "aw_session"
 # Cookie-authenticated requests that change something must carry this header (CSRF): a
@@ -123,10 +125,14 @@ class WebSessionStore:
 
 class WebSessions:
     def __init__(
-        self, store: WebSessionStore, identity: IdentityService, clock: Clock = SYSTEM_CLOCK
+        self,
+        store: WebSessionStore,
+        principal_of_connection: PrincipalOfConnection,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._store = store
-        self._identity = identity
+        # A session is as good as its connection, re-read on every request.
+        self._principal_of_connection = principal_of_connection
         self._clock = clock
 
     def _now(self) -> int:
@@ -170,7 +176,7 @@ class WebSessions:
 
     def _principal(self, item: dict[str, Any]) -> Principal:
         try:
-            principal = self._identity.principal_of_connection(
+            principal = self._principal_of_connection(
                 str(item["account_id"]), str(item["connection_id"])
             )
         except Unauthenticated:

@@ -14,8 +14,8 @@ from typing import Any
 
 from mangum import Mangum
 
+from agentworks.authentication import authenticate_event
 from agentworks.errors import Unauthenticated
-from agentworks.identity.bearer import authenticate_event
 from agentworks.mcp_server import transport
 from agentworks.mcp_server.principal import acting_as
 from agentworks.mcp_server.server import asgi_app

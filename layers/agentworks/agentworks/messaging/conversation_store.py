@@ -36,7 +36,7 @@ from agentworks.messaging.conversation_items import (
     ttl_after,
 )
 from agentworks.messaging.lifecycle_store import admission_items, idle_key, live_attributes
-from agentworks.messaging.message_pages import MessagePages
+from agentworks.messaging.message_page_store import MessagePages
 from agentworks.messaging.models import (
     PENDING_RECEIPT,
     Conversation,

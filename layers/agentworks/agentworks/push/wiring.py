@@ -12,10 +12,10 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from agentworks.messaging.stream_usage import StreamUsage
     from agentworks.push.listening import Listening
     from agentworks.push.notifier import Notifier
     from agentworks.settings import Settings
-    from agentworks.usage.stream_usage import StreamUsage
 
 
 @dataclass
@@ -50,13 +50,13 @@ def build_push(
     from agentworks.messaging.agent_store import AgentStore
     from agentworks.messaging.authority import InboxAuthority
     from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.messaging.stream_usage import StreamUsage
     from agentworks.push.channel import ManagementApiChannel
     from agentworks.push.listener_store import ListenerStore
     from agentworks.push.listening import Listening
     from agentworks.push.notifier import Notifier
     from agentworks.relays.platform_url import PlatformUrl
     from agentworks.usage.recorder import UsageRecorder
-    from agentworks.usage.stream_usage import StreamUsage
     from agentworks.usage.usage_store import UsageStore
 
     conversations = ConversationStore(client, settings.messages_table)

@@ -1,5 +1,6 @@
-"""Wiring of local runners' jobs (issue 10 item 6): the runner-facing rules, waking steps,
-and what the workflow runner's tasks do with a cli step's turns."""
+"""Wiring of local runners' jobs (issue 10 item 6): the runner-facing rules and waking
+steps. What the workflow runner's tasks do with a cli step's turns (workflows.runner_steps)
+is built with the workflows, on the same job store."""
 
 from __future__ import annotations
 
@@ -14,14 +15,12 @@ if TYPE_CHECKING:
 
     from agentworks.runners.delivery import JobDelivery
     from agentworks.runners.jobs import RunnerJobs
-    from agentworks.workflows.runner_steps import RunnerSteps
 
 
 @dataclass(frozen=True)
 class Runners:
     jobs: RunnerJobs  # claim, renew, finish (the API)
     delivery: JobDelivery  # the tick's round over expired and undelivered jobs
-    steps: RunnerSteps  # the workflow runner's tasks
 
 
 def build_runners(
@@ -34,9 +33,8 @@ def build_runners(
     from agentworks.runners.delivery import JobDelivery
     from agentworks.runners.job_store import RunnerJobStore
     from agentworks.runners.jobs import RunnerJobs
-    from agentworks.workflows.runner_steps import RunnerSteps
 
     store = RunnerJobStore(client, settings.work_table)
     # Waking a step needs only its task token: no state machine of its own.
     delivery = JobDelivery(store, Executions("", stepfunctions), clock)
-    return Runners(RunnerJobs(store, delivery, clock), delivery, RunnerSteps(store, clock))
+    return Runners(RunnerJobs(store, delivery, clock), delivery)

@@ -5,18 +5,14 @@ workflows/engine.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from agentworks.usage.counts import Counts
 
-if TYPE_CHECKING:
-    from agentworks.crews.models import CallRecord
 
-
-def call_usage(record: CallRecord) -> Counts:
+def call_usage(kind: str, transitions: int) -> Counts:
+    """A Crew run's end: its call record's kind and the states its execution entered."""
     return Counts(
-        function_calls=1 if record.kind == "function" else 0,
-        state_transitions=record.transitions,
+        function_calls=1 if kind == "function" else 0,
+        state_transitions=transitions,
     )
 
 

@@ -36,7 +36,7 @@ from agentworks.dynamo import (
     to_item,
     transact_write,
 )
-from agentworks.workflows.functions import is_workflow_call
+from agentworks.workflows.function_call_store import is_workflow_call
 from agentworks.workflows.run_store import run_pk
 
 if TYPE_CHECKING:

@@ -19,6 +19,13 @@ from agentworks.dynamo import from_item, to_item, transact_write
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+# A workflow function's call ids (W10): the functions surface routes them here by prefix.
+CALL_PREFIX = "wcall_"
+
+
+def is_workflow_call(call_id: str) -> bool:
+    return call_id.startswith(CALL_PREFIX)
+
 
 @dataclass(frozen=True)
 class WorkflowCall:

@@ -29,19 +29,17 @@ from agentworks.errors import Conflict, InvalidInput, SchemaViolation, TryAgain,
 from agentworks.identity.models import FUNCTIONS_CALL, FUNCTIONS_READ, Principal
 from agentworks.ids import new_id
 from agentworks.messaging.models import iso
-from agentworks.workflows.function_call_store import WorkflowCall, WorkflowCallStore
+from agentworks.workflows.function_call_store import (
+    WorkflowCall,
+    WorkflowCallStore,
+)
 from agentworks.workflows.registry_store import RegisteredWorkflow, RegistryStore, TriggerRecord
 from agentworks.workflows.views import RunStarted, RunView
 
 if TYPE_CHECKING:
     from agentworks.workflows.runs import WorkflowRuns
 
-CALL_PREFIX = "wcall_"
 _STATE = {"running": "running", "succeeded": "succeeded", "failed": "failed"}
-
-
-def is_workflow_call(call_id: str) -> bool:
-    return call_id.startswith(CALL_PREFIX)
 
 
 def workflow_name(target: str) -> str | None:

@@ -3,6 +3,7 @@ run, registered workflows and their triggers. `runtime` builds it for each funct
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -13,9 +14,26 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from agentworks.crews.adapters.registry import AdapterClients
-    from agentworks.runtime import Workflows
+    from agentworks.crews.calls import FunctionCalls
+    from agentworks.runners.wiring import Runners
     from agentworks.signing import Signer
     from agentworks.workflows.call_waits import CallWaits
+    from agentworks.workflows.engine import WorkflowEngine
+    from agentworks.workflows.functions import WorkflowFunctions
+    from agentworks.workflows.registry import WorkflowRegistry
+    from agentworks.workflows.runs import WorkflowRuns
+
+
+@dataclass(frozen=True)
+class Workflows:
+    """Workflow runs (SPEC §6): what callers do with them, and what their executions run."""
+
+    runs: WorkflowRuns
+    engine: WorkflowEngine
+    registry: WorkflowRegistry  # registered workflows and their triggers (W11)
+    functions: WorkflowFunctions  # their function triggers, on the functions surface (W10)
+    calls: FunctionCalls  # the functions surface their steps call through
+    runners: Runners  # cli steps' jobs, which local runners claim (issue 10 item 6)
 
 
 def build_workflows(
@@ -38,7 +56,7 @@ def build_workflows(
     from agentworks.crews.execution import Executions
     from agentworks.crews.outputs import OutputStore
     from agentworks.identity.connection_store import ConnectionStore
-    from agentworks.runtime import Workflows, route_workflows
+    from agentworks.runners.job_store import RunnerJobStore
     from agentworks.usage.recorder import UsageRecorder
     from agentworks.usage.usage_store import UsageStore
     from agentworks.workflows.crew_steps import CrewSteps
@@ -48,10 +66,13 @@ def build_workflows(
     from agentworks.workflows.registry import WorkflowRegistry
     from agentworks.workflows.registry_store import RegistryStore
     from agentworks.workflows.run_store import RunStore
+    from agentworks.workflows.runner_steps import RunnerSteps
     from agentworks.workflows.runs import WorkflowRuns
     from agentworks.workflows.schedules import EventBridgeSchedules
 
     runners = build_runners(settings, client, clock, stepfunctions)
+    # A cli step's turns as runner jobs, in the job store the runners claim from.
+    runner_steps = RunnerSteps(RunnerJobStore(client, settings.work_table), clock)
 
     runs = RunStore(
         client,
@@ -82,7 +103,7 @@ def build_workflows(
         clock,
         call_executions=call_executions,
         workflow_calls=workflow_calls,
-        runner_steps=runners.steps,
+        runner_steps=runner_steps,
         usage=UsageRecorder(UsageStore(client, settings.work_table), clock),
         waits=waits,
     )
@@ -113,7 +134,7 @@ def build_workflows(
             lambda adapter: build_adapter(adapter, clients),
             signer,
             crew_steps,
-            runners.steps,
+            runner_steps,
             clock,
             # Its own execution's ARN comes with each Finish: no state machine ARN needed.
             history=Executions("", stepfunctions),
@@ -140,3 +161,10 @@ def call_waits(
         WorkflowCallStore(client, settings.work_table),
         clock,
     )
+
+
+def route_workflows(calls: FunctionCalls, functions: WorkflowFunctions) -> None:
+    """Calls to `workflow:NAME` targets (W10) start runs of registered workflows."""
+    from agentworks.workflows.function_call_store import CALL_PREFIX
+
+    calls.route("workflow", CALL_PREFIX, functions)
