@@ -1,1 +1,100 @@
-"""placeholder"""
+"""Crew call admission, by what a caller sees: the error that names what to fix, the args
+bound at and just past its limit, a submission's arguments compared by value, and a page
+of a file that must exist. Written to kill the mutants `make mutate` found alive in
+crews/calls.py (docs/benchmarks.md, "Mutation testing")."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from agentworks import limits
+from tests.integration.crew_support import CONTRACTS, wait_for
+
+
+def _caller(api, stack, agents) -> str:
+    assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
+    return agents.connection("caller")["token"]
+
+
+def _summarize(args: dict, **more) -> dict:
+    return {"target": "crew:contracts", "function": "summarize", "args": args, **more}
+
+
+def test_an_unknown_function_is_named_with_where_to_look(api, stack, agents):
+    caller = _caller(api, stack, agents)
+    reply = api("POST", "/v1/calls", caller, {"target": "crew:contracts", "function": "nope"})
+    assert (reply.status, reply.body) == (
+        400,
+        {
+            "error": {
+                "code": "invalid_request",
+                "message": "crew:contracts has no function 'nope'. See its functions with: "
+                "agentworks functions list --target crew:contracts",
+                "field": "function",
+            }
+        },
+    )
+
+
+def test_args_at_their_bound_are_accepted_and_a_byte_more_is_refused(api, stack, agents):
+    caller = _caller(api, stack, agents)
+    args = {"text": ""}
+    args["text"] = "x" * (limits.ARGS_MAX_BYTES - len(json.dumps(args)))
+    assert len(json.dumps(args)) == limits.ARGS_MAX_BYTES
+    assert api("POST", "/v1/calls", caller, _summarize(args)).status == 202
+    past = api("POST", "/v1/calls", caller, _summarize({"text": args["text"] + "x"}))
+    assert (past.status, past.body["error"]) == (
+        400,
+        {
+            "code": "invalid_request",
+            "message": f"args are limited to {limits.ARGS_MAX_BYTES // 1024} KiB of JSON.",
+            "field": "args",
+        },
+    )
+
+
+def test_a_submission_compares_its_arguments_by_value_not_by_key_order(api, stack, agents):
+    caller = _caller(api, stack, agents)
+    schema_free = dict(CONTRACTS, name="loose")
+    schema_free["functions"] = [
+        {**CONTRACTS["functions"][0], "input_schema": {"type": "object"}},
+    ]
+    assert api("POST", "/v1/crews", stack.admin_token, schema_free).status == 201
+    first = {"target": "crew:loose", "function": "summarize", "submission_id": "sub-order"}
+    accepted = api("POST", "/v1/calls", caller, {**first, "args": {"text": "a", "lang": "en"}})
+    assert accepted.status == 202
+    again = api("POST", "/v1/calls", caller, {**first, "args": {"lang": "en", "text": "a"}})
+    assert (again.status, again.body["call_id"]) == (200, accepted.body["call_id"])  # replayed
+    other = api("POST", "/v1/calls", caller, {**first, "args": {"lang": "fr", "text": "a"}})
+    assert (other.status, other.body["error"]["message"]) == (
+        409,
+        "submission_id was already used with other arguments; use a new submission_id "
+        "for new work.",
+    )
+
+
+def test_a_file_is_read_from_page_zero_and_a_negative_page_is_refused(api, stack, agents):
+    adapter = copy.deepcopy(CONTRACTS["adapter"])
+    adapter["rules"][1] = {
+        "function": "summarize",
+        "result": {"summary": "{args.text}"},
+        "files": {"notes.txt": "Notes on {args.text}"},
+    }
+    assert (
+        api("POST", "/v1/crews", stack.admin_token, dict(CONTRACTS, adapter=adapter)).status == 201
+    )
+    caller = agents.connection("caller")["token"]
+    call_id = api("POST", "/v1/calls", caller, _summarize({"text": "the lease"})).body["call_id"]
+    done = wait_for(api, caller, call_id, {"succeeded", "failed", "interrupted"})
+    assert done["state"] == "succeeded" and done["result_file"] is None
+    files = f"/v1/calls/{call_id}/files"
+    first = api("GET", files, caller, query={"path": "notes.txt"}).body
+    assert (first["page"], first["content"]) == (0, "Notes on the lease")
+    negative = api("GET", files, caller, query={"path": "notes.txt", "page": "-1"})
+    assert (negative.status, negative.body["error"]) == (
+        400,
+        {"code": "invalid_request", "message": "page must be 0 or more.", "field": "page"},
+    )
+    # The result was inline: there is no result file to read, as if the path were unknown.
+    assert api("GET", files, caller, query={"path": "result.json"}).status == 404

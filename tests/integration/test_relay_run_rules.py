@@ -1,1 +1,97 @@
-"""placeholder"""
+"""The relay run store's step rules, on the store itself: a checkpoint reads back as it was
+written, a step is finished or forgotten only by the attempt that started it (a write by any
+other is refused and changes nothing), forgetting gives the step's place in the count back,
+and the reconcile tick's page of open runs holds at most what it asked for. Written to kill
+the mutants `make mutate` found alive in relays/run_store.py (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentworks import limits
+from agentworks.relays.records import Checkpoint, RelayRun
+from agentworks.relays.run_store import RelayRunStore, StepLimitReached
+
+
+@pytest.fixture
+def store(stack) -> RelayRunStore:
+    return RelayRunStore(stack.client, stack.settings.work_table)
+
+
+def _run(run_id: str) -> RelayRun:
+    return RelayRun(
+        run_id=run_id,
+        account_id="acct_rules",
+        relay="tools",
+        function="main",
+        version=1,
+        input_json="{}",
+        idempotency_key=f"key-{run_id}",
+        fingerprint="f",
+        caller="conn_1",
+        caller_connection_id="conn_1",
+        created_at=1_000,
+    )
+
+
+def _started(name: str, attempt: int = 1, safe: bool = False) -> Checkpoint:
+    return Checkpoint(name=name, status="started", attempt=attempt, safe=safe, started_at=5_000)
+
+
+def test_a_checkpoint_reads_back_as_written_and_finishes_by_its_attempt(store):
+    assert store.start_step("run_a", _started("fetch", attempt=2, safe=True)) is None
+    assert store.step("run_a", "fetch") == _started("fetch", attempt=2, safe=True)
+    assert not store.finish_step("run_a", "fetch", 1, 6_000, '{"n": 1}')  # not its attempt
+    assert store.step("run_a", "fetch") == _started("fetch", attempt=2, safe=True)
+    assert store.finish_step("run_a", "fetch", 2, 6_000, '{"n": 1}')
+    done = Checkpoint("fetch", "completed", 2, True, 5_000, 6_000, '{"n": 1}')
+    assert store.step("run_a", "fetch") == done
+    assert store.steps("run_a") == [done]
+    # Starting it again answers with the one it has.
+    assert store.start_step("run_a", _started("fetch", attempt=3)) == done
+
+
+def test_an_unsafe_step_reads_back_unsafe(store):
+    store.start_step("run_b", _started("charge"))
+    found = store.step("run_b", "charge")
+    assert found is not None and found.safe is False and found.completed_at is None
+
+
+def test_a_restart_needs_the_attempt_that_saw_the_step(store):
+    store.start_step("run_c", _started("send", attempt=1, safe=True))
+    assert not store.restart_step("run_c", _started("send", attempt=3, safe=True), 2)
+    assert store.step("run_c", "send") == _started("send", attempt=1, safe=True)
+    assert store.restart_step("run_c", _started("send", attempt=3, safe=True), 1)
+    assert store.step("run_c", "send") == _started("send", attempt=3, safe=True)
+
+
+def test_only_the_starting_attempt_abandons_a_step_and_its_place_comes_back(store, monkeypatch):
+    monkeypatch.setattr(limits, "RELAY_STEPS_MAX", 2)
+    store.start_step("run_d", _started("one"))
+    store.start_step("run_d", _started("two"))
+    with pytest.raises(StepLimitReached):
+        store.start_step("run_d", _started("three"))
+    store.abandon_step("run_d", "two", attempt=9)  # not its attempt: nothing happens
+    assert [c.name for c in store.steps("run_d")] == ["one", "two"]
+    with pytest.raises(StepLimitReached):
+        store.start_step("run_d", _started("three"))
+    store.abandon_step("run_d", "two", attempt=1)
+    assert [c.name for c in store.steps("run_d")] == ["one"]
+    assert store.start_step("run_d", _started("three")) is None  # its place came back
+    store.drop_step("run_d", "missing")  # dropping nothing changes nothing
+    with pytest.raises(StepLimitReached):
+        store.start_step("run_d", _started("four"))
+
+
+def test_the_open_runs_page_holds_at_most_the_limit_longest_unchecked_first(store):
+    for n in range(3):
+        assert store.create(_run(f"run_open_{n}"))
+    store.recheck("run_open_0", 9_000_000)
+    everything = store.open_runs(None, 10)
+    assert sorted(everything) == ["run_open_0", "run_open_1", "run_open_2"]
+    assert everything[-1] == "run_open_0"  # rechecked last, asked last
+    assert len(store.open_runs(None, 2)) == 2
+    assert sorted(store.open_runs(8_999_999, 10)) == ["run_open_1", "run_open_2"]
+    assert sorted(store.open_runs(9_000_000, 10)) == ["run_open_0", "run_open_1", "run_open_2"]
+    store.recheck("run_never_open", 1)  # a run outside the index stays out of it
+    assert "run_never_open" not in store.open_runs(None, 10)

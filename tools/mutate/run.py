@@ -36,7 +36,15 @@ STAGING = ROOT / ".mutate"
 REPORT = STAGING / "report.json"
 # What the tests read from beside the code: handlers, the template, the state machines,
 # and the layer's own sources (tests that scan them). Copied into each run by mutmut.
-ALSO_COPY = ["functions", "statemachines", "template.yaml", "layers", "events", "skills"]
+ALSO_COPY = [
+    "functions",
+    "statemachines",
+    "template.yaml",
+    "layers",
+    "events",
+    "skills",
+    "examples",
+]
 LAYER = "src/agentworks"
 CLI = "src/agentworks_cli"
 
@@ -106,6 +114,9 @@ GROUPS = (
             "tests/integration/test_crew_limits.py",
             "tests/integration/test_restart_calls.py",
             "tests/integration/test_call_reconciliation.py",
+            "tests/integration/test_mailbox_adapter.py",
+            "tests/integration/test_workflow_functions.py",
+            "tests/integration/test_operation_metrics.py",
             "tests/integration/test_call_rules.py",
             "tests/unit/test_call_bounds.py",
         ),
@@ -120,6 +131,7 @@ GROUPS = (
             "tests/integration/test_relay_write_faults.py",
             "tests/integration/test_relay_item_sizes.py",
             "tests/integration/test_relay_run_rules.py",
+            "tests/integration/test_relay_reconcile.py",
         ),
     ),
     Group(
@@ -252,6 +264,8 @@ def results(group: Group) -> dict[str, dict[str, object]]:
             diff = _diff(folder, module, name)
             if module.startswith(CLI + "/bridge/") and _sqlite_case_only(diff):
                 equivalent[name] = diff
+            elif module.startswith(LAYER + "/") and _dynamodb_keyword_case_only(diff):
+                equivalent[name] = f"{diff}\n# DynamoDB expression keywords ignore case"
             elif why := _explained(module, diff):
                 equivalent[name] = f"{diff}\n# {why}"
             else:
@@ -310,6 +324,26 @@ def _diff(folder: Path, module: str, name: str) -> str:
 
 
 SQL_LITERAL = re.compile(r"'[^']*'")
+# Keywords of DynamoDB's condition and update expressions, which it reads in any case.
+DYNAMODB_KEYWORDS = {"AND", "OR", "NOT", "BETWEEN", "IN", "SET", "ADD", "REMOVE", "DELETE"}
+WORD = re.compile(r"\w+")
+
+
+def _dynamodb_keyword_case_only(diff: str) -> bool:
+    """A mutant that changes only the letter case of expression keywords (`AND` → `and`,
+    `SET` → `set`): DynamoDB parses both alike, so it behaves as the original."""
+    removed = [line[1:] for line in diff.splitlines() if line.startswith("-")]
+    added = [line[1:] for line in diff.splitlines() if line.startswith("+")]
+    if not (len(removed) == len(added) > 0):
+        return False
+    for old, new in zip(removed, added, strict=True):
+        old_words, new_words = WORD.findall(old), WORD.findall(new)
+        if len(old_words) != len(new_words) or old.lower() != new.lower():
+            return False
+        changed = [(a, b) for a, b in zip(old_words, new_words, strict=True) if a != b]
+        if not changed or any(a.upper() not in DYNAMODB_KEYWORDS for a, _ in changed):
+            return False
+    return True
 
 
 def _sqlite_case_only(diff: str) -> bool:
