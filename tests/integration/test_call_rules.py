@@ -8,6 +8,8 @@ from __future__ import annotations
 import copy
 import json
 
+import boto3
+
 from agentworks import limits
 from tests.integration.crew_support import CONTRACTS, wait_for
 
@@ -98,3 +100,53 @@ def test_a_file_is_read_from_page_zero_and_a_negative_page_is_refused(api, stack
     )
     # The result was inline: there is no result file to read, as if the path were unknown.
     assert api("GET", files, caller, query={"path": "result.json"}).status == 404
+    crew_id = api("GET", "/v1/crews/contracts", caller).body["crew_id"]
+    boto3.client("s3", region_name="us-east-1").delete_object(
+        Bucket=stack.settings.outputs_bucket, Key=f"calls/{crew_id}/{call_id}/notes.txt"
+    )
+    gone = api("GET", files, caller, query={"path": "notes.txt"})
+    assert (gone.status, gone.body["error"]["message"]) == (
+        410,
+        "This output was removed 7 days after it was written; the call record remains.",
+    )
+
+
+def test_a_posted_result_is_refused_with_what_to_do(api, stack, agents):
+    """The mailbox adapter's agent posts the outcome: each refusal says what to fix, and
+    the call keeps waiting until an accepted one; after it, a post meets a finished call."""
+    from tests.integration.test_mailbox_adapter import DELEGATOR, call, wait_for_mailbox
+
+    assert api("POST", "/v1/crews", stack.admin_token, DELEGATOR).status == 201
+    worker = agents.named("worker")
+    caller = agents.connection("caller")["token"]
+    call_id = call(api, caller, "the lease")
+    wait_for_mailbox(api, worker, "worker")
+    path = f"/v1/calls/{call_id}/result"
+    empty = api("POST", path, worker, {"agent_name": "worker"})
+    assert (empty.status, empty.body["error"]) == (
+        400,
+        {
+            "code": "invalid_request",
+            "message": "Give final_text, result or both.",
+            "field": "final_text",
+        },
+    )
+    wrong = api("POST", path, worker, {"agent_name": "worker", "result": {"gist": "x"}})
+    assert wrong.status == 422
+    assert wrong.body["error"]["message"].startswith(
+        "The result does not match summarize's output schema: "
+    )
+    assert wrong.body["error"]["message"].endswith("The call still waits; post a corrected result.")
+    assert wrong.body["error"]["output_schema"] == DELEGATOR["functions"][0]["output_schema"]
+    result = {"summary": "short"}
+    posted = api(
+        "POST", path, worker, {"agent_name": "worker", "result": result, "final_text": "Done."}
+    )
+    assert posted.status == 200 and posted.body["progress"][-1] == "result posted by agent:worker"
+    done = wait_for(api, caller, call_id, {"succeeded", "failed", "interrupted"})
+    assert (done["state"], done["final_text"], done["result"]) == ("succeeded", "Done.", result)
+    late = api("POST", path, worker, {"agent_name": "worker", "final_text": "Again."})
+    assert (late.status, late.body["error"]["message"]) == (
+        409,
+        "The call is succeeded; it is not waiting for a result.",
+    )

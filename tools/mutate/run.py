@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -214,21 +215,32 @@ def _toml(group: Group, pytest_options: dict[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_group(group: Group, max_children: int) -> None:
+def run_group(group: Group, max_children: int, minutes: float | None) -> None:
     folder = stage(group)
     print(f"\n== {group.name}: {len(group.modules)} modules, {len(group.tests)} test files")
     started = time.monotonic()
+    deadline = started + minutes * 60 if minutes else None
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     # mutmut keeps a verdict until the mutated function changes, so a survivor would stay
     # one after a new test kills it: the survivors of the last run are tried again first.
     again = _survivors(group)
     for names in ([again] if again else []) + [[]]:
-        subprocess.run(
-            [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children), *names],
-            cwd=folder,
-            env=env,
-            check=False,
-        )
+        command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)]
+        left = deadline - time.monotonic() if deadline else None
+        if left is not None and left <= 0:
+            break
+        # Its own process group: on the deadline mutmut and the forks it runs stop together.
+        process = subprocess.Popen([*command, *names], cwd=folder, env=env, start_new_session=True)
+        try:
+            process.wait(timeout=left)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGINT)  # mutmut saves what it has on an interrupt
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            print(f"\n   {group.name}: stopped at its {minutes:g}-minute budget; the rest pending")
     print(f"   {group.name} took {time.monotonic() - started:.0f} s")
 
 
@@ -289,6 +301,16 @@ LEFT = {"survived", "suspicious", "no tests"}
 # line as mutmut writes it, why no test can tell them apart). Matched by text, not by
 # mutant number, so an edit elsewhere in the module keeps the explanation attached.
 EXPLAINED = (
+    (
+        f"{LAYER}/crews/calls.py",
+        'content, encoding = chunk.content.decode("UTF-8"), "utf-8"',
+        "Python's codec names ignore case: `UTF-8` and `utf-8` are one codec",
+    ),
+    (
+        f"{LAYER}/relays/run_store.py",
+        "if change >= 0:",
+        "a step count moves by +1 or -1, never 0: `> 0` and `>= 0` choose alike",
+    ),
     (
         f"{CLI}/bridge/journal.py",
         "    if excess >= 0:",
@@ -386,11 +408,14 @@ def main() -> None:
     parser.add_argument("--group", action="append", choices=[g.name for g in GROUPS])
     parser.add_argument("--report", action="store_true", help="only print the last results")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
+    parser.add_argument(
+        "--minutes", type=float, help="stop each group after this long (verdicts so far kept)"
+    )
     args = parser.parse_args()
     chosen = tuple(g for g in GROUPS if not args.group or g.name in args.group)
     if not args.report:
         for group in chosen:
-            run_group(group, args.max_children)
+            run_group(group, args.max_children, args.minutes)
     report(chosen)
 
 
