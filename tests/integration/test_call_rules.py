@@ -9,6 +9,7 @@ import copy
 import json
 
 import boto3
+import pytest
 
 from agentworks import limits
 from tests.integration.crew_support import CONTRACTS, wait_for
@@ -150,3 +151,63 @@ def test_a_posted_result_is_refused_with_what_to_do(api, stack, agents):
         409,
         "The call is succeeded; it is not waiting for a result.",
     )
+
+
+def test_a_reply_answers_only_the_pending_question_it_names(api, stack, agents):
+    caller = _caller(api, stack, agents)
+    confirm = {"target": "crew:contracts", "function": "confirm", "args": {"action": "ship"}}
+    call_id = api("POST", "/v1/calls", caller, confirm).body["call_id"]
+    waiting = wait_for(api, caller, call_id, {"input_required", "failed", "interrupted"})
+    [question] = waiting["pending_inputs"]
+    wrong = api(
+        "POST", f"/v1/calls/{call_id}/reply", caller, {"request_id": "req_x", "answer": "no"}
+    )
+    assert (wrong.status, wrong.body["error"]) == (
+        409,
+        {
+            "code": "conflict",
+            "message": "No pending input with that request_id on this call; see its "
+            f"pending_inputs with: agentworks functions status --call-id {call_id}",
+            "field": "request_id",
+        },
+    )
+    answered = api(
+        "POST",
+        f"/v1/calls/{call_id}/reply",
+        caller,
+        {"request_id": question["request_id"], "answer": "yes"},
+    )
+    assert (answered.status, answered.body["state"], answered.body["pending_inputs"]) == (
+        200,
+        "running",
+        [],
+    )
+    done = wait_for(api, caller, call_id, {"succeeded", "failed", "interrupted"})
+    assert done["result"] == {"confirmed": "yes"}  # the answer reached the Crew by its id
+
+
+def test_a_call_is_stamped_with_the_clock_and_listed_with_it(api, stack, agents):
+    from agentworks.messaging.models import iso
+
+    caller = _caller(api, stack, agents)
+    now = iso(int(stack.clock.now() * 1000))
+    accepted = api("POST", "/v1/calls", caller, _summarize({"text": "t"})).body
+    assert (accepted["created_at"], accepted["updated_at"]) == (now, now)
+    [listed] = api("GET", "/v1/calls", caller).body["calls"]
+    assert (listed["call_id"], listed["created_at"]) == (accepted["call_id"], now)
+    assert listed["updated_at"] >= now and listed["cost_usd"] == 0
+
+
+def test_a_page_size_outside_its_bounds_is_refused_by_the_service_too(stack, agents):
+    from agentworks.errors import InvalidInput
+
+    caller = stack.principal(agents.connection("caller")["token"])
+    for limit in (0, limits.CALLS_PAGE_MAX + 1):
+        with pytest.raises(InvalidInput) as refused:
+            stack.services.crews.calls.recent(caller, limit)
+        assert refused.value.to_body()["error"] == {
+            "code": "invalid_request",
+            "message": f"limit must be 1–{limits.CALLS_PAGE_MAX}.",
+            "field": "limit",
+        }
+    assert stack.services.crews.calls.recent(caller, limits.CALLS_PAGE_MAX).calls == []

@@ -303,6 +303,27 @@ LEFT = {"survived", "suspicious", "no tests"}
 EXPLAINED = (
     (
         f"{LAYER}/crews/calls.py",
+        "payload = json.dumps([target, function, args], sort_keys=True, separators=None)",
+        "any fixed separators give the same hash for the same arguments; only sorted keys "
+        "matter (held by the key-order test)",
+    ),
+    (
+        f"{LAYER}/crews/calls.py",
+        "payload = json.dumps([target, function, args], sort_keys=True, )",
+        "any fixed separators give the same hash for the same arguments",
+    ),
+    (
+        f"{LAYER}/crews/calls.py",
+        'payload = json.dumps([target, function, args], sort_keys=True, separators=("XX,XX", ":"))',
+        "any fixed separators give the same hash for the same arguments",
+    ),
+    (
+        f"{LAYER}/crews/calls.py",
+        'payload = json.dumps([target, function, args], sort_keys=True, separators=(",", "XX:XX"))',
+        "any fixed separators give the same hash for the same arguments",
+    ),
+    (
+        f"{LAYER}/crews/calls.py",
         'content, encoding = chunk.content.decode("UTF-8"), "utf-8"',
         "Python's codec names ignore case: `UTF-8` and `utf-8` are one codec",
     ),
