@@ -1,1 +1,52 @@
-"""placeholder"""
+"""Identity rules found unheld by `make mutate` (docs/benchmarks.md): where a web session's
+cookie is read from, and that a connection's principal — looked up without its token, for a
+web session or a run's starter — is refused once the connection expires, on the clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentworks.errors import Unauthenticated
+from agentworks.identity.bearer import session_cookie
+from agentworks.identity.web_sessions import SESSION_COOKIE
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"cookies": ["theme=dark", f"{SESSION_COOKIE}=ws_1"]},
+        {"headers": {"cookie": f"theme=dark; {SESSION_COOKIE}=ws_1"}},
+        {"headers": {"Cookie": f"{SESSION_COOKIE}=ws_1;theme=dark"}},
+        {"cookies": ["theme=dark"], "headers": {"COOKIE": f" {SESSION_COOKIE}=ws_1 "}},
+    ],
+)
+def test_the_session_cookie_is_read_from_cookies_or_any_cookie_header(event):
+    assert session_cookie(event) == "ws_1"
+
+
+def test_a_session_value_keeps_its_equals_signs_and_other_headers_are_not_cookies():
+    assert session_cookie({"headers": {"cookie": f"{SESSION_COOKIE}=a=b"}}) == "a=b"
+    assert session_cookie({"headers": {"x-cookie": f"{SESSION_COOKIE}=ws_1"}}) == ""
+    assert session_cookie({"headers": {"cookie": ["not", "text"]}}) == ""
+    assert session_cookie({"headers": None, "cookies": None}) == ""
+    assert session_cookie({}) == ""
+
+
+def test_a_connection_principal_ends_when_the_connection_expires(api, stack):
+    created = api(
+        "POST",
+        "/v1/connections",
+        stack.admin_token,
+        {"name": "short", "expires_in_seconds": 60},
+    ).body
+    principal = stack.principal(created["token"])
+    identity = stack.services.identity
+    account, connection = principal.account_id, principal.connection_id
+    assert identity.principal_of_connection(account, connection).connection_id == connection
+    assert identity.live_principal(account, connection).connection_id == connection
+    assert identity.live_principal("acct_other", connection) is None
+    stack.clock.advance(61)
+    with pytest.raises(Unauthenticated) as refused:
+        identity.principal_of_connection(account, connection)
+    assert refused.value.message == "Missing, invalid, expired or revoked token."
+    assert identity.live_principal(account, connection) is None
