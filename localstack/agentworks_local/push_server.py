@@ -20,9 +20,9 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from agentworks_cli.localstack.gateway import Request, Response
-from agentworks_cli.localstack.handlers import FunctionError, FunctionHost
-from agentworks_cli.localstack.template import load_template, resources_of_type
+from agentworks_local.gateway import Request, Response
+from agentworks_local.handlers import FunctionError, FunctionHost
+from agentworks_local.template import load_template, resources_of_type
 
 STAGE = "v1"
 MAX_FRAME_BYTES = 128 * 1024  # API Gateway's WebSocket message limit

@@ -34,10 +34,10 @@ from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import GlobalSecondaryIndex, Table
 
-from agentworks_cli.localstack.handlers import LOCAL_ACCOUNT_ID, LOCAL_REGION
+from agentworks_local.handlers import LOCAL_ACCOUNT_ID, LOCAL_REGION
 
 if TYPE_CHECKING:
-    from agentworks_cli.localstack.scheduler import TtlTable
+    from agentworks_local.scheduler import TtlTable
 
 _ATTR = "_agentworks_index"
 

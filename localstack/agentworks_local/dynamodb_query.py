@@ -17,7 +17,7 @@ from typing import Any
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import RESULT_SIZE_LIMIT, Table
 
-from agentworks_cli.localstack.dynamodb_index import TOP, Key, Partition, SortedIndex, index_of
+from agentworks_local.dynamodb_index import TOP, Key, Partition, SortedIndex, index_of
 
 # moto's LimitedSizeDict refuses items whose Item.size() would exceed this.
 _MAX_ITEM_SIZE = 405_000

@@ -19,15 +19,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agentworks_cli.localstack.failure_destinations import FailureQueues
-from agentworks_cli.localstack.handlers import (
+from agentworks_local.failure_destinations import FailureQueues
+from agentworks_local.handlers import (
     LOCAL_ACCOUNT_ID,
     LOCAL_REGION,
     FunctionError,
     FunctionHost,
     HandlerMissing,
 )
-from agentworks_cli.localstack.template import (
+from agentworks_local.template import (
     LocalResources,
     load_template,
     resources_of_type,

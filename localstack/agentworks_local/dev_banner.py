@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentworks import limits
-from agentworks_cli.localstack.configfile import default_config_path
-from agentworks_cli.localstack.display_paths import home_relative
+from agentworks_local.configfile import default_config_path
+from agentworks_local.display_paths import home_relative
 
 if TYPE_CHECKING:
-    from agentworks_cli.localstack.dev import DevStack
+    from agentworks_local.dev import DevStack
 
 
 def _cli_dir_if_not_on_path() -> str | None:

@@ -19,18 +19,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agentworks_cli.localstack.failure_destinations import (
+from agentworks_local.failure_destinations import (
     FailureQueues,
     on_failure_queue,
     stream_batch_record,
 )
-from agentworks_cli.localstack.handlers import (
+from agentworks_local.handlers import (
     LOCAL_ACCOUNT_ID,
     LOCAL_REGION,
     FunctionError,
     FunctionHost,
 )
-from agentworks_cli.localstack.template import LocalResources
+from agentworks_local.template import LocalResources
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentworks_cli.localstack.journal import JournalDamaged, encode, read_records, write_atomically
+from agentworks_local.journal import JournalDamaged, encode, read_records, write_atomically
 
 FORMAT = 1
 ITEMS_PER_CHUNK = 1000
@@ -204,7 +204,7 @@ def load_items(snapshot: Snapshot) -> None:
 def index_tables(snapshot: Snapshot) -> None:
     """Builds the local indexes (dynamodb_index.py) of the tables the snapshot filled, so the
     first query after a restart does not wait for them."""
-    from agentworks_cli.localstack.dynamodb_index import index_of
+    from agentworks_local.dynamodb_index import index_of
 
     backends = _dynamodb_backends()
     for account_id, region, name in snapshot.tables:

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any
 
-from agentworks_cli.localstack.template import REPO_ROOT, load_template, resources_of_type
+from agentworks_local.template import REPO_ROOT, load_template, resources_of_type
 
 LOCAL_ACCOUNT_ID = "123456789012"
 LOCAL_REGION = "us-east-1"

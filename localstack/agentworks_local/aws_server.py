@@ -12,9 +12,9 @@ import logging
 import threading
 from typing import Any
 
-from agentworks_cli.localstack.aws_auth import SignedOnly, StackKeys
-from agentworks_cli.localstack.durable_state import DurableState, JournalingApp, RestoreReport
-from agentworks_cli.localstack.in_process import DynamoDBDirect
+from agentworks_local.aws_auth import SignedOnly, StackKeys
+from agentworks_local.durable_state import DurableState, JournalingApp, RestoreReport
+from agentworks_local.in_process import DynamoDBDirect
 
 
 class AwsServer:

@@ -21,30 +21,30 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentworks.outbound.urls import ALLOW_LOOPBACK_ENV
-from agentworks_cli.localstack import in_process, lambda_seam, unavailable
-from agentworks_cli.localstack.aws_auth import StackKeys
-from agentworks_cli.localstack.configfile import (
+from agentworks_local import in_process, lambda_seam, unavailable
+from agentworks_local.aws_auth import StackKeys
+from agentworks_local.configfile import (
     ConfigError,
     default_config_path,
     read_config,
     write_config,
 )
-from agentworks_cli.localstack.display_paths import home_relative
-from agentworks_cli.localstack.durable_state import (
+from agentworks_local.display_paths import home_relative
+from agentworks_local.durable_state import (
     DataDir,
     DataDirError,
     DurableState,
     RestoreReport,
 )
-from agentworks_cli.localstack.failure_destinations import FailureQueues
-from agentworks_cli.localstack.gateway import Gateway, GatewayServer, port_in_use
-from agentworks_cli.localstack.handlers import LOCAL_REGION, FunctionHost, FunctionOutput
-from agentworks_cli.localstack.moto_patches import dynamodb_lock
-from agentworks_cli.localstack.push_server import PushServer
-from agentworks_cli.localstack.relay_sandbox import RelaySandbox
-from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, ttl_tables
-from agentworks_cli.localstack.stream_poller import StreamPoller, stream_sources
-from agentworks_cli.localstack.waiting_calls import Resumed, resume_calls
+from agentworks_local.failure_destinations import FailureQueues
+from agentworks_local.gateway import Gateway, GatewayServer, port_in_use
+from agentworks_local.handlers import LOCAL_REGION, FunctionHost, FunctionOutput
+from agentworks_local.moto_patches import dynamodb_lock
+from agentworks_local.push_server import PushServer
+from agentworks_local.relay_sandbox import RelaySandbox
+from agentworks_local.scheduler import Scheduler, TtlSweeper, ttl_tables
+from agentworks_local.stream_poller import StreamPoller, stream_sources
+from agentworks_local.waiting_calls import Resumed, resume_calls
 
 # What every request needs is imported at start; the rest (MCP, Tick) on first use.
 EAGER_FUNCTIONS = ("ApiFunction",)
@@ -254,7 +254,7 @@ class DevStack:
 
         import boto3
 
-        from agentworks_cli.localstack.template import create_resources
+        from agentworks_local.template import create_resources
 
         session = boto3.Session()
         resources = create_resources(session, prefix=RESOURCE_PREFIX)
@@ -298,7 +298,7 @@ class DevStack:
             },
         )
 
-        from agentworks_cli.localstack.dynamodb_index import ttl_candidates
+        from agentworks_local.dynamodb_index import ttl_candidates
 
         sweeper = TtlSweeper(
             session.client("dynamodb"),
@@ -338,7 +338,7 @@ class DevStack:
 
     def _isolate_relays(self, first_account: str) -> None:
         """Before any relay runs (a restored stack resumes some at once)."""
-        from agentworks_cli.localstack import relay_sandbox
+        from agentworks_local import relay_sandbox
 
         self.relay_sandbox = relay_sandbox.detect()
         for name in (relay_sandbox.SANDBOX_ENV, relay_sandbox.UNSANDBOXED_ACCOUNTS_ENV):
@@ -398,8 +398,8 @@ class DevStack:
         return admin
 
     def _start_moto(self) -> None:
-        from agentworks_cli.localstack import moto_patches
-        from agentworks_cli.localstack.aws_server import AwsServer
+        from agentworks_local import moto_patches
+        from agentworks_local.aws_server import AwsServer
 
         moto_patches.apply()  # the in-process server shares moto's modules
         route_aws_logs(self.output)

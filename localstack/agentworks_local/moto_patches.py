@@ -46,7 +46,7 @@ def apply() -> None:
     _stop_is_immediate()
     _dispatch_is_cached()
     _definitions_validated_once()
-    from agentworks_cli.localstack import (
+    from agentworks_local import (
         dynamodb_index,
         dynamodb_query,
         dynamodb_transactions,

@@ -16,8 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from agentworks_cli.localstack.handlers import FunctionError
-from agentworks_cli.localstack.template import LocalResources, load_template, resources_of_type
+from agentworks_local.handlers import FunctionError
+from agentworks_local.template import LocalResources, load_template, resources_of_type
 
 # Lambda's default for asynchronous invocations without an EventInvokeConfig.
 DEFAULT_ASYNC_RETRIES = 2

@@ -24,13 +24,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import IO, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from agentworks_cli.localstack.handlers import (
+from agentworks_local.handlers import (
     LOCAL_ACCOUNT_ID,
     FunctionError,
     FunctionHost,
     HandlerMissing,
 )
-from agentworks_cli.localstack.template import load_template, resources_of_type
+from agentworks_local.template import load_template, resources_of_type
 
 # HTTP API's own payload limit; bigger requests never reach a function.
 MAX_BODY_BYTES = 10 * 1024 * 1024

@@ -18,10 +18,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from agentworks_cli.localstack.dev import DevStack, StartError
-from agentworks_cli.localstack.dev_banner import banner
-from agentworks_cli.localstack.display_paths import home_relative
-from agentworks_cli.localstack.durable_state import DEFAULT_DATA_DIR, DataDir, DataDirError
+from agentworks_local.dev import DevStack, StartError
+from agentworks_local.dev_banner import banner
+from agentworks_local.display_paths import home_relative
+from agentworks_local.durable_state import DEFAULT_DATA_DIR, DataDir, DataDirError
 
 
 def _env_seconds(name: str, default: float, allow_zero: bool = False) -> float:

@@ -28,7 +28,7 @@ from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import Table
 
-from agentworks_cli.localstack import dynamodb_index
+from agentworks_local import dynamodb_index
 
 _original: list[Any] = []
 _lock: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentworks_cli.localstack import snapshot as snapshots
-from agentworks_cli.localstack.journal import Journal, JournalDamaged, read_records
+from agentworks_local import snapshot as snapshots
+from agentworks_local.journal import Journal, JournalDamaged, read_records
 
 DEFAULT_DATA_DIR = Path("~/.agentworks/dev")
 # Bounds a crash restart (replay is ~2 ms a write) against a fold's pause (~2.6 s at 100,000
@@ -213,7 +213,7 @@ class RestoreReport:
 
 def replay(app: Callable[..., Iterable[bytes]], record: dict[str, Any]) -> None:
     """Applies one journaled request to the moto app, as it was first applied."""
-    from agentworks_cli.localstack.in_process import call_app, wsgi_environ
+    from agentworks_local.in_process import call_app, wsgi_environ
 
     headers = record["headers"]
     environ = wsgi_environ(

@@ -26,7 +26,7 @@ def install(dispatch: Dispatch) -> None:
         return
     from moto.awslambda.models import LambdaFunction
 
-    from agentworks_cli.localstack.handlers import FunctionError
+    from agentworks_local.handlers import FunctionError
 
     def _invoke_lambda(self: Any, event: Any = None) -> tuple[str, bool, str]:
         if _dispatch is None:
