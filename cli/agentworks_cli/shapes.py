@@ -75,7 +75,7 @@ WAKEUP = Shape(_CREW_MODELS, "WakeupView")
 REQUEST = Shape(_CREW_MODELS, "RequestView")
 REQUESTS = Shape(_CREW_MODELS, "RequestList")
 CONVERSATION = Shape(_CREW_MODELS, "ConversationStatusView")
-CONVERSATIONS = Shape("agentworks.crews.inbox_models", "ConversationList")  # C5
+CONVERSATIONS = Shape("agentworks.conversations.inbox_models", "ConversationList")  # C5
 SESSION_LINK = Shape("agentworks.http_api.session", "SessionLink")  # C5 web sign-in
 
 USAGE = Shape("agentworks.usage.views", "UsageReport")

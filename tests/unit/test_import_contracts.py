@@ -66,8 +66,8 @@ BREACHES = {
         "The layer: surfaces above the composition root above services above primitives",
     ),
     "a store imports a service": (
-        "agentworks/crews/crew_store.py",
-        "from agentworks.crews import requests",
+        "agentworks/conversations/wakeup_store.py",
+        "from agentworks.conversations import requests",
         "Stores below the services that use them",
     ),
     "the layer imports the local AWS": (
@@ -76,8 +76,8 @@ BREACHES = {
         "The layer never imports the CLI or the local AWS",
     ),
     "two modules import each other": (
-        "agentworks/crews/delivery_items.py",
-        "from agentworks.crews import delivery_audit",
+        "agentworks/conversations/delivery_items.py",
+        "from agentworks.conversations import delivery_audit",
         "No import cycles, at any depth",
     ),
 }

@@ -22,8 +22,8 @@ from botocore.exceptions import ClientError
 from agentworks import limits
 from agentworks.audit.audit_store import write_entry
 from agentworks.audit.entries import Actor, AuditEntry, audit_put
-from agentworks.crews.delivery_audit import delivery_entry, sender_of
-from agentworks.crews.delivery_items import (
+from agentworks.conversations.delivery_audit import delivery_entry, sender_of
+from agentworks.conversations.delivery_items import (
     TTL_ATTRIBUTE,
     Delivery,
     closed_updates,
@@ -33,8 +33,8 @@ from agentworks.crews.delivery_items import (
     delivery_item,
     delivery_key,
 )
-from agentworks.crews.wakeup_queue_store import WakeupQueueStore
-from agentworks.crews.wakeup_store import Wakeup, WakeupRecords, parse_wakeup_id, wakeup_key
+from agentworks.conversations.wakeup_queue_store import WakeupQueueStore
+from agentworks.conversations.wakeup_store import Wakeup, WakeupRecords, wakeup_key
 from agentworks.dynamo import (
     TransactionCancelled,
     condition_failed,
@@ -42,6 +42,7 @@ from agentworks.dynamo import (
     to_item,
     transact_write,
 )
+from agentworks.ids import parse_wakeup_id
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -10,16 +10,16 @@ state (its conversations, delivery records and wakeups — never bodies).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentworks import limits
 from agentworks.audit.entries import Actor, AuditEntry
 from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.conversations.crew_inbox_store import CrewInboxStore, Delivery, Wakeup
+from agentworks.conversations.message_runs import MessageRuns
 from agentworks.crews.access import editable, visible
-from agentworks.crews.crew_inbox_store import CrewInboxStore, Delivery, Wakeup
+from agentworks.crews.conversation_records import LiveConnection
 from agentworks.crews.crew_store import CrewStore
-from agentworks.crews.message_runs import MessageRuns
 from agentworks.crews.models import (
     Crew,
     CrewDeliveryRecord,
@@ -36,15 +36,10 @@ from agentworks.messaging.crew_gate import CrewDelivery, CrewTarget, MessagingOf
 from agentworks.messaging.models import iso
 
 if TYPE_CHECKING:
-    from agentworks.crews.asker_runs import AskerRuns
-    from agentworks.crews.requests import Requests
+    from agentworks.conversations.asker_runs import AskerRuns
+    from agentworks.conversations.requests import Requests
     from agentworks.messaging.message_kinds import Framing
     from agentworks.messaging.service import MessagingService
-
-# (account_id, connection_id) → is the connection live now (A3: re-checked after a read).
-LiveConnection = Callable[[str, str], bool]
-# (account_id, connection_id) → its principal while it is live, else None (a run's starter).
-StarterPrincipal = Callable[[str, str], "Principal | None"]
 
 
 def wakeup_view(wakeup: Wakeup) -> WakeupView:
@@ -129,7 +124,7 @@ class CrewReception:
         )
         if delivery.paused or delivery.asker_run_id:
             # C4: a paused conversation's runs start when it resumes; C3: a request another
-            # Crew's run sent starts at the next tick (crews/asked_starts.py).
+            # Crew's run sent starts at the next tick (asked_starts.py).
             record.state = "received"
             if self._inbox.open_delivery(record, None):
                 self._inbox.audit(sent, now)

@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews.access import editable, may_see_call, visible
-from agentworks.crews.delivery_items import Delivery
-from agentworks.crews.inbox_models import (
+from agentworks.conversations.delivery_items import Delivery
+from agentworks.conversations.inbox_models import (
     TAB_LABELS,
     TABS,
     ConversationAgent,
@@ -39,17 +38,18 @@ from agentworks.crews.inbox_models import (
     PendingQuestion,
     Tab,
 )
+from agentworks.conversations.requests import request_view
+from agentworks.crews.access import editable, may_see_call, visible
 from agentworks.crews.models import Crew, RequestView
-from agentworks.crews.requests import request_view
 from agentworks.errors import AgentWorksError, InvalidInput, Unavailable
 from agentworks.identity.models import MESSAGES_READ, MESSAGES_SEND, Principal
 from agentworks.ids import InboxRef, MessageRef, other_side, parse_conversation_id
 from agentworks.messaging.models import Conversation, iso
 
 if TYPE_CHECKING:
+    from agentworks.conversations.request_store import RequestStore
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.crew_store import CrewStore
-    from agentworks.crews.request_store import RequestStore
     from agentworks.messaging.conversation_store import ConversationStore
 
 OPEN_STATES = ("waiting_for_review", "received", "in_progress")

@@ -12,7 +12,6 @@ client and conditional-update helper these methods use.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -20,8 +19,8 @@ from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.audit.entries import AuditEntry
-from agentworks.crews.delivery_items import TTL_ATTRIBUTE, conversation_pk
-from agentworks.crews.wakeup_queue_store import (
+from agentworks.conversations.delivery_items import TTL_ATTRIBUTE, conversation_pk
+from agentworks.conversations.wakeup_queue_store import (
     FIRING,
     account_store,
     due_key,
@@ -35,21 +34,9 @@ from agentworks.dynamo import (
     to_item,
     transact_write,
 )
-from agentworks.errors import Unavailable
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-
-_WAKEUP_ID = re.compile(r"^wku_([0-9A-HJKMNP-TV-Z]{26})([0-9A-HJKMNP-TV-Z]{26})$")
-
-
-def parse_wakeup_id(value: str) -> tuple[str, str]:
-    """wku_<conversation><wake> → (conversation, wake): the key, no lookup. A malformed id
-    names nothing (`unavailable`)."""
-    found = _WAKEUP_ID.match(value.strip())
-    if not found:
-        raise Unavailable()
-    return found.group(1), found.group(2)
 
 
 def wakeup_key(conversation: str, wake: str) -> dict[str, str]:

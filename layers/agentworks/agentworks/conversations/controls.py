@@ -30,11 +30,11 @@ from agentworks.messaging.models import Conversation
 from agentworks.observability import count
 
 if TYPE_CHECKING:
-    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.conversations.crew_inbox_store import CrewInboxStore
+    from agentworks.conversations.message_runs import MessageRuns
+    from agentworks.conversations.request_store import RequestStore
     from agentworks.crews.crew_store import CrewStore
     from agentworks.crews.execution import Executions
-    from agentworks.crews.message_runs import MessageRuns
-    from agentworks.crews.request_store import RequestStore
     from agentworks.messaging.service import MessagingService
 
 logger = logging.getLogger(__name__)

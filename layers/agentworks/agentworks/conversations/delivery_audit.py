@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentworks.audit.entries import PLATFORM, Action, Actor, AuditEntry
-from agentworks.crews.delivery_items import STATE_OF_RECORD
+from agentworks.conversations.delivery_items import STATE_OF_RECORD
 from agentworks.ids import InboxRef
 
 if TYPE_CHECKING:
-    from agentworks.crews.delivery_items import Delivery
+    from agentworks.conversations.delivery_items import Delivery
 
 
 def api_state(record_state: str) -> str:

@@ -16,17 +16,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentworks import limits
 from agentworks.audit.entries import Actor, AuditEntry
 from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.conversations.delivery_items import OPEN_STATES, STATE_OF_RECORD, Delivery
+from agentworks.conversations.requests import LABELS
 from agentworks.crews.access import editable
-from agentworks.crews.delivery_items import OPEN_STATES, STATE_OF_RECORD, Delivery
-from agentworks.crews.requests import LABELS
 from agentworks.errors import Conflict, InvalidInput, Unavailable
 from agentworks.ids import InboxRef, MessageRef, parse_inbox_id
 from agentworks.messaging.message_kinds import NOT_A_REQUEST, framing_for
 
 if TYPE_CHECKING:
-    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.conversations.crew_inbox_store import CrewInboxStore
+    from agentworks.conversations.requests import Requests
     from agentworks.crews.crew_store import CrewStore
-    from agentworks.crews.requests import Requests
     from agentworks.identity.models import Principal
     from agentworks.messaging.crew_inbox_views import CrewInboxViews
     from agentworks.messaging.models import SendReceipt

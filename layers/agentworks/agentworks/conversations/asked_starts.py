@@ -17,10 +17,10 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.ids import InboxRef
 
 if TYPE_CHECKING:
-    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.conversations.crew_inbox_store import CrewInboxStore
+    from agentworks.conversations.message_runs import MessageRuns
+    from agentworks.conversations.request_store import RequestStore
     from agentworks.crews.crew_store import CrewStore
-    from agentworks.crews.message_runs import MessageRuns
-    from agentworks.crews.request_store import RequestStore
     from agentworks.messaging.crew_inbox_views import CrewInboxViews
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from agentworks.audit.entries import Actor
 from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.conversations.crew_inbox_store import CrewInboxStore, Delivery, Wakeup
 from agentworks.crews.call_store import CallStore
-from agentworks.crews.crew_inbox_store import CrewInboxStore, Delivery, Wakeup
 from agentworks.crews.execution import Executions
 from agentworks.crews.models import CallRecord
 from agentworks.ids import new_id, parse_message_id

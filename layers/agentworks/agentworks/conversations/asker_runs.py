@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from agentworks.crews.call_store import StaleCall
 
 if TYPE_CHECKING:
+    from agentworks.conversations.delivery_items import Delivery
     from agentworks.crews.call_store import CallStore
-    from agentworks.crews.delivery_items import Delivery
     from agentworks.crews.execution import Executions
     from agentworks.crews.models import CallRecord
 

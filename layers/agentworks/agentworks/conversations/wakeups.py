@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews.conversations import wakeup_view
-from agentworks.crews.crew_inbox_store import CrewInboxStore, Wakeup, parse_wakeup_id
-from agentworks.crews.message_runs import NOT_STARTED, MessageRuns
+from agentworks.conversations.crew_inbox_store import CrewInboxStore, Wakeup, parse_wakeup_id
+from agentworks.conversations.crew_messages import wakeup_view
+from agentworks.conversations.message_runs import NOT_STARTED, MessageRuns
 from agentworks.crews.models import RescheduleWakeup, ScheduleWakeup, WakeupView
 from agentworks.errors import Conflict, InvalidInput, TryAgain, Unavailable
 from agentworks.identity.models import MESSAGES_SEND, Principal

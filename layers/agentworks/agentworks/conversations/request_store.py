@@ -9,8 +9,8 @@ from botocore.exceptions import ClientError
 
 from agentworks.audit.audit_store import write_entry
 from agentworks.audit.entries import Action, Actor
-from agentworks.crews.delivery_audit import delivery_entry
-from agentworks.crews.delivery_items import (
+from agentworks.conversations.delivery_audit import delivery_entry
+from agentworks.conversations.delivery_items import (
     DEADLINES,
     OPEN_STATES,
     STARTS,

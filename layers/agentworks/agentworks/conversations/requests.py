@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NoReturn
 from agentworks import limits
 from agentworks.audit.entries import Actor
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews.delivery_items import STATE_OF_RECORD, Delivery
+from agentworks.conversations.delivery_items import STATE_OF_RECORD, Delivery
 from agentworks.crews.models import RequestList, RequestState, RequestView
 from agentworks.errors import Conflict, Unavailable
 from agentworks.identity.models import ADMIN, Principal
@@ -33,9 +33,9 @@ from agentworks.messaging.models import iso
 from agentworks.observability import count
 
 if TYPE_CHECKING:
-    from agentworks.crews.asker_runs import AskerRuns
+    from agentworks.conversations.asker_runs import AskerRuns
+    from agentworks.conversations.request_store import RequestStore
     from agentworks.crews.execution import Executions
-    from agentworks.crews.request_store import RequestStore
     from agentworks.messaging.service import MessagingService
 
 logger = logging.getLogger(__name__)

@@ -1,5 +1,7 @@
 """How the Crew services are put together (SPEC §4, §7): the stores, message runs and
-reconciliation behind `Crews`, and the parts the tick uses on its own.
+reconciliation behind `Crews`, and the parts the tick uses on its own. It lives with
+conversations, the higher of the two floors, because it hands the step runner the
+conversation side (crews.conversation_records) that Crews never import.
 
 Built from what it is given: what other services do when a call ends (a workflow step
 waiting for it) comes in as `call_ended`; `runtime` composes the two."""
@@ -17,28 +19,24 @@ from agentworks.settings import Settings
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from agentworks.conversations.asked_starts import AskedStarts
+    from agentworks.conversations.asker_runs import AskerRuns
+    from agentworks.conversations.controls import ConversationControls
+    from agentworks.conversations.crew_inbox_store import CrewInboxStore
+    from agentworks.conversations.crew_messages import CrewInboxes, CrewReception
+    from agentworks.conversations.inbox import ConversationInbox
+    from agentworks.conversations.message_runs import MessageRuns
+    from agentworks.conversations.requests import Requests
+    from agentworks.conversations.stepping_in import SteppingIn
+    from agentworks.conversations.wakeups import Wakeups
     from agentworks.crews.adapter_profiles import AdapterProfiles
     from agentworks.crews.adapters.registry import AdapterClients
-    from agentworks.crews.asked_starts import AskedStarts
-    from agentworks.crews.asker_runs import AskerRuns
     from agentworks.crews.calls import FunctionCalls
-    from agentworks.crews.conversation_controls import ConversationControls
-    from agentworks.crews.conversations import (
-        CrewInboxes,
-        CrewReception,
-        LiveConnection,
-        StarterPrincipal,
-    )
-    from agentworks.crews.crew_inbox_store import CrewInboxStore
-    from agentworks.crews.inbox import ConversationInbox
-    from agentworks.crews.message_runs import MessageRuns
+    from agentworks.crews.conversation_records import LiveConnection, StarterPrincipal
     from agentworks.crews.models import CallRecord
     from agentworks.crews.reconcile import CallReconciler
-    from agentworks.crews.requests import Requests
     from agentworks.crews.runner import StepRunner
     from agentworks.crews.service import CrewService
-    from agentworks.crews.stepping_in import SteppingIn
-    from agentworks.crews.wakeups import Wakeups
     from agentworks.messaging.service import MessagingService
 
 # What else follows a call's end (a workflow step waiting for it, W9 `crew`).
@@ -66,10 +64,10 @@ class Crews:
 def message_runs(
     settings: Settings, client: DynamoDBClient, clock: Clock, stepfunctions: Any
 ) -> tuple[CrewInboxStore, MessageRuns]:
+    from agentworks.conversations.crew_inbox_store import CrewInboxStore
+    from agentworks.conversations.message_runs import MessageRuns
     from agentworks.crews.call_store import CallStore
-    from agentworks.crews.crew_inbox_store import CrewInboxStore
     from agentworks.crews.execution import Executions
-    from agentworks.crews.message_runs import MessageRuns
 
     inbox = CrewInboxStore(client, settings.work_table)
     executions = Executions(settings.function_call_state_machine_arn, stepfunctions)
@@ -114,9 +112,9 @@ def runs_on(
 ) -> MessageRuns:
     """Message runs started on a state machine named at run time (the step runner's own,
     which its settings can't name)."""
+    from agentworks.conversations.message_runs import MessageRuns
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.execution import Executions
-    from agentworks.crews.message_runs import MessageRuns
 
     return MessageRuns(
         CallStore(client, settings.work_table),
@@ -133,7 +131,7 @@ def build_reception(
     stepfunctions: Any = None,
 ) -> CrewReception:
     """The gate of messages to Crews (M10)."""
-    from agentworks.crews.conversations import CrewReception
+    from agentworks.conversations.crew_messages import CrewReception
     from agentworks.crews.crew_store import CrewStore
 
     inbox, runs = message_runs(settings, client, clock, stepfunctions)
@@ -157,18 +155,18 @@ def build_crews(
     wakeup scheduling answer that messages are unavailable. `call_ended` runs after the
     step runner or the reconciler records a call's end."""
     from agentworks.aws_clients import s3 as default_s3
+    from agentworks.conversations.crew_messages import CrewInboxes
+    from agentworks.conversations.wakeups import Wakeups
     from agentworks.crews.adapter_profile_store import AdapterProfileStore
     from agentworks.crews.adapter_profiles import AdapterProfiles
     from agentworks.crews.adapters.registry import AdapterClients, account_problems, build_adapter
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.calls import FunctionCalls
-    from agentworks.crews.conversations import CrewInboxes
     from agentworks.crews.crew_store import CrewStore
     from agentworks.crews.execution import Executions
     from agentworks.crews.outputs import OutputStore
     from agentworks.crews.runner import StepRunner
     from agentworks.crews.service import CrewService
-    from agentworks.crews.wakeups import Wakeups
 
     crews = CrewStore(client, settings.work_table)
     calls = CallStore(client, settings.work_table)
@@ -234,8 +232,8 @@ def stepping_in(
     requests: Requests,
 ) -> SteppingIn:
     """C5: a person who can edit a Crew answers for it in its conversations."""
+    from agentworks.conversations.stepping_in import SteppingIn
     from agentworks.crews.crew_store import CrewStore
-    from agentworks.crews.stepping_in import SteppingIn
     from agentworks.messaging.conversation_store import ConversationStore
     from agentworks.messaging.crew_inbox_views import CrewInboxViews
 
@@ -253,10 +251,10 @@ def conversation_inbox(
     settings: Settings, client: DynamoDBClient, clock: Clock
 ) -> ConversationInbox:
     """C5: the conversations a person may see, sorted into the Inbox's tabs."""
+    from agentworks.conversations.inbox import ConversationInbox
+    from agentworks.conversations.request_store import RequestStore
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.crew_store import CrewStore
-    from agentworks.crews.inbox import ConversationInbox
-    from agentworks.crews.request_store import RequestStore
     from agentworks.messaging.conversation_store import ConversationStore
 
     return ConversationInbox(
@@ -277,10 +275,10 @@ def conversation_controls(
     inbox: CrewInboxStore,
     runs: MessageRuns,
 ) -> ConversationControls:
-    from agentworks.crews.conversation_controls import ConversationControls
+    from agentworks.conversations.controls import ConversationControls
+    from agentworks.conversations.request_store import RequestStore
     from agentworks.crews.crew_store import CrewStore
     from agentworks.crews.execution import Executions
-    from agentworks.crews.request_store import RequestStore
 
     return ConversationControls(
         CrewStore(client, settings.work_table),
@@ -300,9 +298,9 @@ def request_service(
     stepfunctions: Any,
     messaging: MessagingService | None,
 ) -> Requests:
+    from agentworks.conversations.request_store import RequestStore
+    from agentworks.conversations.requests import Requests
     from agentworks.crews.execution import Executions
-    from agentworks.crews.request_store import RequestStore
-    from agentworks.crews.requests import Requests
 
     return Requests(
         RequestStore(client, settings.work_table),
@@ -320,9 +318,9 @@ def asked_starts(
     inbox: CrewInboxStore,
     runs: MessageRuns,
 ) -> AskedStarts:
-    from agentworks.crews.asked_starts import AskedStarts
+    from agentworks.conversations.asked_starts import AskedStarts
+    from agentworks.conversations.request_store import RequestStore
     from agentworks.crews.crew_store import CrewStore
-    from agentworks.crews.request_store import RequestStore
     from agentworks.messaging.conversation_store import ConversationStore
     from agentworks.messaging.crew_inbox_views import CrewInboxViews
 
@@ -338,7 +336,7 @@ def asked_starts(
 
 def asker_runs(settings: Settings, client: DynamoDBClient, stepfunctions: Any) -> AskerRuns:
     """C3: the runs that asked another Crew, woken by what comes of their requests."""
-    from agentworks.crews.asker_runs import AskerRuns
+    from agentworks.conversations.asker_runs import AskerRuns
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.execution import Executions
 
