@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING
 from agentworks import limits
 from agentworks.audit.entries import PLATFORM, Action, Actor, AuditEntry
 from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.conversations.models import ConversationStatusView
 from agentworks.crews.access import visible
-from agentworks.crews.models import ConversationStatusView, Crew
+from agentworks.crews.models import Crew
 from agentworks.errors import Conflict, Unavailable
 from agentworks.identity.models import ADMIN, Principal
 from agentworks.ids import InboxRef, parse_inbox_id

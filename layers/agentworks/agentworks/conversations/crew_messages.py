@@ -17,17 +17,17 @@ from agentworks.audit.entries import Actor, AuditEntry
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.conversations.crew_inbox_store import CrewInboxStore, Delivery, Wakeup
 from agentworks.conversations.message_runs import MessageRuns
-from agentworks.crews.access import editable, visible
-from agentworks.crews.conversation_records import LiveConnection
-from agentworks.crews.crew_store import CrewStore
-from agentworks.crews.models import (
-    Crew,
+from agentworks.conversations.models import (
     CrewDeliveryRecord,
     CrewInboxState,
     CrewState,
     ReviewOutcome,
     WakeupView,
 )
+from agentworks.crews.access import editable, visible
+from agentworks.crews.conversation_records import LiveConnection
+from agentworks.crews.crew_store import CrewStore
+from agentworks.crews.models import Crew
 from agentworks.errors import AgentWorksError, Conflict, InvalidInput, Unavailable
 from agentworks.identity.models import ADMIN, Principal
 from agentworks.ids import InboxRef, parse_inbox_id, parse_message_id

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from agentworks import limits
 
 if TYPE_CHECKING:
-    from agentworks.crews.models import RequestState
+    from agentworks.conversations.models import RequestState
 
 TTL_ATTRIBUTE = "expires_ttl"
 # What a request in each record state shows callers (C2), and writes to the audit log (C6).

@@ -38,9 +38,10 @@ from agentworks.conversations.inbox_models import (
     PendingQuestion,
     Tab,
 )
+from agentworks.conversations.models import RequestView
 from agentworks.conversations.requests import request_view
 from agentworks.crews.access import editable, may_see_call, visible
-from agentworks.crews.models import Crew, RequestView
+from agentworks.crews.models import Crew
 from agentworks.errors import AgentWorksError, InvalidInput, Unavailable
 from agentworks.identity.models import MESSAGES_READ, MESSAGES_SEND, Principal
 from agentworks.ids import InboxRef, MessageRef, other_side, parse_conversation_id

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agentworks.crews.models import RequestView
+from agentworks.conversations.models import RequestView
 
 Tab = Literal["needs_you", "active", "waiting_on_others", "closed"]
 TABS: tuple[Tab, ...] = ("needs_you", "active", "waiting_on_others", "closed")

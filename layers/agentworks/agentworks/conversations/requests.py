@@ -25,7 +25,7 @@ from agentworks import limits
 from agentworks.audit.entries import Actor
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.conversations.delivery_items import STATE_OF_RECORD, Delivery
-from agentworks.crews.models import RequestList, RequestState, RequestView
+from agentworks.conversations.models import RequestList, RequestState, RequestView
 from agentworks.errors import Conflict, Unavailable
 from agentworks.identity.models import ADMIN, Principal
 from agentworks.ids import parse_inbox_id, parse_message_id

@@ -20,7 +20,7 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.conversations.crew_inbox_store import CrewInboxStore, Wakeup, parse_wakeup_id
 from agentworks.conversations.crew_messages import wakeup_view
 from agentworks.conversations.message_runs import NOT_STARTED, MessageRuns
-from agentworks.crews.models import RescheduleWakeup, ScheduleWakeup, WakeupView
+from agentworks.conversations.models import RescheduleWakeup, ScheduleWakeup, WakeupView
 from agentworks.errors import Conflict, InvalidInput, TryAgain, Unavailable
 from agentworks.identity.models import MESSAGES_SEND, Principal
 from agentworks.ids import new_id, new_ulid, parse_inbox_id
