@@ -85,7 +85,7 @@ lint-imports: $(STAMP)
 lint: lint-imports
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
-	@$(BIN)/mypy layers/agentworks/agentworks cli/agentworks_cli functions deploycheck tools/import_contracts.py
+	@$(BIN)/mypy layers/agentworks/agentworks cli/agentworks_cli localstack/agentworks_local functions deploycheck tools/import_contracts.py
 	@$(BIN)/python skills/sync.py --check
 
 bench: $(STAMP)

@@ -26,7 +26,7 @@ from agentworks.prices import (
     WEBSOCKET_PER_MILLION_CONNECTION_MINUTES,
     WEBSOCKET_PER_MILLION_MESSAGES,
 )
-from agentworks_cli.localstack.template import load_template
+from agentworks_local.template import load_template
 from bench.meter import Tally
 
 __all__ = [

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from agentworks_cli.localstack.snapshot import Snapshot, load_items
+from agentworks_local.snapshot import Snapshot, load_items
 from bench.request_costs import BODY, SEND_SPACING_S
 from bench.stack import Stack, open_stack
 from bench.throughput import message_item
@@ -113,10 +113,10 @@ def _fill_data_dir(folder: Path, messages: int) -> dict[str, float]:
     """A data folder as `agentworks dev` leaves it after a clean stop with `messages`."""
     import boto3
 
-    from agentworks_cli.localstack import moto_patches
-    from agentworks_cli.localstack.aws_server import AwsServer
-    from agentworks_cli.localstack.durable_state import DataDir, DurableState
-    from agentworks_cli.localstack.template import create_resources
+    from agentworks_local import moto_patches
+    from agentworks_local.aws_server import AwsServer
+    from agentworks_local.durable_state import DataDir, DurableState
+    from agentworks_local.template import create_resources
 
     moto_patches.apply()
     _forget_everything()
@@ -154,8 +154,8 @@ def _crash_replay_seconds(folder: Path) -> float:
     """Restore, CRASH_WRITES journaled puts, a crash (no snapshot), then the timed restore."""
     import boto3
 
-    from agentworks_cli.localstack.aws_server import AwsServer
-    from agentworks_cli.localstack.durable_state import DataDir, DurableState
+    from agentworks_local.aws_server import AwsServer
+    from agentworks_local.durable_state import DataDir, DurableState
 
     data = DataDir(folder)
     data.lock()

@@ -24,8 +24,8 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.http_api import principal
 from agentworks.settings import Settings, settings_from
 from agentworks.signing import Signer
-from agentworks_cli.localstack import moto_patches
-from agentworks_cli.localstack.template import create_resources
+from agentworks_local import moto_patches
+from agentworks_local.template import create_resources
 from bench.meter import Meter, Tally
 from tests.support.handlers import Api, Reply
 
@@ -225,7 +225,7 @@ def executing_stack(prefix: str, requests: Requests) -> ExecutingStack:
     """Inside mock_aws with the Step Functions executor on: the stack's services, their
     DynamoDB, S3, Step Functions and Lambda clients counted by `requests`."""
     from agentworks.aws_clients import relay_lambda_config
-    from agentworks_cli.localstack import lambda_seam
+    from agentworks_local import lambda_seam
     from tests.support.handlers import invoke_function
 
     moto_patches.apply()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from agentworks_cli.localstack.template import create_resources
+from agentworks_local.template import create_resources
 from bench.request_costs import BODY, SEND_SPACING_S
 from bench.stack import Stack, open_stack
 from tests.support.clock import FakeClock

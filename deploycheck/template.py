@@ -21,7 +21,7 @@ class TranslationError(Exception):
 def load(path: Path) -> dict[str, Any]:
     """The template as a dict, short-form tags (`!Ref`, `!Sub`…) in their long form: the
     local stack's own reading of it (a copy: that one is cached and shared)."""
-    from agentworks_cli.localstack.template import load_template
+    from agentworks_local.template import load_template
 
     return copy.deepcopy(load_template(path.resolve()))
 

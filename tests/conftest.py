@@ -66,8 +66,8 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
     from agentworks.aws_clients import dynamodb_config, relay_lambda_config
     from agentworks.settings import settings_from
     from agentworks.signing import Signer
-    from agentworks_cli.localstack import lambda_seam, moto_patches
-    from agentworks_cli.localstack.template import create_resources
+    from agentworks_local import lambda_seam, moto_patches
+    from agentworks_local.template import create_resources
     from tests.support.handlers import invoke_function
 
     moto_patches.apply()

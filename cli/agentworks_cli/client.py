@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentworks_cli.localstack import configfile
+from agentworks_local import configfile
 
 CONFIG_ENV = "AGENTWORKS_CONFIG"
 DEFAULT_CONFIG_PATH = configfile.DEFAULT_CONFIG_PATH

@@ -43,7 +43,7 @@ class Shape:
 _IDENTITY = "agentworks.identity.views"
 _MESSAGING = "agentworks.messaging.models"
 _CREWS = "agentworks.crews.views"
-_CREW_MODELS = "agentworks.crews.models"
+_CONVERSATION_MODELS = "agentworks.conversations.models"
 _WORKFLOWS = "agentworks.workflows.views"
 
 WHOAMI = Shape(_IDENTITY, "WhoAmI")
@@ -69,13 +69,13 @@ FUNCTIONS = Shape(_CREWS, "FunctionList")
 CALL = Shape(_CREWS, "CallView")
 CALL_ACCEPTED = Shape(_CREWS, "CallAccepted")
 FILE_PAGE = Shape(_CREWS, "FilePage")
-CREW_STATE = Shape(_CREW_MODELS, "CrewState")
-REVIEW = Shape(_CREW_MODELS, "ReviewOutcome")
-WAKEUP = Shape(_CREW_MODELS, "WakeupView")
-REQUEST = Shape(_CREW_MODELS, "RequestView")
-REQUESTS = Shape(_CREW_MODELS, "RequestList")
-CONVERSATION = Shape(_CREW_MODELS, "ConversationStatusView")
-CONVERSATIONS = Shape("agentworks.crews.inbox_models", "ConversationList")  # C5
+CREW_STATE = Shape(_CONVERSATION_MODELS, "CrewState")
+REVIEW = Shape(_CONVERSATION_MODELS, "ReviewOutcome")
+WAKEUP = Shape(_CONVERSATION_MODELS, "WakeupView")
+REQUEST = Shape(_CONVERSATION_MODELS, "RequestView")
+REQUESTS = Shape(_CONVERSATION_MODELS, "RequestList")
+CONVERSATION = Shape(_CONVERSATION_MODELS, "ConversationStatusView")
+CONVERSATIONS = Shape("agentworks.conversations.inbox_models", "ConversationList")  # C5
 SESSION_LINK = Shape("agentworks.http_api.session", "SessionLink")  # C5 web sign-in
 
 USAGE = Shape("agentworks.usage.views", "UsageReport")

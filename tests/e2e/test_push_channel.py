@@ -127,7 +127,7 @@ def test_a_busy_push_port_falls_back_unless_it_was_asked_for(tmp_path):
     starts (on a free port it reports), but an explicit --push-port that is taken is an error."""
     import socket
 
-    from agentworks_cli.localstack.dev import DevStack, StartError
+    from agentworks_local.dev import DevStack, StartError
 
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentworks.crews.adapters.lambda_adapter import FUNCTION_NAME_PREFIX
-from agentworks_cli.localstack.template import load_template, resources_of_type
+from agentworks_local.template import load_template, resources_of_type
 from tests.support.aws_calls import AwsCall, Permission, permissions_for
 from tests.support.iam import (
     allowed,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentworks_cli.localstack.template import load_template, resources_of_type
+from agentworks_local.template import load_template, resources_of_type
 from deploycheck import deploy_config
 from tests.infrastructure.test_template import ROOT
 from tests.support.sam import translate

@@ -3,8 +3,8 @@ the local stack's gateway (which routes by the same template) serves them the sa
 
 from __future__ import annotations
 
-from agentworks_cli.localstack.gateway import routes_from_template, select_route
-from agentworks_cli.localstack.template import load_template, resources_of_type
+from agentworks_local.gateway import routes_from_template, select_route
+from agentworks_local.template import load_template, resources_of_type
 
 
 def test_c5_the_template_routes_the_pages_to_the_api_function() -> None:

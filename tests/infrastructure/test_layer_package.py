@@ -11,7 +11,7 @@ import pytest
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 
-from agentworks_cli.localstack.template import load_template
+from agentworks_local.template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "agentworks"

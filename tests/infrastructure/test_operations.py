@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agentworks_cli.localstack.template import load_template, resources_of_type
+from agentworks_local.template import load_template, resources_of_type
 from tests.support.iam import role_of_function, stack_resolver
 from tests.support.sam import translate, translated_template
 

@@ -12,7 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
-from agentworks_cli.localstack.template import (
+from agentworks_local.template import (
     TEMPLATE_PATH,
     create_resources,
     load_template,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentworks import limits
 from agentworks.messaging.names import is_valid_agent_name
-from agentworks_cli.localstack.gateway import lambda_response
+from agentworks_local.gateway import lambda_response
 from tests.support.handlers import Reply, http_event, invoke_function
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentworks_cli.localstack.gateway import Request, build_event, lambda_response
+from agentworks_local.gateway import Request, build_event, lambda_response
 from tests.support.handlers import LambdaContext, Reply, _route, load_handler
 
 # The sign-in exchange (no token), a send and a connection created (admin), a webhook.

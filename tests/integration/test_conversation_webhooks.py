@@ -280,8 +280,8 @@ def test_c6_the_event_source_passes_only_new_audit_entries(stack, webhooks):
     locally): of the work table's writes, only INSERTs under AUDIT# reach the function."""
     import json as json_module
 
-    from agentworks_cli.localstack.stream_poller import matches
-    from agentworks_cli.localstack.template import load_template
+    from agentworks_local.stream_poller import matches
+    from agentworks_local.template import load_template
 
     event = load_template()["Resources"]["WebhooksFunction"]["Properties"]["Events"]
     [pattern] = [

@@ -11,12 +11,12 @@ from typing import Any
 import boto3
 import pytest
 
-from agentworks_cli.localstack import lambda_seam
-from agentworks_cli.localstack.failure_destinations import FailureQueues, stream_batch_record
-from agentworks_cli.localstack.handlers import FunctionError, FunctionHost
-from agentworks_cli.localstack.scheduler import Scheduler
-from agentworks_cli.localstack.stream_poller import StreamPoller, stream_sources
 from agentworks_cli.main import main
+from agentworks_local import lambda_seam
+from agentworks_local.failure_destinations import FailureQueues, stream_batch_record
+from agentworks_local.handlers import FunctionError, FunctionHost
+from agentworks_local.scheduler import Scheduler
+from agentworks_local.stream_poller import StreamPoller, stream_sources
 from tests.support.handlers import invoke_function
 
 
@@ -145,7 +145,7 @@ def test_a_notifier_batch_given_up_is_named_in_its_queue(stack, agents, api, mon
     _failing_notifier(stack, monkeypatch)
     host = HandlerHost()
     failures = FailureQueues(boto3.client("sqs"), stack.resources)
-    from agentworks_cli.localstack.moto_patches import dynamodb_lock
+    from agentworks_local.moto_patches import dynamodb_lock
 
     poller = StreamPoller(
         host, stream_sources(host, stack.resources), dynamodb_lock(), print, failures=failures

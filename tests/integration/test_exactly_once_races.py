@@ -494,7 +494,7 @@ def test_w11_twenty_first_registrations_at_once_keep_one_set_of_triggers(
 
 
 def test_m9_twenty_ticks_at_once_fire_a_due_wakeup_once(api: Any, stack: Any, agents: Any) -> None:
-    from agentworks.crews.wakeup_queue_store import WakeupQueueStore
+    from agentworks.conversations.wakeup_queue_store import WakeupQueueStore
 
     caller = agents.connection("caller")["token"]
     sent = conversation(api, stack, caller)

@@ -26,7 +26,7 @@ from botocore.stub import Stubber
 
 from agentworks import limits, runtime
 from agentworks.crews.adapters.registry import AdapterClients
-from agentworks_cli.localstack.template import load_template, resources_of_type
+from agentworks_local.template import load_template, resources_of_type
 from tests.integration.crew_support import CONTRACTS, wait_for
 from tests.integration.test_mailbox_adapter import DELEGATOR, wait_for_mailbox
 from tests.support.aws_calls import AwsCall, CallRecorder, permissions_for, running

@@ -17,14 +17,14 @@ import pytest
 from botocore.exceptions import ClientError
 
 from agentworks import limits
+from agentworks.conversations.delivery_items import Delivery, delivery_item
+from agentworks.conversations.wakeup_store import Wakeup, _wakeup_item
 from agentworks.crews.call_bounds import inline_result_max, stored_size
 from agentworks.crews.call_store import CallStore
-from agentworks.crews.delivery_items import Delivery, delivery_item
 from agentworks.crews.models import CallRecord, PendingInput
 from agentworks.crews.outputs import RESULT_FILE
 from agentworks.crews.runner import store_result
 from agentworks.crews.service import parse_definition
-from agentworks.crews.wakeup_store import Wakeup, _wakeup_item
 from agentworks.dynamo import to_item
 from agentworks.errors import InvalidInput
 from agentworks.identity.connection_store import ConnectionStore, grant_consent_item

@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from agentworks.crews.models import CallRecord
-from agentworks_cli.localstack.waiting_calls import (
+from agentworks_local.waiting_calls import (
     INTERRUPTED_BY_RESTART,
     resume_calls,
     waiting_state,

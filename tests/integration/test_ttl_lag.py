@@ -15,7 +15,7 @@ from agentworks import limits
 from agentworks.crews.call_store import CallStore, binding_key
 from agentworks.dynamo import from_item, to_item
 from agentworks.messaging import keys
-from agentworks_cli.localstack.scheduler import TtlSweeper, ttl_tables
+from agentworks_local.scheduler import TtlSweeper, ttl_tables
 from tests.integration.crew_support import CONTRACTS, wait_for
 from tests.integration.test_write_faults import items
 

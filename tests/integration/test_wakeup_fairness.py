@@ -14,10 +14,10 @@ from typing import Any
 import boto3
 
 from agentworks import limits, runtime
-from agentworks.crews.crew_inbox_store import CrewInboxStore
-from agentworks.crews.delivery_items import conversation_pk
-from agentworks.crews.wakeup_queue_store import marker_touch
-from agentworks.crews.wakeup_store import Wakeup, _wakeup_item
+from agentworks.conversations.crew_inbox_store import CrewInboxStore
+from agentworks.conversations.delivery_items import conversation_pk
+from agentworks.conversations.wakeup_queue_store import marker_touch
+from agentworks.conversations.wakeup_store import Wakeup, _wakeup_item
 from agentworks.dynamo import from_item, to_item
 from agentworks.ids import new_ulid
 from tests.support.handlers import LambdaContext, load_handler
@@ -197,7 +197,7 @@ def test_m9_a_tick_records_at_most_wakeup_stale_per_tick_stale_claims(stack, mon
 
     The bound is lowered to 10 for speed: the tick reads `limits.WAKEUP_STALE_PER_TICK` when
     it runs, so the rule under test is the same."""
-    from agentworks.crews.wakeup_queue_store import FIRING, due_key
+    from agentworks.conversations.wakeup_queue_store import FIRING, due_key
 
     monkeypatch.setattr(limits, "WAKEUP_STALE_PER_TICK", 10)
     now = int(stack.clock.now() * 1000)

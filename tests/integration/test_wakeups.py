@@ -12,7 +12,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from agentworks import limits, runtime
-from agentworks.crews.crew_inbox_store import CrewInboxStore, parse_wakeup_id
+from agentworks.conversations.crew_inbox_store import CrewInboxStore, parse_wakeup_id
 from tests.integration.crew_support import CONTRACTS
 from tests.integration.test_crew_messages import (
     crew,

@@ -11,7 +11,7 @@ from typing import Any
 from agentworks import limits
 from agentworks.identity.models import ALL_SCOPES
 from agentworks.web.pages import CONTENT_SECURITY_POLICY
-from agentworks_cli.localstack.gateway import Request, build_event, lambda_response
+from agentworks_local.gateway import Request, build_event, lambda_response
 from tests.integration.test_conversation_requests import ask
 from tests.integration.test_crew_messages import crew
 from tests.integration.test_crew_owners import private_crew

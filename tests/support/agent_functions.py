@@ -22,7 +22,7 @@ Answer = Callable[[dict[str, Any]], Any]
 
 class AgentFunctions:
     def __init__(self, stack: Any) -> None:
-        from agentworks_cli.localstack import lambda_seam
+        from agentworks_local import lambda_seam
         from tests.support.handlers import invoke_function
 
         self.client = boto3.client("lambda", region_name="us-east-1")

@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentworks_cli.localstack.handlers import LOCAL_ACCOUNT_ID, LOCAL_REGION
+from agentworks_local.handlers import LOCAL_ACCOUNT_ID, LOCAL_REGION
 
 REGION = LOCAL_REGION
 ACCOUNT = LOCAL_ACCOUNT_ID  # moto's default account

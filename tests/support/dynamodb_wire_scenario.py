@@ -1,5 +1,5 @@
 """A scripted run of every DynamoDB data-plane operation, recorded call by call, for the
-tests that hold the local wire fast path (localstack/dynamodb_wire.py) to moto's own."""
+tests that hold the local wire fast path (agentworks_local/dynamodb_wire.py) to moto's own."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import boto3
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from agentworks_cli.localstack import dynamodb_wire, moto_patches
+from agentworks_local import dynamodb_wire, moto_patches
 
 TABLE, BINARY = "t", "bin"
 

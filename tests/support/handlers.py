@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlencode
 
-from agentworks_cli.localstack.gateway import (
+from agentworks_local.gateway import (
     Request,
     Route,
     build_event,
@@ -73,7 +73,7 @@ def _attribute_aws_calls(module: ModuleType, function_dir: str) -> None:
 
 
 def _function_folders() -> dict[str, str]:
-    from agentworks_cli.localstack.template import load_template, resources_of_type
+    from agentworks_local.template import load_template, resources_of_type
 
     functions = resources_of_type(load_template(), "AWS::Serverless::Function")
     return {lid: Path(f["Properties"]["CodeUri"]).name for lid, f in functions.items()}

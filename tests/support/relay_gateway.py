@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import SimpleNamespace
 from typing import Any
 
-from agentworks_cli.localstack.gateway import Gateway, GatewayServer
+from agentworks_local.gateway import Gateway, GatewayServer
 from tests.support.handlers import invoke_function
 
 

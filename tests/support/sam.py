@@ -41,6 +41,6 @@ def translate(template: dict[str, Any], layer_key: str | None = None) -> dict[st
 @lru_cache(maxsize=1)
 def translated_template() -> dict[str, Any]:
     """The translated template.yaml (callers must not mutate it)."""
-    from agentworks_cli.localstack.template import load_template
+    from agentworks_local.template import load_template
 
     return translate(load_template())

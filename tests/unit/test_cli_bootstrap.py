@@ -11,8 +11,8 @@ from moto import mock_aws
 
 from agentworks.identity.connection_store import ConnectionStore
 from agentworks.identity.service import IdentityService
-from agentworks_cli.localstack.template import create_resources
 from agentworks_cli.main import main
+from agentworks_local.template import create_resources
 
 
 def test_a6_bootstrap_creates_admin_connection_and_config(tmp_path, capsys):

@@ -18,8 +18,8 @@ import pytest
 
 from agentworks_cli import client, shapes
 from agentworks_cli.client import CONFIG_ENV
-from agentworks_cli.localstack import configfile
 from agentworks_cli.main import main
+from agentworks_local import configfile
 
 TOKEN = "aw1.acc1.con_admin.secret"
 WHOAMI = {

@@ -17,9 +17,9 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from agentworks_cli.localstack import moto_patches
-from agentworks_cli.localstack.aws_server import AwsServer
-from agentworks_cli.localstack.durable_state import (
+from agentworks_local import moto_patches
+from agentworks_local.aws_server import AwsServer
+from agentworks_local.durable_state import (
     COMPACT_AFTER_RECORDS,
     DataDir,
     DataDirError,

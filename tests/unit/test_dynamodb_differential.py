@@ -16,7 +16,7 @@ from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
-from agentworks_cli.localstack import dynamodb_index, dynamodb_query, moto_patches
+from agentworks_local import dynamodb_index, dynamodb_query, moto_patches
 
 INDEXED, ORIGINAL = "us-east-1", "eu-west-1"
 TABLE = "t"

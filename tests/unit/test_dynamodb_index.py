@@ -19,8 +19,8 @@ from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.dynamo_type import Item
 from moto.dynamodb.models.table import Table
 
-from agentworks_cli.localstack import dynamodb_index, moto_patches
-from agentworks_cli.localstack.scheduler import TtlSweeper, TtlTable
+from agentworks_local import dynamodb_index, moto_patches
+from agentworks_local.scheduler import TtlSweeper, TtlTable
 
 REGION = "us-east-1"
 TABLE = "t"

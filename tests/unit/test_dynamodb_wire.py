@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto.core import serialize
 
-from agentworks_cli.localstack import dynamodb_wire, moto_patches
+from agentworks_local import dynamodb_wire, moto_patches
 from tests.support.dynamodb_wire_scenario import (
     TABLE,
     N,

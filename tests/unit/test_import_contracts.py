@@ -22,12 +22,13 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {
     "agentworks": ROOT / "layers" / "agentworks" / "agentworks",
     "agentworks_cli": ROOT / "cli" / "agentworks_cli",
+    "agentworks_local": ROOT / "localstack" / "agentworks_local",
 }
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
 def _copy(tmp_path: Path) -> Path:
-    """The two packages, the config and the custom contract, nothing else."""
+    """The three packages, the config and the custom contract, nothing else."""
     for name, source in PACKAGES.items():
         shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
@@ -65,18 +66,18 @@ BREACHES = {
         "The layer: surfaces above the composition root above services above primitives",
     ),
     "a store imports a service": (
-        "agentworks/crews/crew_store.py",
-        "from agentworks.crews import requests",
+        "agentworks/conversations/wakeup_store.py",
+        "from agentworks.conversations import requests",
         "Stores below the services that use them",
     ),
     "the layer imports the local AWS": (
         "agentworks/crews/models.py",
-        "from agentworks_cli.localstack import snapshot",
+        "from agentworks_local import snapshot",
         "The layer never imports the CLI or the local AWS",
     ),
     "two modules import each other": (
-        "agentworks/crews/delivery_items.py",
-        "from agentworks.crews import delivery_audit",
+        "agentworks/conversations/delivery_items.py",
+        "from agentworks.conversations import delivery_audit",
         "No import cycles, at any depth",
     ),
 }
@@ -117,10 +118,10 @@ RELAY_CODE = sorted((ROOT / "functions" / "relay_code").rglob("*.py"))
 def test_a_lambda_handler_imports_the_layer_never_the_cli_or_the_local_aws(
     handler: Path,
 ) -> None:
-    assert "agentworks_cli" not in _imported_packages(handler)
+    assert not {"agentworks_cli", "agentworks_local"} & _imported_packages(handler)
 
 
 @pytest.mark.parametrize("module", RELAY_CODE, ids=lambda p: p.name)
 def test_relay_code_reaches_the_platform_through_the_api_only(module: Path) -> None:
     """Its role reaches no table (template.yaml): it runs without the layer's packages."""
-    assert not {"agentworks", "agentworks_cli"} & _imported_packages(module)
+    assert not {"agentworks", "agentworks_cli", "agentworks_local"} & _imported_packages(module)

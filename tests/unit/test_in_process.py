@@ -1,5 +1,5 @@
 """The stack's own AWS calls go to the embedded endpoint's app without a socket
-(localstack/in_process.py): the same answers as over HTTP, errors included, writes still
+(agentworks_local/in_process.py): the same answers as over HTTP, errors included, writes still
 journaled, and requests for anything else left to botocore."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from agentworks_cli.localstack import moto_patches
-from agentworks_cli.localstack.aws_server import AwsServer
-from agentworks_cli.localstack.durable_state import DataDir, DurableState
-from agentworks_cli.localstack.in_process import InProcessTransport, call_app, wsgi_environ
+from agentworks_local import moto_patches
+from agentworks_local.aws_server import AwsServer
+from agentworks_local.durable_state import DataDir, DurableState
+from agentworks_local.in_process import InProcessTransport, call_app, wsgi_environ
 
 # Nothing listens here: a request that reached a socket would fail to connect.
 UNSERVED = "http://127.0.0.1:9"
@@ -193,7 +193,7 @@ def _answers_of(app: Any) -> list[tuple[int, str, bytes]]:
 def test_dynamodb_direct_answers_byte_for_byte_as_moto_server_app() -> None:
     """The Flask-less path (DynamoDBDirect) gives the same status, content type and body
     as moto's server app for successes and each kind of error, with a matching CRC32."""
-    from agentworks_cli.localstack.in_process import DynamoDBDirect
+    from agentworks_local.in_process import DynamoDBDirect
 
     through_flask = _answers_of(AwsServer().moto_app)
     _forget_everything()
@@ -205,7 +205,7 @@ def test_dynamodb_direct_answers_byte_for_byte_as_moto_server_app() -> None:
 def test_dynamodb_direct_fails_as_moto_server_app_on_requests_moto_cannot_take() -> None:
     """An unknown action or a body without the table name makes moto raise; both paths
     answer the same 500 (and a table that does not exist the same 400)."""
-    from agentworks_cli.localstack.in_process import DynamoDBDirect
+    from agentworks_local.in_process import DynamoDBDirect
 
     auth = (
         "AWS4-HMAC-SHA256 Credential=k/20261201/us-east-1/dynamodb/aws4_request, "
@@ -234,7 +234,7 @@ def test_dynamodb_direct_fails_as_moto_server_app_on_requests_moto_cannot_take()
 def test_install_and_uninstall_route_new_sessions_and_then_stop() -> None:
     import botocore.handlers
 
-    from agentworks_cli.localstack import in_process
+    from agentworks_local import in_process
 
     before = list(botocore.handlers.BUILTIN_HANDLERS)
     transport = in_process.install(AwsServer().app, UNSERVED)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentworks_cli.localstack.journal import (
+from agentworks_local.journal import (
     Journal,
     JournalDamaged,
     encode,

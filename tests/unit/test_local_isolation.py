@@ -15,9 +15,9 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from agentworks_cli.localstack.aws_auth import StackKeys
-from agentworks_cli.localstack.aws_server import AwsServer
-from agentworks_cli.localstack.relay_sandbox import RelaySandbox
+from agentworks_local.aws_auth import StackKeys
+from agentworks_local.aws_server import AwsServer
+from agentworks_local.relay_sandbox import RelaySandbox
 
 sys.path.append(str(Path(__file__).resolve().parents[2] / "functions" / "relay_code"))
 from relay_isolation import UNSANDBOXED_REFUSAL, Isolation, account_of

@@ -13,8 +13,8 @@ from typing import Any
 import boto3
 import pytest
 
-from agentworks_cli.localstack.configfile import ConfigError, read_config, write_config
-from agentworks_cli.localstack.gateway import (
+from agentworks_local.configfile import ConfigError, read_config, write_config
+from agentworks_local.gateway import (
     Gateway,
     Request,
     build_event,
@@ -22,14 +22,14 @@ from agentworks_cli.localstack.gateway import (
     routes_from_template,
     select_route,
 )
-from agentworks_cli.localstack.handlers import (
+from agentworks_local.handlers import (
     FunctionError,
     FunctionHost,
     FunctionSpec,
     HandlerMissing,
     function_specs,
 )
-from agentworks_cli.localstack.scheduler import Scheduler, TtlSweeper, TtlTable
+from agentworks_local.scheduler import Scheduler, TtlSweeper, TtlTable
 
 # -- routes from template.yaml -----------------------------------------------------------
 
@@ -329,7 +329,7 @@ def test_unreadable_config_is_one_clear_error(
 
 def test_dev_keeps_a_config_for_another_server_aside(tmp_path: Path) -> None:
     """`make run` must not silently destroy the login to a deployed stack."""
-    from agentworks_cli.localstack.dev import _keep_remote_config
+    from agentworks_local.dev import _keep_remote_config
 
     path = tmp_path / "config.json"
     assert _keep_remote_config(path) is None  # nothing there yet
@@ -346,8 +346,8 @@ def test_dev_keeps_a_config_for_another_server_aside(tmp_path: Path) -> None:
 def test_dev_seconds_settings_take_zero_only_where_it_means_something(monkeypatch) -> None:
     """The TTL lag may be 0 (the default: sweep expired items at once); a tick interval
     may not."""
-    from agentworks_cli.localstack.dev import StartError
-    from agentworks_cli.localstack.dev_command import _env_seconds
+    from agentworks_local.dev import StartError
+    from agentworks_local.dev_command import _env_seconds
 
     monkeypatch.setenv("AGENTWORKS_DEV_TTL_LAG_SECONDS", "0")
     assert _env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 0.0, allow_zero=True) == 0.0

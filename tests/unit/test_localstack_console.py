@@ -16,9 +16,9 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from agentworks_cli.localstack import unavailable
-from agentworks_cli.localstack.dev import route_aws_logs
-from agentworks_cli.localstack.handlers import (
+from agentworks_local import unavailable
+from agentworks_local.dev import route_aws_logs
+from agentworks_local.handlers import (
     FunctionError,
     FunctionHost,
     FunctionOutput,

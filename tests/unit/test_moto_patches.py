@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentworks_cli.localstack import moto_patches
+from agentworks_local import moto_patches
 
 
 def test_remembered_host_lookups_match_moto() -> None:

@@ -21,7 +21,7 @@ from agentworks.usage import costs
 from agentworks.usage.counts import Counts, day_end, day_of, days_back, shard_of
 from agentworks.usage.reports import check_days
 from agentworks.usage.usage_store import update_request
-from agentworks_cli.localstack.template import load_template
+from agentworks_local.template import load_template
 from tests.unit.test_cli_commands import run
 
 

@@ -2,8 +2,9 @@
 
 mutmut names a mutant by its file's path (`src/` stripped) and must find the tests importing
 the same dotted name, so each group runs in a staging folder of its own (`.mutate/<group>`)
-where the layer and the CLI sit under `src/` and everything the tests read (the template,
-the state machines, the handlers) is copied beside them. The repository is never touched.
+where the layer, the CLI and the local AWS sit under `src/` and everything the tests read
+(the template, the state machines, the handlers) is copied beside them.
+The repository is never touched.
 
 Each group mutates a few modules and runs only the test files that drive them: mutmut runs
 that selection twice up front (to learn which tests reach which function), then, per
@@ -48,6 +49,7 @@ ALSO_COPY = [
 ]
 LAYER = "src/agentworks"
 CLI = "src/agentworks_cli"
+LOCAL = "src/agentworks_local"
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,7 @@ def stage(group: Group) -> Path:
     for source, target in (
         (ROOT / "layers/agentworks/agentworks", folder / LAYER),
         (ROOT / "cli/agentworks_cli", folder / CLI),
+        (ROOT / "localstack/agentworks_local", folder / LOCAL),
         (ROOT / "tests", folder / "tests"),
         *((ROOT / name, folder / name) for name in ALSO_COPY),
     ):

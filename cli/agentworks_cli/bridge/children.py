@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentworks_cli.client import load_config
-from agentworks_cli.localstack.configfile import read_config, write_config
+from agentworks_local.configfile import read_config, write_config
 
 SCOPES = ["messages:read", "messages:send"]
 

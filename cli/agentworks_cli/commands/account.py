@@ -117,7 +117,7 @@ def run_dev(session: Session) -> int:
         raise CliError("--push-port must be between 1 and 65535", EXIT_USAGE)
     try:
         # Lazy: only `dev` pays for moto and the handlers.
-        from agentworks_cli.localstack.dev_command import run_dev as start
+        from agentworks_local.dev_command import run_dev as start
     except ModuleNotFoundError as exc:
         missing = exc.name or "a module"
         raise CliError(
@@ -130,7 +130,7 @@ def run_dev(session: Session) -> int:
         raise CliError("--ephemeral keeps no journal, so it takes no --fsync-every", EXIT_USAGE)
     if args.fsync_every is not None and not 0 <= args.fsync_every <= 60:
         raise CliError("--fsync-every must be 0 to 60 seconds", EXIT_USAGE)
-    from agentworks_cli.localstack.durable_state import DEFAULT_DATA_DIR, DEFAULT_SYNC_EVERY_SECONDS
+    from agentworks_local.durable_state import DEFAULT_DATA_DIR, DEFAULT_SYNC_EVERY_SECONDS
 
     data_dir = None if args.ephemeral else (args.data_dir or DEFAULT_DATA_DIR)
     return int(

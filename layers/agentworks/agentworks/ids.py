@@ -1,8 +1,9 @@
 """Identifiers: sortable ULIDs with a readable prefix, and the ids derived from them.
 
 An inbox id names one side of a conversation (`a` = the initiator, `b` = the target);
-a message id names one slot of an inbox. Both are parsed back to exact keys, so no
-lookup item is needed. Ids grant nothing (A4): every use is authorized.
+a message id names one slot of an inbox; a wakeup id, one wakeup in a conversation. All
+are parsed back to exact keys, so no lookup item is needed. Ids grant nothing (A4): every
+use is authorized.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ _ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
 _INBOX_RE = re.compile(rf"^ibx_({_ULID})([ab])$")
 _CONVERSATION_RE = re.compile(rf"^cnv_({_ULID})$")
 _MESSAGE_RE = re.compile(rf"^msg_({_ULID})([ab])(\d{{10}})$")
+_WAKEUP_RE = re.compile(rf"^wku_({_ULID})({_ULID})$")
 
 
 def new_ulid(clock: Clock) -> str:
@@ -96,3 +98,12 @@ def parse_message_id(value: str) -> MessageRef:
         raise Unavailable()
     side: Side = "a" if match.group(2) == "a" else "b"
     return MessageRef(match.group(1), side, int(match.group(3)))
+
+
+def parse_wakeup_id(value: str) -> tuple[str, str]:
+    """wku_<conversation><wake> → (conversation, wake): the key, no lookup. A malformed id
+    names nothing (`unavailable`)."""
+    found = _WAKEUP_RE.match(value.strip())
+    if not found:
+        raise Unavailable()
+    return found.group(1), found.group(2)

@@ -10,8 +10,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews import wiring as crews_wiring
-from agentworks.crews.wiring import (
+from agentworks.conversations import wiring as crews_wiring
+from agentworks.conversations.wiring import (
     asked_starts,
     build_reception,
     message_runs,
@@ -25,15 +25,15 @@ if TYPE_CHECKING:
     from agentworks.audit.log import AuditLog
     from agentworks.conversation_webhooks.delivery import WebhookDelivery
     from agentworks.conversation_webhooks.subscriptions import WebhookSubscriptions
+    from agentworks.conversations.asked_starts import AskedStarts
+    from agentworks.conversations.crew_inbox_store import CrewInboxStore
+    from agentworks.conversations.requests import Requests
+    from agentworks.conversations.wakeups import Wakeups
+    from agentworks.conversations.wiring import CallEnded, Crews
     from agentworks.crews.adapters.registry import AdapterClients
-    from agentworks.crews.asked_starts import AskedStarts
     from agentworks.crews.calls import FunctionCalls
-    from agentworks.crews.conversations import LiveConnection, StarterPrincipal
-    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.crews.conversation_records import LiveConnection, StarterPrincipal
     from agentworks.crews.reconcile import CallReconciler
-    from agentworks.crews.requests import Requests
-    from agentworks.crews.wakeups import Wakeups
-    from agentworks.crews.wiring import CallEnded, Crews
     from agentworks.identity.service import IdentityService
     from agentworks.messaging.directory import AgentDirectory
     from agentworks.messaging.lifecycle import InboxLifecycle
@@ -404,7 +404,7 @@ def tick_services() -> TickServices:
 @lru_cache(maxsize=1)
 def _default_tick() -> TickServices:
     from agentworks.aws_clients import dynamodb
-    from agentworks.crews.wakeups import Wakeups
+    from agentworks.conversations.wakeups import Wakeups
     from agentworks.messaging.lifecycle import InboxLifecycle
     from agentworks.messaging.lifecycle_store import LifecycleStore
     from agentworks.relays.wiring import build_reconciler

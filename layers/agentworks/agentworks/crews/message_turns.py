@@ -25,10 +25,13 @@ from agentworks.observability import logger
 
 if TYPE_CHECKING:
     from agentworks.crews.adapters.base import Adapter
-    from agentworks.crews.asked_starts import AskedStarts
-    from agentworks.crews.asker_runs import AskerRuns
-    from agentworks.crews.conversations import LiveConnection, StarterPrincipal
-    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.crews.conversation_records import (
+        AskedRunStarts,
+        AskingRuns,
+        ConversationRecords,
+        LiveConnection,
+        StarterPrincipal,
+    )
     from agentworks.crews.crew_store import CrewStore
     from agentworks.messaging.service import MessagingService
 
@@ -51,12 +54,12 @@ class MessageTurns:
     """The message-run half of `StepRunner` (whose stores, adapters and saves these are)."""
 
     _messaging: MessagingService | None
-    _inbox: CrewInboxStore | None
+    _inbox: ConversationRecords | None
     _crews: CrewStore
     _clock: Clock
-    _askers: AskerRuns | None
+    _askers: AskingRuns | None
     _is_live: LiveConnection | None
-    _asked_starts_on: Callable[[str], AskedStarts] | None
+    _asked_starts_on: Callable[[str], AskedRunStarts] | None
     _starter: StarterPrincipal | None
 
     _adapters: Callable[[dict[str, Any]], Adapter]

@@ -9,20 +9,19 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
-from agentworks.crews.crew_inbox_store import parse_wakeup_id
 from agentworks.errors import AgentWorksError
-from agentworks.ids import parse_message_id
+from agentworks.ids import parse_message_id, parse_wakeup_id
 from agentworks.observability import count_outcome
 
 if TYPE_CHECKING:
-    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.crews.conversation_records import ConversationRecords
     from agentworks.crews.models import CallRecord
     from agentworks.messaging.crew_inbox_views import CrewInboxViews
 
 
 def report_outcome(
     record: CallRecord,
-    inbox: CrewInboxStore | None,
+    inbox: ConversationRecords | None,
     receipts: CrewInboxViews | None,
     now: int,
 ) -> None:

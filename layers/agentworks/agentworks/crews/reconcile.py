@@ -21,7 +21,7 @@ from agentworks.observability import logger
 
 if TYPE_CHECKING:
     from agentworks.crews.call_store import CallStore
-    from agentworks.crews.crew_inbox_store import CrewInboxStore
+    from agentworks.crews.conversation_records import ConversationRecords
     from agentworks.crews.execution import Executions
     from agentworks.crews.models import CallRecord
     from agentworks.crews.open_call_store import OpenCallStore
@@ -37,7 +37,7 @@ class CallReconciler:
         calls: CallStore,
         open_calls: OpenCallStore,
         executions: Executions,
-        inbox: CrewInboxStore | None,
+        inbox: ConversationRecords | None,
         clock: Clock = SYSTEM_CLOCK,
         receipts: CrewInboxViews | None = None,
         call_ended: Callable[[CallRecord], None] | None = None,

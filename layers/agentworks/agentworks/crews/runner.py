@@ -17,7 +17,6 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, TurnResult
 from agentworks.crews.call_bounds import inline_result_max, stored_size
 from agentworks.crews.call_store import CallStore, StaleCall
-from agentworks.crews.crew_inbox_store import CrewInboxStore
 from agentworks.crews.crew_store import CrewStore
 from agentworks.crews.message_turns import MessageTurns
 from agentworks.crews.models import CallRecord, Crew, PendingInput
@@ -30,9 +29,13 @@ from agentworks.messaging.models import Party
 from agentworks.messaging.names import is_valid_agent_name
 
 if TYPE_CHECKING:
-    from agentworks.crews.asked_starts import AskedStarts
-    from agentworks.crews.asker_runs import AskerRuns
-    from agentworks.crews.conversations import LiveConnection, StarterPrincipal
+    from agentworks.crews.conversation_records import (
+        AskedRunStarts,
+        AskingRuns,
+        ConversationRecords,
+        LiveConnection,
+        StarterPrincipal,
+    )
     from agentworks.messaging.service import MessagingService
 
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
@@ -112,11 +115,11 @@ class StepRunner(MessageTurns):
         adapters: AdapterFactory,
         clock: Clock = SYSTEM_CLOCK,
         messaging: MessagingService | None = None,
-        inbox: CrewInboxStore | None = None,
-        askers: AskerRuns | None = None,
+        inbox: ConversationRecords | None = None,
+        askers: AskingRuns | None = None,
         is_live: LiveConnection | None = None,
         starter: StarterPrincipal | None = None,
-        asked_starts_on: Callable[[str], AskedStarts] | None = None,
+        asked_starts_on: Callable[[str], AskedRunStarts] | None = None,
         call_ended: Callable[[CallRecord], None] | None = None,
     ) -> None:
         self._crews = crews

@@ -9,9 +9,9 @@ from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from agentworks import limits
-from agentworks.crews.inbox_models import ConversationDetail, ConversationList, Tab
-from agentworks.crews.models import ConversationControl, ConversationStatusView
-from agentworks.crews.stepping_in import AnswerForAgent
+from agentworks.conversations.inbox_models import ConversationDetail, ConversationList, Tab
+from agentworks.conversations.models import ConversationControl, ConversationStatusView
+from agentworks.conversations.stepping_in import AnswerForAgent
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import also, documented
 from agentworks.messaging.models import SendReceipt

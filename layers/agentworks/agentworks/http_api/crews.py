@@ -8,15 +8,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from agentworks import limits
-from agentworks.crews.models import (
-    CallFunction,
-    CrewState,
-    DeclineMessage,
-    PostCallResult,
-    ReleaseMessage,
-    ReplyToCall,
-    ReviewOutcome,
-)
+from agentworks.conversations.models import CrewState, DeclineMessage, ReleaseMessage, ReviewOutcome
+from agentworks.crews.models import CallFunction, PostCallResult, ReplyToCall
 from agentworks.crews.views import (
     CallAccepted,
     CallList,

@@ -11,7 +11,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
-from agentworks.crews.models import CancelRequest, RequestList, RequestView
+from agentworks.conversations.models import CancelRequest, RequestList, RequestView
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.runtime import services

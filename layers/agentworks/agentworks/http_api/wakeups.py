@@ -7,7 +7,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
-from agentworks.crews.models import (
+from agentworks.conversations.models import (
     RescheduleWakeup,
     SchedulerSetting,
     ScheduleWakeup,

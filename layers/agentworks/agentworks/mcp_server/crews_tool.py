@@ -16,7 +16,7 @@ from mcp.types import CallToolResult
 from pydantic import ConfigDict, Field, RootModel
 
 from agentworks.audit.models import AuditPage
-from agentworks.crews.models import ReviewOutcome
+from agentworks.conversations.models import ReviewOutcome
 from agentworks.crews.service import crew_view
 from agentworks.crews.views import CrewDeleted, CrewList, CrewView
 from agentworks.errors import InvalidInput

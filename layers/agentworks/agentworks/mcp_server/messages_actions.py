@@ -13,8 +13,7 @@ from typing import Literal, get_args
 from mcp.types import CallToolResult
 from pydantic import BaseModel
 
-from agentworks.crews.access import parse_crew_target
-from agentworks.crews.models import (
+from agentworks.conversations.models import (
     CrewState,
     RequestList,
     RequestView,
@@ -23,6 +22,7 @@ from agentworks.crews.models import (
     ScheduleWakeup,
     WakeupView,
 )
+from agentworks.crews.access import parse_crew_target
 from agentworks.errors import InvalidInput
 from agentworks.identity.models import Principal
 from agentworks.mcp_server.actions import ActionSpec, run_action, services

@@ -11,7 +11,7 @@ from mcp.types import CallToolResult
 from pydantic import ConfigDict, Field, RootModel
 
 from agentworks import limits
-from agentworks.crews.models import (
+from agentworks.conversations.models import (
     CrewState,
     RequestList,
     RequestView,

@@ -4,7 +4,7 @@ A conversation whose target (side b) is a Crew has no mailbox: the platform spea
 Crew. Every send into it asks the gate first (`admit`: the Crew exists, the caller may use
 it, and its messaging switch is not `off`), and tells it once the message is stored
 (`delivered`: the Crew acts at once, or the message waits for a person's release).
-`crews.conversations.CrewConversations` implements it; `runtime` wires it in.
+`conversations.crew_messages.CrewReception` implements it; `runtime` wires it in.
 """
 
 from __future__ import annotations

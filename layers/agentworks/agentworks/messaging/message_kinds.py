@@ -8,7 +8,7 @@
   no deadline.
 
 Requests, replies and notes belong to conversations with a Crew, where a request has a
-state (crews/requests.py); between two named agents there is no run to start, so only
+state (conversations/requests.py); between two named agents there is no run to start, so only
 plain messages go there.
 """
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from botocore.exceptions import ClientError
 
-from agentworks.crews.wakeup_queue_store import DUE_WAKEUPS
+from agentworks.conversations.wakeup_queue_store import DUE_WAKEUPS
 from agentworks.dynamo import (
     TransactionCancelled,
     condition_failed,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from agentworks.crews.wakeup_queue_store import DUE_WAKEUPS
+from agentworks.conversations.wakeup_queue_store import DUE_WAKEUPS
 from agentworks.dynamo import condition_failed, from_item, to_item
 
 if TYPE_CHECKING:
