@@ -83,7 +83,6 @@ GROUPS = (
             "tests/integration/test_stepping_in.py",
             "tests/integration/test_crew_messages.py",
             "tests/integration/test_crew_views.py",
-            "tests/integration/test_message_rules.py",
             "tests/unit/test_domain_rules.py",
         ),
     ),
@@ -153,7 +152,6 @@ GROUPS = (
             "tests/integration/test_workflow_pipelines.py",
             "tests/integration/test_workflow_waits.py",
             "tests/integration/test_workflow_policies.py",
-            "tests/integration/test_workflow_engine_rules.py",
         ),
     ),
 )
