@@ -403,11 +403,10 @@ WORD = re.compile(r"\w+")
 def _dynamodb_keyword_case_only(diff: str) -> bool:
     """A mutant that changes only the letter case of expression keywords (`AND` → `and`,
     `SET` → `set`): DynamoDB parses both alike, so it behaves as the original."""
-    removed = [line[1:] for line in diff.splitlines() if line.startswith("-")]
-    added = [line[1:] for line in diff.splitlines() if line.startswith("+")]
-    if not (len(removed) == len(added) > 0):
+    pairs = _changed_lines(diff)
+    if not pairs:
         return False
-    for old, new in zip(removed, added, strict=True):
+    for old, new in pairs:
         old_words, new_words = WORD.findall(old), WORD.findall(new)
         if len(old_words) != len(new_words) or old.lower() != new.lower():
             return False
@@ -421,14 +420,20 @@ def _sqlite_case_only(diff: str) -> bool:
     """A change of letter case alone, outside SQL string literals, in a module that speaks
     only to SQLite: its keywords, table and column names and `sqlite3.Row` keys all ignore
     case, so such a mutant behaves exactly as the original (an equivalent mutant)."""
-    removed = [line[1:] for line in diff.splitlines() if line.startswith("-")]
-    added = [line[1:] for line in diff.splitlines() if line.startswith("+")]
-    return len(removed) == len(added) > 0 and all(
+    pairs = _changed_lines(diff)
+    return bool(pairs) and all(
         old != new
         and old.lower() == new.lower()
         and SQL_LITERAL.findall(old) == SQL_LITERAL.findall(new)
-        for old, new in zip(removed, added, strict=True)
+        for old, new in pairs
     )
+
+
+def _changed_lines(diff: str) -> list[tuple[str, str]]:
+    """The diff's removed and added lines side by side; none when they do not pair up."""
+    removed = [line[1:] for line in diff.splitlines() if line.startswith("-")]
+    added = [line[1:] for line in diff.splitlines() if line.startswith("+")]
+    return list(zip(removed, added, strict=True)) if len(removed) == len(added) else []
 
 
 def report(groups: tuple[Group, ...]) -> None:
