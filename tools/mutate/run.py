@@ -147,6 +147,7 @@ GROUPS = (
         "workflow_engine",
         modules=(f"{LAYER}/workflows/engine.py",),
         tests=(
+            "tests/integration/test_workflow_engine_steps.py",
             "tests/integration/test_workflow_runs.py",
             "tests/integration/test_workflow_rules.py",
             "tests/integration/test_workflow_pipelines.py",

@@ -1,0 +1,451 @@
+"""One step's rules in the workflow engine, driven as the state machine drives them (its
+task events) with no execution around them: what each step records — status, times,
+turns, output, question, error — and what it tells the state machine to do next. The runs
+tests show the same rules through real executions; these read every field a rule writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from agentworks import limits
+from agentworks.workflows.crew_steps import Progress
+from agentworks.workflows.definition import WorkflowStart
+from agentworks.workflows.engine import AUTO_ALLOW_REPLY, WorkflowEngine
+from agentworks.workflows.records import Position, RunRecord, StepRecord
+from agentworks.workflows.run_ends import RunGone
+from tests.integration.workflow_support import TIMED, define
+from tests.support import workflow_agents
+
+FIRST = Position(0, 0, 0)
+
+
+@dataclass
+class Runs:
+    """A run written as `WorkflowRuns.start` writes it, stepped by the engine directly."""
+
+    stack: Any
+    engine: WorkflowEngine
+    created: list[str]
+
+    @property
+    def store(self) -> Any:
+        return self.engine._runs
+
+    def create(self, *steps: dict[str, Any], **extra: Any) -> str:
+        definition = {"workflowId": "engine", "stages": [{"steps": list(steps)}], **extra}
+        start = WorkflowStart.model_validate(definition)
+        principal = self.stack.principal(self.stack.admin_token)
+        run_id = f"wfrun_{len(self.created):04d}"
+        self.created.append(run_id)
+        self.store.create(
+            RunRecord(
+                run_id=run_id,
+                account_id=principal.account_id,
+                connection_id=principal.connection_id,
+                workflow_id=start.workflow_id,
+                definition=start.to_json(),
+                created_at=int(self.stack.clock.now() * 1000),
+            )
+        )
+        return run_id
+
+    def step(self, run_id: str, at: Position = FIRST, **extra: Any) -> dict[str, Any]:
+        event = {"action": "step", "run_id": run_id, "item": at.item, "stage": at.stage,
+                 "step": at.index, "await_calls": True, **extra}  # fmt: skip
+        return self.engine.handle(event)
+
+    def record(self, run_id: str, at: Position = FIRST) -> StepRecord:
+        found = self.store.get_step(run_id, at)
+        assert found is not None
+        return found[0]
+
+    def answer(self, run_id: str, text: str, at: Position = FIRST) -> None:
+        """What `resolve` writes: the answer, for the step's next invocation."""
+        record, version = self.store.get_step(run_id, at)
+        record.answer = text
+        self.store.save_step(record, version)
+
+
+@pytest.fixture
+def runs(stack: Any, api: Any) -> Runs:
+    workflow_agents.reset()
+    define(api, stack.admin_token, TIMED)
+    return Runs(stack, stack.services.workflows.engine, [])
+
+
+def _now_ms(stack: Any) -> int:
+    return int(stack.clock.now() * 1000)
+
+
+def test_an_agent_step_records_its_session_turns_output_and_times(runs: Runs, stack) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "hello there"})
+    began = _now_ms(stack)
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert record.status == "succeeded"
+    assert record.output == "did: hello there"
+    assert record.turns == [
+        {"role": "user", "content": "hello there"},
+        {"role": "assistant", "content": "did: hello there"},
+    ]
+    assert record.started_at == began and record.ended_at == began
+    assert record.session_id is not None and record.session_id.startswith("sess")
+    assert record.error is None and record.question is None and record.answer is None
+    assert record.input_hash  # what a retry compares to replay it
+    # A terminal step is not run again: the next invocation finds it done.
+    assert runs.step(run_id) == {"next": "done"}
+    assert len(workflow_agents.turns_for("hello there")) == 1
+
+
+def test_a_question_waits_with_its_question_then_the_answer_goes_to_the_session(
+    runs: Runs, stack
+) -> None:
+    run_id = runs.create(
+        {"label": "a", "adapter": "timed", "prompt": "ask: which branch", "policy": "escalate"}
+    )
+    assert runs.step(run_id) == {"next": "await"}
+    waiting = runs.record(run_id)
+    assert waiting.status == "running"  # `waiting` once the Await state holds the token
+    assert waiting.question == "which branch"
+    assert waiting.turns == [
+        {"role": "user", "content": "ask: which branch"},
+        {"role": "assistant", "content": "which branch"},
+    ]
+    runs.engine.handle({"action": "await", "run_id": run_id, "task_token": "token-1"})
+    held = runs.record(run_id)
+    assert (held.status, held.task_token, held.question) == ("waiting", "token-1", "which branch")
+    runs.answer(run_id, "main")
+    assert runs.step(run_id) == {"next": "done"}
+    done = runs.record(run_id)
+    assert done.status == "succeeded"
+    assert done.question is None and done.answer is None
+    assert done.turns[2] == {"role": "user", "content": "main"}
+    assert done.output == ("did: ask: which branch | answer: main | history: which branch / main")
+    assert [t.answer for t in workflow_agents.turns_for("which branch")] == [None, "main"]
+
+
+def test_auto_allow_answers_the_question_itself(runs: Runs) -> None:
+    run_id = runs.create(
+        {"label": "a", "adapter": "timed", "prompt": "ask: may I", "policy": "auto-allow"}
+    )
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert record.status == "succeeded"
+    assert record.turns[1:3] == [
+        {"role": "assistant", "content": "may I"},
+        {"role": "user", "content": AUTO_ALLOW_REPLY},
+    ]
+    assert [t.answer for t in workflow_agents.turns_for("may I")] == [None, AUTO_ALLOW_REPLY]
+
+
+def test_policy_fail_fails_the_step_with_the_question(runs: Runs) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "ask: may I"})
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert record.status == "failed"
+    assert record.error == "the session asked for input (policy fail): may I"
+    assert record.question is None
+    assert len(workflow_agents.turns_for("may I")) == 1
+
+
+def test_a_session_that_never_finishes_fails_at_the_turn_limit(runs: Runs) -> None:
+    run_id = runs.create(
+        {"label": "a", "adapter": "timed", "prompt": "ask always: again", "policy": "auto-allow"}
+    )
+    runs.step(run_id)
+    record = runs.record(run_id)
+    assert record.status == "failed"
+    assert record.error == (
+        f"the session used {limits.WORKFLOW_STEP_TURNS_MAX} turns without finishing"
+    )
+    # Exactly the limit: the turn past it was never asked for.
+    assert len(workflow_agents.turns_for("again")) == limits.WORKFLOW_STEP_TURNS_MAX
+    assistant = [t for t in record.turns if t["role"] == "assistant"]
+    assert len(assistant) == limits.WORKFLOW_STEP_TURNS_MAX
+
+
+def test_a_long_question_is_kept_bounded(runs: Runs) -> None:
+    most = limits.WORKFLOW_QUESTION_MAX_CHARS
+    at_bound, past_bound = "q" * most, "r" * (most + 1)
+    run_at = runs.create(
+        {"label": "a", "adapter": "timed", "prompt": f"ask: {at_bound}", "policy": "escalate"}
+    )
+    run_past = runs.create(
+        {"label": "a", "adapter": "timed", "prompt": f"ask: {past_bound}", "policy": "escalate"}
+    )
+    runs.step(run_at)
+    runs.step(run_past)
+    assert runs.record(run_at).question == at_bound
+    assert runs.record(run_past).question == "r" * (most - 1) + "…"
+
+
+def test_an_adapter_error_fails_the_step_with_its_text(runs: Runs) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "explode now"})
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert (record.status, record.error) == ("failed", "exploded as asked")
+    assert record.ended_at is not None and record.output is None
+
+
+def test_a_step_error_is_kept_bounded(runs: Runs, stack) -> None:
+    engine, store = runs.engine, runs.store
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "p"})
+    most = limits.WORKFLOW_ERROR_MAX_CHARS
+    record = StepRecord(run_id, 0, 0, "a", "stage-1")
+    engine._end(record, 0, "failed", error="e" * most)
+    assert runs.record(run_id).error == "e" * most
+    record, version = store.get_step(run_id, FIRST)
+    engine._end(record, version, "failed", error="f" * (most + 1))
+    assert runs.record(run_id).error == "f" * (most - 1) + "…"
+
+
+def test_a_branch_asks_a_person_then_takes_the_route_named(runs: Runs, stack) -> None:
+    branch = {
+        "label": "pick",
+        "kind": "branch",
+        "prompt": "Ship it?",
+        "routes": {"ship": [], "hold": []},
+    }
+    run_id = runs.create(branch)
+    began = _now_ms(stack)
+    assert runs.step(run_id) == {"next": "await"}
+    waiting = runs.record(run_id)
+    assert waiting.status == "running" and waiting.started_at == began
+    assert waiting.question == "Ship it? (choose a route: ship, hold)"
+    stack.clock.advance(5)
+    runs.answer(run_id, "Hold.")
+    assert runs.step(run_id) == {"next": "done"}
+    done = runs.record(run_id)
+    assert (done.status, done.route, done.output) == ("succeeded", "hold", "hold")
+    assert done.answer is None and done.question is None
+    assert done.started_at == began and done.ended_at == began + 5000
+
+
+def test_a_branch_answer_that_names_no_route_fails_it(runs: Runs) -> None:
+    run_id = runs.create(
+        {"label": "pick", "kind": "branch", "prompt": "?", "routes": {"a": [], "b": []}}
+    )
+    runs.step(run_id)
+    runs.answer(run_id, "neither")
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert (record.status, record.error, record.route) == ("failed", "no route was chosen", None)
+
+
+@pytest.mark.parametrize(
+    ("error", "with_job", "expected"),
+    [
+        ({"Error": "States.Timeout"}, False, "no answer within 24 h"),
+        ({"Error": "States.Timeout"}, True, "no runner finished it within"),
+        ({"Error": "Lambda.Unknown"}, False, "the step's task failed (Lambda.Unknown)"),
+        ("not a dict", False, "the step's task failed (unknown error)"),
+        ({}, False, "the step's task failed (unknown error)"),
+    ],
+)
+def test_an_interrupted_step_fails_with_why(
+    runs: Runs, error: Any, with_job: bool, expected: str
+) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "p"})
+    record = StepRecord(run_id, 0, 0, "a", "stage-1", status="waiting", task_token="tok")
+    record.job_id = "job_1" if with_job else None
+    runs.store.save_step(record, 0)
+    runs.engine.handle({"action": "interrupted", "run_id": run_id, "error": error})
+    failed = runs.record(run_id)
+    assert failed.status == "failed"
+    assert failed.error is not None and failed.error.startswith(expected)
+    if with_job:
+        hours = limits.RUNNER_WAIT_TIMEOUT_SECONDS // 3600
+        assert failed.error == f"no runner finished it within {hours} h"
+    assert failed.task_token is None
+
+
+def test_an_interrupted_step_that_wrote_nothing_is_recorded_failed(runs: Runs) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "p"})
+    runs.engine.interrupted(run_id, FIRST, {"Error": "States.TaskFailed"})
+    record = runs.record(run_id)
+    assert (record.label, record.stage_label, record.status) == ("a", "stage-1", "failed")
+
+
+def test_an_interrupted_step_that_already_ended_keeps_its_outcome(runs: Runs) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "fine"})
+    runs.step(run_id)
+    runs.engine.interrupted(run_id, FIRST, {"Error": "States.Timeout"})
+    record = runs.record(run_id)
+    assert (record.status, record.error) == ("succeeded", None)
+
+
+def test_actions_on_a_run_that_is_gone_say_so(runs: Runs) -> None:
+    for action in (
+        lambda: runs.engine.interrupted("wfrun_gone", FIRST, {}),
+        lambda: runs.engine.step("wfrun_gone", FIRST),
+        lambda: runs.engine.await_answer("wfrun_gone", FIRST, "t"),
+        lambda: runs.engine.await_runner("wfrun_gone", FIRST, "t"),
+        lambda: runs.engine.await_call("wfrun_gone", FIRST, "t"),
+    ):
+        with pytest.raises(RunGone):
+            action()
+
+
+def test_awaiting_an_answer_needs_an_open_question(runs: Runs) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "fine"})
+    runs.store.save_step(StepRecord(run_id, 0, 0, "a", "stage-1", status="running"), 0)
+    with pytest.raises(RunGone):
+        runs.engine.await_answer(run_id, FIRST, "t")
+    with pytest.raises(RunGone):  # no job is out for it
+        runs.engine.await_runner(run_id, FIRST, "t")
+    with pytest.raises(RunGone):  # no call is out for it
+        runs.engine.await_call(run_id, FIRST, "t")
+
+
+def test_an_unknown_action_is_refused(runs: Runs) -> None:
+    with pytest.raises(ValueError, match="unknown workflow action 'dance'"):
+        runs.engine.handle({"action": "dance", "run_id": "wfrun_x"})
+
+
+def test_a_cancelled_run_cancels_the_step_it_reaches(runs: Runs, stack) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "never"})
+    run, version, _ = runs.store.get(run_id)
+    run.status = "cancelled"
+    runs.store.save(run, version)
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert (record.status, record.ended_at) == ("cancelled", _now_ms(stack))
+    assert workflow_agents.turns_for("never") == []
+
+
+# ---- crew steps: the engine's side of a call (the call itself: test_workflow_crew_steps) ----
+
+
+class _Calls:
+    """The crew step's call as the engine sees it: each advance answers the next progress."""
+
+    def __init__(self, *answers: Progress) -> None:
+        self.answers = list(answers)
+        self.records: list[StepRecord] = []
+
+    def advance(self, run: RunRecord, step: Any, record: StepRecord) -> Progress:
+        self.records.append(record)
+        return self.answers.pop(0)
+
+
+@pytest.fixture
+def crew_runs(runs: Runs, monkeypatch: pytest.MonkeyPatch) -> tuple[Runs, list[_Calls]]:
+    installed: list[_Calls] = []
+
+    def install(*answers: Progress) -> _Calls:
+        calls = _Calls(*answers)
+        monkeypatch.setattr(runs.engine, "_crew_steps", calls)
+        installed.append(calls)
+        return calls
+
+    runs.install = install  # type: ignore[attr-defined]
+    return runs, installed
+
+
+CREW_STEP = {"label": "c", "crew": "reviewer", "function": "review", "args": {"x": 1}}
+
+
+def test_a_crew_step_records_its_call_outcome_as_turns(crew_runs, stack) -> None:
+    runs, _ = crew_runs
+    run_id = runs.create(CREW_STEP)
+    runs.install(Progress(False), Progress(True, output="looks good"))
+    began = _now_ms(stack)
+    assert runs.step(run_id) == {"next": "await_call"}
+    running = runs.record(run_id)
+    assert running.status == "running" and running.started_at == began
+    stack.clock.advance(2)
+    assert runs.step(run_id) == {"next": "done"}
+    done = runs.record(run_id)
+    assert (done.status, done.output, done.started_at) == ("succeeded", "looks good", began)
+    assert done.ended_at == began + 2000
+    prompt = done.turns[0]["content"]
+    assert done.turns == [
+        {"role": "user", "content": prompt},
+        {"role": "assistant", "content": "looks good"},
+    ]
+    assert "reviewer" in prompt and "review" in prompt
+
+
+def test_a_crew_step_with_no_output_keeps_an_empty_answer(crew_runs) -> None:
+    runs, _ = crew_runs
+    run_id = runs.create(CREW_STEP)
+    runs.install(Progress(True, output=None))
+    runs.step(run_id)
+    record = runs.record(run_id)
+    assert record.status == "succeeded" and record.output is None
+    assert record.turns[1] == {"role": "assistant", "content": ""}
+
+
+def test_a_crew_step_whose_call_failed_fails_with_its_error(crew_runs) -> None:
+    runs, _ = crew_runs
+    run_id = runs.create(CREW_STEP)
+    runs.install(Progress(True, error="the Crew refused"))
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert (record.status, record.error, record.output) == ("failed", "the Crew refused", None)
+
+
+def test_a_busy_crew_is_asked_again_until_the_rounds_run_out(crew_runs) -> None:
+    runs, _ = crew_runs
+    rounds = limits.WORKFLOW_CREW_BUSY_ROUNDS_MAX
+    run_id = runs.create(CREW_STEP)
+    runs.install(*[Progress(False, busy=True) for _ in range(rounds + 1)])
+    for asked in range(1, rounds + 1):
+        answer = runs.step(run_id)
+        assert answer["next"] == "busy", asked
+        assert runs.record(run_id).busy_rounds == asked
+        # Doubling from the first wait up to the longest (the CrewBusy state's Wait).
+        first, longest = (
+            limits.WORKFLOW_CREW_BUSY_FIRST_WAIT_SECONDS,
+            limits.WORKFLOW_CREW_BUSY_LONGEST_WAIT_SECONDS,
+        )
+        assert answer["wait_seconds"] == min(first * 2 ** (asked - 1), longest)
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert record.status == "failed"
+    assert record.error == f"crew:reviewer stayed busy through {rounds} attempts"
+
+
+def test_a_busy_crew_that_frees_up_in_the_last_round_gets_the_call(crew_runs) -> None:
+    runs, _ = crew_runs
+    rounds = limits.WORKFLOW_CREW_BUSY_ROUNDS_MAX
+    run_id = runs.create(CREW_STEP)
+    busy = [Progress(False, busy=True) for _ in range(rounds)]
+    runs.install(*busy, Progress(False), Progress(True, output="ok"))
+    for _ in range(rounds):
+        runs.step(run_id)
+    assert runs.step(run_id) == {"next": "await_call"}
+    assert runs.step(run_id) == {"next": "done"}
+    assert runs.record(run_id).status == "succeeded"
+
+
+def test_an_old_execution_without_await_call_polls(crew_runs) -> None:
+    runs, _ = crew_runs
+    run_id = runs.create(CREW_STEP)
+    runs.install(Progress(False), Progress(False, busy=True))
+    assert runs.step(run_id, await_calls=False) == {"next": "poll"}
+    assert runs.step(run_id, await_calls=False) == {"next": "poll"}
+
+
+def test_a_call_announced_ended_while_still_running_fails_the_step(crew_runs) -> None:
+    runs, _ = crew_runs
+    run_id = runs.create(CREW_STEP)
+    runs.install(Progress(False), Progress(False))
+    runs.step(run_id)
+    runs.engine.handle({"action": "call_ended", "run_id": run_id})
+    record = runs.record(run_id)
+    assert (record.status, record.error) == ("failed", "the call's end was announced early")
+
+
+def test_a_call_that_ended_records_its_outcome_on_call_ended(crew_runs) -> None:
+    runs, _ = crew_runs
+    run_id = runs.create(CREW_STEP)
+    runs.install(Progress(False), Progress(True, output="fine"))
+    runs.step(run_id)
+    runs.engine.handle({"action": "call_ended", "run_id": run_id})
+    record = runs.record(run_id)
+    assert (record.status, record.output, record.error) == ("succeeded", "fine", None)
