@@ -17,6 +17,8 @@ from tests.integration.test_crew_messages import crew, send, wait_for_messages
 from tests.integration.test_mailbox_adapter import DELEGATOR, wait_for_mailbox
 from tests.support.handlers import LambdaContext, load_handler
 
+# Written out, not imported: what a caller reads when a reply names no request of theirs.
+NOT_A_REQUEST_TEXT = "in_reply_to must be the message_id of a request sent to you in this inbox."
 TERMINAL = {"answered", "declined", "couldnt_complete", "expired", "cancelled"}
 
 
@@ -245,6 +247,53 @@ def test_c1_a_reply_must_answer_a_request_sent_to_its_sender(api, stack, agents)
         },
     )
     assert refused.status == 400 and refused.body["error"]["field"] == "in_reply_to"
+    assert refused.body["error"]["message"] == NOT_A_REQUEST_TEXT
+
+
+# The documented message id: msg_<conversation><receiving side a|b><seq, 10 digits>.
+def _message_id(conversation: str, side: str, seq: int) -> str:
+    return f"msg_{conversation}{side}{seq:010d}"
+
+
+def _parts(message_id: str) -> tuple[str, str, int]:
+    return message_id[4:-11], message_id[-11], int(message_id[-10:])
+
+
+def test_c1_a_reply_is_checked_against_the_stored_message_not_its_id(api, stack, agents):
+    """An id can name this inbox's side with another message's place: the stored message
+    decides. Not a request (the Crew's reply), one sent the other way (the caller's own
+    request), or none at all: each refused alike, and nothing is stored."""
+    crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+    sent = ask(api, caller, "What does clause 7 say?").body
+    [answer] = wait_for_messages(api, caller, sent["inbox_id"])
+    conversation, mine, _ = _parts(answer["message_id"])
+    _, _, asked_seq = _parts(sent["message_id"])
+    not_a_request = answer["message_id"]  # sent to the caller, but a reply
+    other_way = _message_id(conversation, mine, asked_seq)  # the caller's own request
+    nothing_there = _message_id(conversation, mine, 9_999)
+    def stored() -> tuple[list[str], list[dict]]:
+        page = api("GET", "/v1/messages", caller, query={"inbox_id": sent["inbox_id"]}).body
+        return [m["message_id"] for m in page["messages"]], requests_of(
+            api, caller, sent["inbox_id"]
+        )
+
+    before = stored()
+    for in_reply_to in (not_a_request, other_way, nothing_there):
+        refused = api(
+            "POST",
+            "/v1/messages",
+            caller,
+            {"message": "An answer.", "inbox_id": sent["inbox_id"], "kind": "reply",
+             "in_reply_to": in_reply_to},
+        )  # fmt: skip
+        assert refused.status == 400, (in_reply_to, refused.body)
+        assert refused.body["error"] == {
+            **refused.body["error"],
+            "field": "in_reply_to",
+            "message": NOT_A_REQUEST_TEXT,
+        }
+    assert stored() == before
 
 
 def test_c1_requests_belong_to_conversations_with_a_crew(api, stack, agents):

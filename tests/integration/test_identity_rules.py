@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agentworks.errors import Unauthenticated
-from agentworks.identity.bearer import session_cookie
+from agentworks.identity.bearer import CsrfRefused, require_csrf_header, session_cookie
 from agentworks.identity.web_sessions import SESSION_COOKIE
 
 
@@ -18,6 +18,8 @@ from agentworks.identity.web_sessions import SESSION_COOKIE
         {"headers": {"cookie": f"theme=dark; {SESSION_COOKIE}=ws_1"}},
         {"headers": {"Cookie": f"{SESSION_COOKIE}=ws_1;theme=dark"}},
         {"cookies": ["theme=dark"], "headers": {"COOKIE": f" {SESSION_COOKIE}=ws_1 "}},
+        # The cookies list and a Cookie header together: both are read.
+        {"cookies": [f"{SESSION_COOKIE}=ws_1"], "headers": {"cookie": "theme=dark"}},
     ],
 )
 def test_the_session_cookie_is_read_from_cookies_or_any_cookie_header(event):
@@ -50,3 +52,33 @@ def test_a_connection_principal_ends_when_the_connection_expires(api, stack):
         identity.principal_of_connection(account, connection)
     assert refused.value.message == "Missing, invalid, expired or revoked token."
     assert identity.live_principal(account, connection) is None
+
+
+def _event(method: str | None, **headers: str) -> dict:
+    context = {} if method is None else {"requestContext": {"http": {"method": method}}}
+    return {**context, "headers": headers}
+
+
+@pytest.mark.parametrize("method", ["GET", "head", "OPTIONS"])
+def test_a_cookie_read_needs_no_csrf_header(method):
+    require_csrf_header(_event(method))  # nothing raised
+
+
+@pytest.mark.parametrize("method", ["POST", "put", "DELETE", "PATCH"])
+def test_a_cookie_change_needs_the_csrf_header_in_any_case(method):
+    with pytest.raises(CsrfRefused) as refused:
+        require_csrf_header(_event(method))
+    assert refused.value.status == 403
+    assert str(refused.value.message) == (
+        "Requests signed in by cookie must send the x-agentworks-requested-with header."
+    )
+    require_csrf_header(_event(method, **{"X-AgentWorks-Requested-With": "inbox"}))
+    with pytest.raises(CsrfRefused):
+        require_csrf_header(_event(method, **{"x-agentworks-requested-with": ""}))
+
+
+@pytest.mark.parametrize("event", [_event(None), {"requestContext": {"http": None}}])
+def test_an_event_that_names_no_method_needs_the_header_too(event):
+    with pytest.raises(CsrfRefused):
+        require_csrf_header(event)
+    require_csrf_header({**event, "headers": {"x-agentworks-requested-with": "inbox"}})

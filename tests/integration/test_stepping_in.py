@@ -5,11 +5,13 @@ unknown conversation gets, with nothing changed."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from agentworks.identity.models import ALL_SCOPES
 from agentworks.ids import parse_inbox_id
 from agentworks.messaging import delivery_text
+from tests.integration.crew_support import CONTRACTS
 from tests.integration.test_conversation_requests import ask, request_state
 from tests.integration.test_crew_messages import crew, wait_for_messages
 from tests.integration.test_crew_owners import private_crew
@@ -141,3 +143,43 @@ def test_a_request_it_received_is_declined_and_no_run_takes_it(api, stack, agent
     assert again.status == 409 and again.body["error"]["state"] == "declined"
     assert api("POST", f"/v1/conversations/{inbox}/resume", caller, {}).status == 200
     assert request_state(api, caller, held)["state"] == "declined"  # resuming started none
+
+
+def test_an_answer_with_a_submission_id_is_stored_once_and_only_for_that_content(
+    api, stack, agents
+):
+    """A person's retried answer (the same submission_id and words, to the same inbox) is
+    the same message; other words, or another conversation, under that id are refused; the
+    same id in another account is that account's own."""
+    crew(api, stack, "review")
+    first_caller = agents.connection("first")["token"]
+    first = ask(api, first_caller, "Clause 3?").body
+    second = ask(api, agents.connection("second")["token"], "Clause 4?").body
+    mine, other = crew_inbox(first["inbox_id"]), crew_inbox(second["inbox_id"])
+    note = {"kind": "note", "message": "Read clause 3 first.", "submission_id": "note-1"}
+
+    sent = answer(api, stack.admin_token, mine, **note)
+    assert sent.status == 201, sent.body
+    again = answer(api, stack.admin_token, mine, **note)
+    assert again.status in (200, 201), again.body
+    assert again.body["message_id"] == sent.body["message_id"]
+    changed = answer(api, stack.admin_token, mine, **dict(note, message="Other words."))
+    assert changed.status == 409, changed.body
+    elsewhere = answer(api, stack.admin_token, other, **note)
+    assert elsewhere.status == 409, elsewhere.body
+    assert [m["body"] for m in wait_for_messages(api, first_caller, first["inbox_id"])] == [
+        "Read clause 3 first."
+    ]  # once
+
+    # Another account: its own Crew of the same name, the same submission_id, its own note.
+    intruder = stack.services.identity.bootstrap("elsewhere").token
+    definition = dict(copy.deepcopy(CONTRACTS), name="contracts", messaging="review")
+    assert api("POST", "/v1/crews", intruder, definition).status == 201
+    asker = agents.connection("asker", token=intruder)["token"]
+    theirs = ask(api, asker, "Clause 3?").body
+    stored = answer(api, intruder, crew_inbox(theirs["inbox_id"]), **note)
+    assert stored.status == 201, stored.body
+    assert stored.body["message_id"] != sent.body["message_id"]
+    [got] = wait_for_messages(api, asker, theirs["inbox_id"])
+    assert got["message_id"] == stored.body["message_id"]
+    assert got["body"] == "Read clause 3 first."

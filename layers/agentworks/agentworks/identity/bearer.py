@@ -51,7 +51,8 @@ def require_csrf_header(event: Mapping[str, Any]) -> None:
     (a cross-site form can't send one; SameSite=Strict keeps the cookie off the rest)."""
     from agentworks.identity.web_sessions import CSRF_HEADER
 
-    method = str(((event.get("requestContext") or {}).get("http") or {}).get("method", "GET"))
+    # An event that names no method is not taken for a read: it carries the header too.
+    method = str(((event.get("requestContext") or {}).get("http") or {}).get("method") or "")
     if method.upper() in ("GET", "HEAD", "OPTIONS"):
         return
     headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
