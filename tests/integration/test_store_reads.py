@@ -66,8 +66,10 @@ def test_a_relay_run_reads_its_own_writes(stack, relay_runs) -> None:
 
 def test_a_checkpoint_an_earlier_release_wrote_reads_with_defaults(stack, relay_runs) -> None:
     """Before `safe` and `replays` were kept: not safe to run again, never replayed."""
-    old = {"pk": "RRUN#run_old", "sk": "STEP#fetch", "name": "fetch", "status": "completed",
-           "attempt": 1, "started_at": 5_000, "completed_at": 6_000, "result_json": "1"}  # fmt: skip
+    old = {
+        **{"pk": "RRUN#run_old", "sk": "STEP#fetch", "name": "fetch", "status": "completed"},
+        **{"attempt": 1, "started_at": 5_000, "completed_at": 6_000, "result_json": "1"},
+    }
     stack.client.put_item(TableName=stack.settings.work_table, Item=to_item(old))
     found = relay_runs.step("run_old", "fetch")
     assert found == Checkpoint("fetch", "completed", 1, False, 5_000, 6_000, "1", replays=0)
