@@ -272,6 +272,7 @@ def test_c1_a_reply_is_checked_against_the_stored_message_not_its_id(api, stack,
     not_a_request = answer["message_id"]  # sent to the caller, but a reply
     other_way = _message_id(conversation, mine, asked_seq)  # the caller's own request
     nothing_there = _message_id(conversation, mine, 9_999)
+
     def stored() -> tuple[list[str], list[dict]]:
         page = api("GET", "/v1/messages", caller, query={"inbox_id": sent["inbox_id"]}).body
         return [m["message_id"] for m in page["messages"]], requests_of(
