@@ -211,3 +211,127 @@ def test_a_page_size_outside_its_bounds_is_refused_by_the_service_too(stack, age
             "field": "limit",
         }
     assert stack.services.crews.calls.recent(caller, limits.CALLS_PAGE_MAX).calls == []
+
+
+def _handed_off(api, stack, agents) -> tuple[str, str]:
+    """A mailbox call whose work waits in worker's mailbox: (worker's token, call id)."""
+    from tests.integration.test_mailbox_adapter import DELEGATOR, call, wait_for_mailbox
+
+    assert api("POST", "/v1/crews", stack.admin_token, DELEGATOR).status == 201
+    worker = agents.named("worker")
+    call_id = call(api, agents.connection("caller")["token"], "the lease")
+    wait_for_mailbox(api, worker, "worker")
+    wait_for(api, stack.admin_token, call_id, {"running"})
+    return worker, call_id
+
+
+def _still_recording(stack, call_id: str) -> None:
+    """The window between the work reaching the mailbox and the hand-off step recording
+    it: the call still holds the work it hands off."""
+    store = stack.services.crews.calls._calls
+    record, version = store.get(call_id)
+    record.handoff_message = "the work, not yet recorded as handed off"
+    store.save(record, version)
+
+
+def _recorded(stack, call_id: str) -> None:
+    store = stack.services.crews.calls._calls
+    record, version = store.get(call_id)
+    record.handoff_message = None
+    store.save(record, version)
+
+
+RESULT = {"agent_name": "worker", "result": {"summary": "short"}, "final_text": "Done."}
+
+
+def test_a_result_posted_while_the_hand_off_is_recorded_waits_for_it(
+    api, stack, agents, monkeypatch
+):
+    from agentworks.crews import calls
+
+    worker, call_id = _handed_off(api, stack, agents)
+    _still_recording(stack, call_id)
+    paused: list[float] = []
+
+    def pause(seconds: float) -> None:  # the hand-off step finishes during the third wait
+        paused.append(seconds)
+        if len(paused) == 3:
+            _recorded(stack, call_id)
+
+    monkeypatch.setattr(calls, "_pause", pause)
+    posted = api("POST", f"/v1/calls/{call_id}/result", worker, RESULT)
+    assert posted.status == 200, posted.body
+    assert paused == [0.1, 0.1, 0.1]
+
+
+def test_a_hand_off_never_recorded_is_waited_for_two_seconds_then_the_post_goes_on(
+    api, stack, agents, monkeypatch
+):
+    from agentworks.crews import calls
+
+    worker, call_id = _handed_off(api, stack, agents)
+    _still_recording(stack, call_id)
+    paused: list[float] = []
+    monkeypatch.setattr(calls, "_pause", paused.append)
+    posted = api("POST", f"/v1/calls/{call_id}/result", worker, RESULT)
+    assert posted.status == 200, posted.body
+    assert paused == [0.1] * 20
+
+
+def test_a_post_that_keeps_meeting_a_changed_call_says_to_retry(api, stack, agents, monkeypatch):
+    from agentworks.crews.call_store import StaleCall
+
+    worker, call_id = _handed_off(api, stack, agents)
+    store = stack.services.crews.calls._calls
+    saves: list[str] = []
+
+    def always_stale(record, version):
+        saves.append(record.call_id)
+        raise StaleCall()
+
+    monkeypatch.setattr(store, "save", always_stale)
+    posted = api("POST", f"/v1/calls/{call_id}/result", worker, RESULT)
+    assert (posted.status, posted.body["error"]["message"]) == (
+        409,
+        "The call changed while posting; retry.",
+    )
+    assert len(saves) == 25  # every attempt tried to save; none waited on a hand-off
+    monkeypatch.undo()
+    assert wait_for(api, stack.admin_token, call_id, {"running"})["state"] == "running"
+
+
+def test_a_post_that_meets_a_call_no_longer_waiting_says_where_to_look(
+    api, stack, agents, monkeypatch
+):
+    worker, call_id = _handed_off(api, stack, agents)
+    executions = stack.services.crews.calls._executions
+
+    def gone(token, output):
+        raise RuntimeError("TaskTimedOut")
+
+    monkeypatch.setattr(executions, "resume", gone)
+    posted = api("POST", f"/v1/calls/{call_id}/result", worker, RESULT)
+    assert (posted.status, posted.body["error"]["message"]) == (
+        409,
+        "The call stopped waiting before the result arrived; see its status.",
+    )
+
+
+def test_a_result_from_anyone_but_the_agent_handed_the_work_looks_like_an_unknown_call(
+    api, stack, agents
+):
+    worker, call_id = _handed_off(api, stack, agents)
+    elsewhere = stack.services.identity.bootstrap("elsewhere").token
+    namesake = agents.connection("worker-elsewhere", token=elsewhere)["token"]
+    assert api("POST", "/v1/agents", namesake, {"agent_name": "worker"}).status == 200
+    other = agents.named("other")
+    caller = agents.connection("someone")["token"]
+    unknown = api("POST", "/v1/calls/call_01UNKNOWN0000000000000000/result", worker, RESULT)
+    assert unknown.status == 404
+    before = api("GET", f"/v1/calls/{call_id}", stack.admin_token).body
+    for token, name in ((namesake, "worker"), (other, "other"), (other, "worker"),
+                        (caller, "worker")):  # fmt: skip
+        refused = api("POST", f"/v1/calls/{call_id}/result", token, {**RESULT, "agent_name": name})
+        assert (refused.status, refused.body) == (404, unknown.body), (name, refused.body)
+    assert api("GET", f"/v1/calls/{call_id}", stack.admin_token).body == before
+    assert api("POST", f"/v1/calls/{call_id}/result", worker, RESULT).status == 200

@@ -354,10 +354,11 @@ class FunctionCalls:
         for attempt in range(_POST_ATTEMPTS):
             found = self._calls.get(call_id)
             record = found[0] if found else None
-            if record is not None and record.handoff_message is not None and attempt < 20:
+            waits = attempt < _HANDOFF_WAITS
+            if record is not None and record.handoff_message is not None and waits:
                 # The work reached the agent's mailbox a moment before the hand-off step
                 # recorded it: give that step a moment to finish.
-                time.sleep(0.1)
+                _pause(_HANDOFF_WAIT_SECONDS)
                 continue
             if (
                 record is None
@@ -406,4 +407,7 @@ class FunctionCalls:
         raise Conflict("The call changed while posting; retry.")
 
 
-_POST_ATTEMPTS = 25  # up to ~2 s for a hand-off still being recorded, then a few saves
+_HANDOFF_WAITS, _HANDOFF_WAIT_SECONDS = 20, 0.1  # a hand-off still being recorded: ~2 s
+# Real time whatever the service's clock: the hand-off step runs elsewhere, meanwhile.
+_pause = time.sleep
+_POST_ATTEMPTS = _HANDOFF_WAITS + 5  # then a few saves
