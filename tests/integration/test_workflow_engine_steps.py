@@ -286,19 +286,22 @@ def test_actions_on_a_run_that_is_gone_say_so(runs: Runs) -> None:
         lambda: runs.engine.await_runner("wfrun_gone", FIRST, "t"),
         lambda: runs.engine.await_call("wfrun_gone", FIRST, "t"),
     ):
-        with pytest.raises(RunGone):
+        with pytest.raises(RunGone) as gone:
             action()
+        assert str(gone.value) == "wfrun_gone"  # the task's error Cause names the run
 
 
 def test_awaiting_an_answer_needs_an_open_question(runs: Runs) -> None:
     run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "fine"})
     runs.store.save_step(StepRecord(run_id, 0, 0, "a", "stage-1", status="running"), 0)
-    with pytest.raises(RunGone):
-        runs.engine.await_answer(run_id, FIRST, "t")
-    with pytest.raises(RunGone):  # no job is out for it
-        runs.engine.await_runner(run_id, FIRST, "t")
-    with pytest.raises(RunGone):  # no call is out for it
-        runs.engine.await_call(run_id, FIRST, "t")
+    for action in (
+        runs.engine.await_answer,
+        runs.engine.await_runner,  # no job is out for it
+        runs.engine.await_call,  # no call is out for it
+    ):
+        with pytest.raises(RunGone) as gone:
+            action(run_id, FIRST, "t")
+        assert str(gone.value) == run_id
 
 
 def test_an_unknown_action_is_refused(runs: Runs) -> None:

@@ -313,6 +313,22 @@ LEFT = {"survived", "suspicious", "no tests"}
 # mutant number, so an edit elsewhere in the module keeps the explanation attached.
 EXPLAINED = (
     (
+        f"{LAYER}/workflows/engine.py",
+        'if self.step(run_id, at) == "XXdoneXX":',
+        "a step that answers done has saved a terminal record (or has none to save): the "
+        "check that follows finds it terminal and does nothing either way",
+    ),
+    (
+        f"{LAYER}/workflows/engine.py",
+        "if found is not None or not found[0].terminal:",
+        "the step was just run, so its record exists: `or` and `and` read the same record",
+    ),
+    (
+        f"{LAYER}/workflows/engine.py",
+        'outcome = self._runner.outcome(context.run.account_id, context.record.job_id or "XXXX")',
+        "reached only when the step holds a job id (`_run_turns` checks it first)",
+    ),
+    (
         f"{LAYER}/relays/run_store.py",
         'start: dict[str, Any] | None = ""',
         "the first page is asked for when `start` is falsy: None and an empty string alike",
