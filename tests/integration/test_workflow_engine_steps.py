@@ -452,3 +452,102 @@ def test_a_call_that_ended_records_its_outcome_on_call_ended(crew_runs) -> None:
     runs.engine.handle({"action": "call_ended", "run_id": run_id})
     record = runs.record(run_id)
     assert (record.status, record.output, record.error) == ("succeeded", "fine", None)
+
+
+# ---- cli steps: a turn is a runner's job (the runner itself: test_runner_steps) ----
+
+
+@pytest.fixture
+def cli_runs(runs: Runs, api: Any, stack: Any) -> Runs:
+    from tests.integration.runner_support import CLAUDE
+
+    define(api, stack.admin_token, CLAUDE)
+    return runs
+
+
+def _job_ends(runs: Runs, run_id: str, **ending: Any) -> None:
+    """What a runner's report writes on the step's job."""
+    from dataclasses import replace
+
+    record = runs.record(run_id)
+    store = runs.engine._runner._store
+    job = store.get(runs.store.get(run_id)[0].account_id, record.job_id, 0)
+    store.save(replace(job, **ending))
+
+
+def test_a_cli_turn_waits_for_its_runner_then_takes_in_what_it_did(cli_runs: Runs) -> None:
+    runs = cli_runs
+    run_id = runs.create({"label": "a", "adapter": "claude-code", "prompt": "Review auth.ts"})
+    assert runs.step(run_id) == {"next": "runner"}
+    out = runs.record(run_id)
+    assert out.status == "running" and out.job_id is not None and out.session_id is None
+    assert runs.step(run_id) == {"next": "runner"}  # re-entered while the job is out
+    _job_ends(runs, run_id, state="succeeded", output="Found 2 bugs.", cost_usd=0.25,
+              session_id="cli-sess-1", runner="rk_1", runner_name="laptop")  # fmt: skip
+    assert runs.step(run_id) == {"next": "done"}
+    done = runs.record(run_id)
+    assert (done.status, done.output, done.cost_usd) == ("succeeded", "Found 2 bugs.", 0.25)
+    assert (done.session_id, done.runner, done.runner_name) == ("cli-sess-1", "rk_1", "laptop")
+    assert done.job_id is None
+    assert runs.store.get(run_id)[2] == 0.25  # the run's cost too
+
+
+def test_a_failed_cli_turn_fails_the_step_and_its_cost_still_counts(cli_runs: Runs) -> None:
+    runs = cli_runs
+    run_id = runs.create({"label": "a", "adapter": "claude-code", "prompt": "Review auth.ts"})
+    runs.step(run_id)
+    _job_ends(runs, run_id, state="failed", error="exit 1", cost_usd=0.5, runner_name="laptop")
+    assert runs.step(run_id) == {"next": "done"}
+    failed = runs.record(run_id)
+    assert failed.status == "failed"
+    assert failed.error == "the claude session failed on runner laptop: exit 1"
+    assert failed.cost_usd == 0.5 and runs.store.get(run_id)[2] == 0.5
+
+
+def test_a_cli_turn_whose_job_is_gone_fails_the_step(cli_runs: Runs, stack) -> None:
+    runs = cli_runs
+    run_id = runs.create({"label": "a", "adapter": "claude-code", "prompt": "Review auth.ts"})
+    runs.step(run_id)
+    record = runs.record(run_id)
+    store = runs.engine._runner._store
+    account = runs.store.get(run_id)[0].account_id
+    stack.client.delete_item(
+        TableName=stack.settings.work_table, Key=store._key(account, record.job_id)
+    )
+    assert runs.step(run_id) == {"next": "done"}
+    failed = runs.record(run_id)
+    assert (failed.status, failed.error) == ("failed", "the step's runner job is gone")
+    assert failed.cost_usd == 0 and runs.store.get(run_id)[2] == 0
+
+
+def test_a_cli_answer_that_misses_the_schema_is_a_correction_turn(cli_runs: Runs) -> None:
+    runs = cli_runs
+    schema = {"type": "object", "required": ["n"]}
+    run_id = runs.create(
+        {"label": "a", "adapter": "claude-code", "prompt": "Count", "outputSchema": schema}
+    )
+    runs.step(run_id)
+    _job_ends(runs, run_id, state="succeeded", output="not json", session_id="s1")
+    assert runs.step(run_id) == {"next": "runner"}  # the correction is a new job
+    asked = runs.record(run_id)
+    assert asked.correction is not None and asked.job_id is not None
+    assert asked.turns[-1]["content"].startswith("Fix your answer: ")
+    _job_ends(runs, run_id, state="succeeded", output='{"n": 2}', session_id="s1")
+    assert runs.step(run_id) == {"next": "done"}
+    done = runs.record(run_id)
+    assert (done.status, done.output, done.correction) == ("succeeded", '{"n": 2}', None)
+
+
+def test_a_cli_answer_that_misses_the_schema_after_its_correction_fails(cli_runs: Runs) -> None:
+    runs = cli_runs
+    schema = {"type": "object", "required": ["n"]}
+    run_id = runs.create(
+        {"label": "a", "adapter": "claude-code", "prompt": "Count", "outputSchema": schema}
+    )
+    runs.step(run_id)
+    _job_ends(runs, run_id, state="succeeded", output="not json")
+    runs.step(run_id)
+    _job_ends(runs, run_id, state="succeeded", output="still not json")
+    assert runs.step(run_id) == {"next": "done"}
+    failed = runs.record(run_id)
+    assert failed.status == "failed" and failed.error.startswith("output schema: ")
