@@ -20,6 +20,7 @@ from agentworks.dynamo import from_item, to_item
 from agentworks.identity.connection_store import connection_key
 from agentworks.ids import parse_inbox_id
 from agentworks.messaging import keys
+from agentworks.messaging.models import iso
 
 DAY = 86_400
 
@@ -307,11 +308,12 @@ def test_m2_a_send_that_stopped_after_storing_is_recovered_not_repeated(
     stack.clock.advance(31)
     retry = api("POST", "/v1/messages", worker, body)
     assert retry.status == 200 and retry.body["replayed"] is True
+    read = _read(api, reviewer, reply_to)["messages"]
+    assert [m["body"] for m in read] == ["start", "exactly once"]
+    # The receipt of the message the stopped send stored: its id and its time, not now's.
+    assert retry.body["message_id"] == read[1]["message_id"]
     assert retry.body["message_id"].endswith("b0000000002")
-    assert [m["body"] for m in _read(api, reviewer, reply_to)["messages"]] == [
-        "start",
-        "exactly once",
-    ]
+    assert retry.body["created_at"] == read[1]["created_at"] == iso(now_ms)
     # The binding now names the message: later retries replay at once.
     assert api("POST", "/v1/messages", worker, body).body["message_id"] == retry.body["message_id"]
 
