@@ -132,3 +132,27 @@ def test_s8_mailbox_to_an_unregistered_agent_fails_the_call_with_the_reason(api,
         "of this account"
     ]
     assert api("GET", "/v1/crews/delegator", caller).body["running"] == 0
+
+
+def test_s8_a_retried_hand_off_delivers_the_work_once(api, stack, agents):
+    """The hand-off step may run again after it delivered (a retried task): the work goes
+    to the agent's mailbox once, and the retry gets the first delivery's receipt."""
+    from agentworks.messaging.models import Party
+
+    created = api("POST", "/v1/crews", stack.admin_token, DELEGATOR)
+    assert created.status == 201, created.body
+    worker = agents.named("worker")
+    account = api("GET", "/v1/whoami", stack.admin_token).body["account_id"]
+    crew = api("GET", "/v1/crews/delegator", stack.admin_token).body
+    sender = Party("crew", crew["crew_id"], "delegator")
+    messaging = stack.services.messaging
+    first, agent_id = messaging.first_contact_as_system(
+        account, sender, "agent:worker", "the work", submission_id="call_1.handoff.1"
+    )
+    again, same_agent = messaging.first_contact_as_system(
+        account, sender, "agent:worker", "the work", submission_id="call_1.handoff.1"
+    )
+    assert (again.message_id, same_agent) == (first.message_id, agent_id)
+    assert again.replayed and not first.replayed
+    [work] = wait_for_mailbox(api, worker, "worker")
+    assert (work["message_id"], work["body"]) == (first.message_id, "the work")

@@ -84,6 +84,7 @@ GROUPS = (
             "tests/integration/test_crew_messages.py",
             "tests/integration/test_crew_views.py",
             "tests/integration/test_crew_ask_back.py",
+            "tests/integration/test_mailbox_adapter.py",
             "tests/integration/test_store_reads.py",
             "tests/unit/test_domain_rules.py",
         ),
