@@ -545,9 +545,26 @@ def test_a_cli_answer_that_misses_the_schema_after_its_correction_fails(cli_runs
         {"label": "a", "adapter": "claude-code", "prompt": "Count", "outputSchema": schema}
     )
     runs.step(run_id)
-    _job_ends(runs, run_id, state="succeeded", output="not json")
+    _job_ends(runs, run_id, state="succeeded", output="not json", cost_usd=0.25)
     runs.step(run_id)
-    _job_ends(runs, run_id, state="succeeded", output="still not json")
+    _job_ends(runs, run_id, state="succeeded", output="still not json", cost_usd=0.5)
     assert runs.step(run_id) == {"next": "done"}
     failed = runs.record(run_id)
     assert failed.status == "failed" and failed.error.startswith("output schema: ")
+    assert failed.cost_usd == 0.75  # both turns'
+
+
+def test_a_correction_turn_that_fails_adds_its_cost_to_the_first(cli_runs: Runs) -> None:
+    runs = cli_runs
+    schema = {"type": "object", "required": ["n"]}
+    run_id = runs.create(
+        {"label": "a", "adapter": "claude-code", "prompt": "Count", "outputSchema": schema}
+    )
+    runs.step(run_id)
+    _job_ends(runs, run_id, state="succeeded", output="not json", cost_usd=0.25)
+    runs.step(run_id)
+    _job_ends(runs, run_id, state="failed", error="exit 2", cost_usd=0.5, runner_name="box")
+    assert runs.step(run_id) == {"next": "done"}
+    failed = runs.record(run_id)
+    assert failed.error == "the claude session failed on runner box: exit 2"
+    assert failed.cost_usd == 0.75 and runs.store.get(run_id)[2] == 0.75

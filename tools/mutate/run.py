@@ -321,6 +321,11 @@ EXPLAINED = (
     ),
     (
         f"{LAYER}/workflows/engine.py",
+        'if self.step(run_id, at) == "DONE":',
+        "a step that answers done has saved a terminal record (see the line above)",
+    ),
+    (
+        f"{LAYER}/workflows/engine.py",
         "if found is not None or not found[0].terminal:",
         "the step was just run, so its record exists: `or` and `and` read the same record",
     ),
