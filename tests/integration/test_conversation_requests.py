@@ -297,6 +297,30 @@ def test_c1_a_reply_is_checked_against_the_stored_message_not_its_id(api, stack,
     assert stored() == before
 
 
+def test_c1_kinds_stay_out_of_an_open_conversation_between_named_agents(api, stack, agents):
+    """Not only a first contact: a request, note or reply into an inbox between two named
+    agents is refused with what to send instead, and nothing is stored."""
+    worker, reviewer = agents.named("worker"), agents.named("reviewer")
+    first = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "hi"})
+    assert first.status == 201, first.body
+    inbox = first.body["inbox_id"]
+    for kind in ("request", "note"):
+        refused = api(
+            "POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "x", "kind": kind}
+        )
+        assert (refused.status, refused.body["error"]) == (
+            400,
+            {
+                "code": "invalid_request",
+                "message": f"A {kind} belongs to a conversation with a Crew (crew:NAME); "
+                "between named agents send a plain message.",
+                "field": "kind",
+            },
+        ), refused.body
+    mailbox = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer"}).body
+    assert [m["body"] for m in mailbox["messages"]] == ["hi"]
+
+
 def test_c1_requests_belong_to_conversations_with_a_crew(api, stack, agents):
     reviewer = agents.connection("reviewer")["token"]
     assert api("POST", "/v1/agents", reviewer, {"agent_name": "reviewer"}).status == 200
