@@ -568,3 +568,47 @@ def test_a_correction_turn_that_fails_adds_its_cost_to_the_first(cli_runs: Runs)
     failed = runs.record(run_id)
     assert failed.error == "the claude session failed on runner box: exit 2"
     assert failed.cost_usd == 0.75 and runs.store.get(run_id)[2] == 0.75
+
+
+# ---- the resume cache (W6): what a step journals for a later run ----
+
+
+def _journaled(runs: Runs, run_id: str, cache_key: str) -> Any:
+    record = runs.record(run_id)
+    account = runs.store.get(run_id)[0].account_id
+    return runs.store.cached(account, cache_key, record.label, record.input_hash, 0)
+
+
+def test_a_cacheable_step_of_a_run_with_a_cache_key_is_journaled_for_thirty_days(
+    runs: Runs, stack
+) -> None:
+    run_id = runs.create(
+        {"label": "a", "adapter": "timed", "prompt": "keep me", "cacheable": True},
+        cacheKey="nightly",
+    )
+    runs.step(run_id)
+    found = _journaled(runs, run_id, "nightly")
+    assert found is not None and found.output == "did: keep me"
+    assert found.turns == runs.record(run_id).turns
+    record = runs.record(run_id)
+    account = runs.store.get(run_id)[0].account_id
+    lasts = int(stack.clock.now()) + limits.WORKFLOW_CACHE_SECONDS
+    assert runs.store.cached(account, "nightly", "a", record.input_hash, lasts - 1) is not None
+    assert runs.store.cached(account, "nightly", "a", record.input_hash, lasts) is None
+
+
+def test_only_a_cacheable_step_of_a_run_with_a_cache_key_is_journaled(runs: Runs) -> None:
+    not_cacheable = runs.create(
+        {"label": "a", "adapter": "timed", "prompt": "p1"}, cacheKey="nightly"
+    )
+    no_key = runs.create({"label": "a", "adapter": "timed", "prompt": "p2", "cacheable": True})
+    failed = runs.create(
+        {"label": "a", "adapter": "timed", "prompt": "explode", "cacheable": True},
+        cacheKey="nightly",
+    )
+    for run_id in (not_cacheable, no_key, failed):
+        runs.step(run_id)
+    assert _journaled(runs, not_cacheable, "nightly") is None
+    assert _journaled(runs, failed, "nightly") is None
+    # No key: nothing under any key, the empty one included.
+    assert _journaled(runs, no_key, "") is None and _journaled(runs, no_key, "None") is None
