@@ -1,0 +1,47 @@
+"""The headers of attached MCP servers in Secrets Manager: one secret per server, named
+`<stack prefix><account>/<server>/<id>` (the functions' IAM grants only that prefix).
+
+A secret's value is read only to send it to its server; no read of the product returns it
+and no log line carries it. Each `add` creates a secret with a fresh id, so a server removed
+and added again never meets its predecessor's secret (deleted without recovery window).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+
+class McpSecretStore:
+    def __init__(self, client: Any, prefix: str) -> None:
+        self._sm = client
+        self._prefix = prefix  # the stack's: "<stack>/mcp-servers/"
+
+    def secret_id(self, account_id: str, name: str, unique: str) -> str:
+        return f"{self._prefix}{account_id}/{name}/{unique}"
+
+    def create(self, secret_id: str, headers: dict[str, str]) -> None:
+        self._sm.create_secret(
+            Name=secret_id,
+            SecretString=_encoded(headers),
+            Description="Headers AgentWorks sends to an attached MCP server",
+        )
+
+    def rotate(self, secret_id: str, headers: dict[str, str]) -> None:
+        """The new headers become the secret's current value (update)."""
+        self._sm.put_secret_value(SecretId=secret_id, SecretString=_encoded(headers))
+
+    def read(self, secret_id: str) -> dict[str, str]:
+        value = self._sm.get_secret_value(SecretId=secret_id)["SecretString"]
+        headers = json.loads(value)
+        return {str(k): str(v) for k, v in headers.items()}
+
+    def delete(self, secret_id: str) -> None:
+        """Deleted now (no recovery window), and already-gone counts as deleted."""
+        with contextlib.suppress(self._sm.exceptions.ResourceNotFoundException):
+            self._sm.delete_secret(SecretId=secret_id, ForceDeleteWithoutRecovery=True)
+
+
+def _encoded(headers: dict[str, str]) -> str:
+    return json.dumps(headers, sort_keys=True, separators=(",", ":"))
