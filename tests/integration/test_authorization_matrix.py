@@ -1309,6 +1309,45 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
             expect={"bounded_admin": "forbidden"},
         )
     ],
+    # As over HTTP (see /v1/mcp-servers above).
+    _m("mcp_servers", "add"): [
+        Row(
+            "add",
+            ADMIN,
+            lambda w: {"definition": {"name": "contracts-mcp", "url": MCP_SERVER["url"]}},
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+            grants=True,
+        )
+    ],
+    _m("mcp_servers", "list"): [
+        Row("list", ADMIN, lambda w: {}, kind="account", expect={"bounded_admin": "forbidden"})
+    ],
+    _m("mcp_servers", "show"): [
+        Row(
+            "show",
+            ADMIN,
+            lambda w: {"name": "contracts-mcp"},
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _m("mcp_servers", "update"): [
+        Row(
+            "update",
+            ADMIN,
+            lambda w: {"name": "contracts-mcp", "definition": {"url": MCP_SERVER["url"]}},
+            expect={"bounded_admin": "forbidden"},
+            grants=True,
+        )
+    ],
+    _m("mcp_servers", "remove"): [
+        Row(
+            "remove",
+            ADMIN,
+            lambda w: {"name": "contracts-mcp"},
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
     # As over HTTP (see /v1/workflows above).
     _m("workflow_start", ""): [
         Row(
@@ -1563,6 +1602,7 @@ def _mcp_actions() -> set[tuple[str, str]]:
         adapters_tool,
         crews_tool,
         functions_tool,
+        mcp_servers_tool,
         messages_tool,
         relays_tool,
         workflows_tool,
@@ -1576,6 +1616,7 @@ def _mcp_actions() -> set[tuple[str, str]]:
             ("crews", crews_tool),
             ("functions", functions_tool),
             ("adapters", adapters_tool),
+            ("mcp_servers", mcp_servers_tool),
             ("relays", relays_tool),
         )
         for action in module.ACTIONS

@@ -317,3 +317,56 @@ def test_the_servers_of_an_account_are_bounded(api, stack):
     assert len(api("GET", BASE, stack.admin_token).body["mcp_servers"]) == bound
     past = api("POST", BASE, stack.admin_token, {"name": "past", "url": "https://mcp.invalid/mcp"})
     assert (past.status, past.body["error"]["code"]) == (409, "limit_reached")
+
+
+def _tool(token: str, secret: str, **arguments: Any) -> dict[str, Any]:
+    """One call of the `mcp_servers` MCP tool through the MCP function's handler; its
+    answer never holds `secret`."""
+    from tests.integration.test_mcp_handler import event
+    from tests.support.handlers import invoke_function
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "mcp_servers", "arguments": arguments},
+    }
+    reply = invoke_function("McpFunction", event("mcp_tools_list.json", token=token, body=body))
+    assert reply["statusCode"] == 200, reply
+    assert secret not in reply["body"]
+    result: dict[str, Any] = json.loads(reply["body"])["result"]
+    return result
+
+
+def test_the_mcp_admin_tool_attaches_shows_and_removes_a_server(stack, mcp_server):
+    admin, secret = stack.admin_token, mcp_server.token
+    definition = {
+        "name": "tools",
+        "url": mcp_server.url,
+        "headers": {"Authorization": f"Bearer {mcp_server.token}"},
+    }
+    added = _tool(admin, secret, action="add", definition=definition)
+    assert not added.get("isError"), added
+    assert added["structuredContent"]["header_names"] == ["Authorization"]
+    shown = _tool(admin, secret, action="show", name="tools")["structuredContent"]
+    assert sorted(t["name"] for t in shown["tools"]) == ["big", "echo", "fails", "slow"]
+    listed = _tool(admin, secret, action="list")["structuredContent"]
+    assert [s["name"] for s in listed["mcp_servers"]] == ["tools"]
+    rotated = _tool(
+        admin,
+        secret,
+        action="update",
+        name="tools",
+        definition={"headers": {"Authorization": "Bearer x"}},
+    )
+    assert rotated["structuredContent"]["version"] == 2
+    refused = _tool(
+        admin, secret, action="add", definition={**definition, "url": "https://10.0.0.1/"}
+    )
+    assert refused["isError"] and "Refused MCP server URL" in json.dumps(refused)
+    assert _tool(admin, secret, action="remove", name="tools")["structuredContent"] == {
+        "name": "tools",
+        "removed": True,
+    }
+    gone = _tool(admin, secret, action="show", name="tools")
+    assert gone["isError"] and gone["structuredContent"]["error"]["code"] == "unavailable"
