@@ -370,3 +370,34 @@ def test_the_mcp_admin_tool_attaches_shows_and_removes_a_server(stack, mcp_serve
     }
     gone = _tool(admin, secret, action="show", name="tools")
     assert gone["isError"] and gone["structuredContent"]["error"]["code"] == "unavailable"
+
+
+def test_the_connection_goes_to_the_address_that_was_checked(mcp_server, monkeypatch):
+    """DNS rebinding: the name answers a loopback address (allowed locally) when checked,
+    then an unroutable one. The client must connect to the checked address, never
+    resolving the name again: resolved twice, it would hang on the second and time out."""
+    import socket
+
+    from agentworks.mcp_servers import client
+
+    real = socket.getaddrinfo
+    answers: list[str] = []
+
+    def rebinding(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "tools.rebind.test":
+            return real(host, port, *args, **kwargs)
+        address = "127.0.0.1" if not answers else "192.0.2.1"
+        answers.append(address)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, int(port)))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    port = mcp_server.url.split(":")[2].split("/")[0]
+    endpoint = client.Endpoint(
+        f"http://tools.rebind.test:{port}/mcp", {"Authorization": f"Bearer {mcp_server.token}"}
+    )
+    tools = client.list_tools(endpoint, timeout=5)
+    assert sorted(t.name for t in tools) == ["big", "echo", "fails", "slow"]
+    assert answers == ["127.0.0.1"]  # resolved once: by the check
+    # The next operation checks again and refuses what the name answers now.
+    with pytest.raises(client.ServerFailure, match="refused now"):
+        client.list_tools(endpoint, timeout=5)

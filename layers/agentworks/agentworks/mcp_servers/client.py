@@ -3,12 +3,14 @@ server: one short session per operation, nothing kept between them.
 
 At connect time the URL is checked again by the outbound rules (outbound.urls: https; no
 private, loopback or link-local address, every address the name resolves to checked;
-loopback only with the local stack's option). A redirect is never followed (the SDK would
-follow one within the origin): it fails the operation naming its status. Every operation
-has a timeout; a tool's result past `max_bytes` fails instead of reaching the model. An
-`isError` result is a result (the model sees the tool's error); a server that is down, times
-out, refuses the credentials or answers garbage raises `ServerFailure`, whose message says
-what happened in words that never carry a header's value or the library's error text.
+loopback only with the local stack's option), and the connection goes to the address that
+was checked (the name is not resolved again; TLS still verifies the name). A redirect is
+never followed (the SDK would follow one within the origin): it fails the operation naming
+its status. Every operation has a timeout; a tool's result past `max_bytes` fails instead of
+reaching the model. An `isError` result is a result (the model sees the tool's error); a
+server that is down, times out, refuses the credentials or answers garbage raises
+`ServerFailure`, whose message says what happened in words that never carry a header's
+value or the library's error text.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from agentworks.outbound.urls import RefusedUrl, Unresolved, parse, resolve
+from agentworks.outbound.urls import RefusedUrl, Target, Unresolved, parse, resolve
 
 T = TypeVar("T")
 
@@ -126,14 +128,38 @@ def call_tool(
     return _run(endpoint, timeout, cancel, operation)
 
 
-def _checked(url: str) -> None:
-    """The outbound rules at connect time (whatever was checked when it was saved)."""
+def _checked(url: str) -> Target:
+    """The outbound rules at connect time (whatever was checked when it was saved): the
+    address to connect to, every address the host resolves to allowed."""
     try:
-        resolve(parse(url))
+        return resolve(parse(url))[0]
     except RefusedUrl as refused:
         raise ServerFailure(f"The MCP server's URL is refused now: {refused}.") from None
     except Unresolved:
         raise ServerFailure("The MCP server's host name does not resolve.") from None
+
+
+def _pinned_transport(target: Target) -> Any:
+    """An httpx transport that connects to the checked address only: the URL's host stays
+    the Host header and the TLS server name (the certificate is verified against it), but
+    no request resolves the name again, so DNS cannot swap in a refused address between
+    the check and the connection. No proxy from the environment is used."""
+    import httpx2
+
+    class Pinned(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self._inner = httpx2.AsyncHTTPTransport(trust_env=False)
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            host = request.url.host
+            request.url = request.url.copy_with(host=str(target.address))
+            request.extensions = {**request.extensions, "sni_hostname": host}
+            return await self._inner.handle_async_request(request)
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return Pinned()
 
 
 class _HttpAnswer(Exception):
@@ -159,17 +185,20 @@ def _run(
     cancel: threading.Event | None,
     operation: Callable[[Any], Awaitable[T]],
 ) -> T:
-    _checked(endpoint.url)
+    target = _checked(endpoint.url)
 
     async def session() -> T:
         import anyio
         import httpx2
         from mcp.client import Client
         from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
 
-        http = create_mcp_http_client(
-            headers=dict(endpoint.headers), timeout=httpx2.Timeout(timeout)
+        http = httpx2.AsyncClient(
+            headers=dict(endpoint.headers),
+            timeout=httpx2.Timeout(timeout),
+            transport=_pinned_transport(target),
+            trust_env=False,
+            follow_redirects=False,
         )
         http.event_hooks["response"] = [_refuse_unexpected]
         outcome: list[T] = []
