@@ -9,6 +9,7 @@ names its server and the tool (or `"*"`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
@@ -80,10 +81,15 @@ def parse_declaration(data: Any, field: str = "mcp_tools") -> McpToolsDeclaratio
         raise InvalidInput(
             f"Invalid {field}[{where}]: {first.get('msg', 'invalid')}", field=field
         ) from None
-    servers = [g.server for g in grants]
-    if len(set(servers)) != len(servers):
+    if duplicate_servers(grants):
         raise InvalidInput(f"{field} names a server twice: one entry per server.", field=field)
     return grants
+
+
+def duplicate_servers(grants: Sequence[McpToolGrant]) -> bool:
+    """Whether a server has two entries (a declaration has one per server)."""
+    servers = [g.server for g in grants]
+    return len(set(servers)) != len(servers)
 
 
 def declaration_json(grants: McpToolsDeclaration) -> list[dict[str, Any]]:
