@@ -401,3 +401,20 @@ def test_the_connection_goes_to_the_address_that_was_checked(mcp_server, monkeyp
     # The next operation checks again and refuses what the name answers now.
     with pytest.raises(client.ServerFailure, match="refused now"):
         client.list_tools(endpoint, timeout=5)
+
+
+def test_a_secret_deleted_outside_says_so_and_update_gives_it_back(api, stack, mcp_server):
+    import boto3
+
+    assert _attach(api, stack.admin_token, mcp_server).status == 201
+    (secret,) = _secret_ids(stack)
+    client = boto3.client("secretsmanager", region_name="us-east-1")
+    client.delete_secret(SecretId=secret, ForceDeleteWithoutRecovery=True)
+    shown = api("GET", f"{BASE}/tools", stack.admin_token)
+    assert shown.status == 200 and "credentials are gone" in shown.body["tools_error"]
+    failed = _call(api, stack.admin_token, "echo", {"text": "x"})
+    assert failed.status == 502 and "credentials are gone" in failed.body["error"]["message"]
+    body = {"headers": {"Authorization": f"Bearer {mcp_server.token}"}}
+    assert api("PATCH", f"{BASE}/tools", stack.admin_token, body).status == 200
+    echoed = _call(api, stack.admin_token, "echo", {"text": "back"})
+    assert echoed.status == 200 and echoed.body["content"][0]["text"] == "back"

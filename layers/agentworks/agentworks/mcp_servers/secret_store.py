@@ -13,6 +13,10 @@ import json
 from typing import Any
 
 
+class SecretMissing(Exception):
+    """The server's secret is gone (deleted outside AgentWorks)."""
+
+
 class McpSecretStore:
     def __init__(self, client: Any, prefix: str) -> None:
         self._sm = client
@@ -29,11 +33,18 @@ class McpSecretStore:
         )
 
     def rotate(self, secret_id: str, headers: dict[str, str]) -> None:
-        """The new headers become the secret's current value (update)."""
-        self._sm.put_secret_value(SecretId=secret_id, SecretString=_encoded(headers))
+        """The new headers become the secret's current value (update); a secret deleted
+        outside AgentWorks is created again."""
+        try:
+            self._sm.put_secret_value(SecretId=secret_id, SecretString=_encoded(headers))
+        except self._sm.exceptions.ResourceNotFoundException:
+            self.create(secret_id, headers)
 
     def read(self, secret_id: str) -> dict[str, str]:
-        value = self._sm.get_secret_value(SecretId=secret_id)["SecretString"]
+        try:
+            value = self._sm.get_secret_value(SecretId=secret_id)["SecretString"]
+        except self._sm.exceptions.ResourceNotFoundException:
+            raise SecretMissing() from None
         headers = json.loads(value)
         return {str(k): str(v) for k, v in headers.items()}
 

@@ -28,7 +28,7 @@ from agentworks.ids import new_ulid
 from agentworks.mcp_servers import client as mcp_client
 from agentworks.mcp_servers.declarations import McpToolsDeclaration, admit
 from agentworks.mcp_servers.models import NAME, parse_change, parse_definition
-from agentworks.mcp_servers.secret_store import McpSecretStore
+from agentworks.mcp_servers.secret_store import McpSecretStore, SecretMissing
 from agentworks.mcp_servers.server_store import McpServer, McpServerStore, ServerExists
 from agentworks.observability import logger
 
@@ -222,7 +222,14 @@ class McpServers:
         return tools
 
     def _endpoint(self, server: McpServer) -> mcp_client.Endpoint:
-        return mcp_client.Endpoint(server.url, self._secrets.read(server.secret_id))
+        try:
+            headers = self._secrets.read(server.secret_id)
+        except SecretMissing:
+            raise mcp_client.ServerFailure(
+                "Its credentials are gone (the secret was deleted); give them again: "
+                f"agentworks mcp-servers update {server.name} --header …"
+            ) from None
+        return mcp_client.Endpoint(server.url, headers)
 
     def _found(self, principal: Principal, name: str) -> McpServer:
         lowered = name.lower() if isinstance(name, str) else ""
