@@ -174,18 +174,17 @@ def build_mcp_servers(
     settings: Settings, client: DynamoDBClient, clock: Clock = SYSTEM_CLOCK, secrets: Any = None
 ) -> McpServers:
     """Attached MCP servers: their items in the work table, their headers in Secrets
-    Manager (the client made on first use when none is given)."""
+    Manager (the process's client, made on first use, when none is given)."""
+    from agentworks.aws_clients import secretsmanager
     from agentworks.mcp_servers.secret_store import McpSecretStore
     from agentworks.mcp_servers.server_store import McpServerStore
     from agentworks.mcp_servers.service import McpServers
 
-    if secrets is None:
-        from agentworks.aws_clients import secretsmanager
-
-        secrets = secretsmanager()
     return McpServers(
         McpServerStore(client, settings.work_table),
-        McpSecretStore(secrets, settings.mcp_secret_prefix),
+        McpSecretStore(
+            secretsmanager if secrets is None else lambda: secrets, settings.mcp_secret_prefix
+        ),
         clock,
     )
 

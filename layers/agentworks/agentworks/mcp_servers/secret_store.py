@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 
@@ -18,9 +19,14 @@ class SecretMissing(Exception):
 
 
 class McpSecretStore:
-    def __init__(self, client: Any, prefix: str) -> None:
-        self._sm = client
+    def __init__(self, client: Callable[[], Any], prefix: str) -> None:
+        # Made on first use: a function that never touches a server pays nothing for it.
+        self._client = client
         self._prefix = prefix  # the stack's: "<stack>/mcp-servers/"
+
+    @property
+    def _sm(self) -> Any:
+        return self._client()
 
     def secret_id(self, account_id: str, name: str, unique: str) -> str:
         return f"{self._prefix}{account_id}/{name}/{unique}"
