@@ -93,6 +93,7 @@ def stack(clock: FakeClock) -> Iterator[Stack]:
             stepfunctions=session.client("stepfunctions"),
             scheduler=session.client("scheduler"),
             lambda_client=session.client("lambda", config=relay_lambda_config()),
+            secrets=session.client("secretsmanager"),
         )
         runtime.install(services)
         admin = services.identity.bootstrap("test")

@@ -26,6 +26,7 @@ from agentworks_cli.commands import (
     functions,
     inbox,
     listen,
+    mcp_servers,
     messages,
     ops,
     relays,
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     inbox.add_parsers(commands, common)
     functions.add_parsers(commands, common)
     adapters.add_parsers(commands, common)
+    mcp_servers.add_parsers(commands, common)
     workflows.add_parsers(commands, common)
     relays.add_parsers(commands, common)
     listen.add_parsers(commands, common)

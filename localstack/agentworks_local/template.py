@@ -86,6 +86,7 @@ class LocalResources:
             "TICK_DEAD_LETTER_QUEUE_ARN": self.queue_arns["TickDeadLetterQueue"],
             "SCHEDULE_GROUP": self.schedule_groups["WorkflowScheduleGroup"],
             "AGENT_FUNCTION_PREFIX": f"{self.stack_name}-agent-",
+            "MCP_SECRET_PREFIX": f"{self.stack_name}/mcp-servers/",
             "RELAY_STATE_MACHINE_ARN": self.state_machines["RelayRunStateMachine"],
             "RELAY_CODE_FUNCTION": self.functions["RelayCodeFunction"],
             "LISTENERS_TABLE": self.tables["ListenersTable"],

@@ -10,6 +10,9 @@ from tests.support.handlers import Api
 # allowed by their roles in the SAM-translated template (fails naming the call).
 from tests.support.iam_guard import iam_guard  # noqa: F401
 
+# A real MCP server on 127.0.0.1 (issue 28's attached-server tests).
+from tests.support.mcp_test_server import mcp_server  # noqa: F401
+
 
 @pytest.fixture
 def api(stack: Any) -> Api:

@@ -30,7 +30,13 @@ from typing import Any
 import pytest
 
 from agentworks import errors
-from agentworks.identity.models import ADMIN, ALL_SCOPES, WORKFLOWS_RUN, WORKFLOWS_RUNNER
+from agentworks.identity.models import (
+    ADMIN,
+    ALL_SCOPES,
+    MCP_SERVERS_CALL,
+    WORKFLOWS_RUN,
+    WORKFLOWS_RUNNER,
+)
 from agentworks.relays.credentials import RELAY_CODE_SCOPES
 from tests.integration.crew_support import CONTRACTS
 from tests.integration.relay_support import live_credential
@@ -75,6 +81,14 @@ CLI_WORKFLOW = {
     "workflowId": "review",
     "stages": [{"steps": [{"label": "plan", "adapter": "runner-cli", "prompt": SECRET}]}],
 }
+# An attached MCP server (issue 28) whose secret header holds the secret (no answer may
+# carry it); `.invalid` never resolves, so the owner's own calls fail fast, as 502s.
+MCP_SERVER = {
+    "name": "contracts-mcp",
+    "url": "https://contracts-mcp.invalid/mcp",
+    "headers": {"Authorization": f"Bearer {SECRET}"},
+}
+MCP_SERVER_PATH = "/v1/mcp-servers/contracts-mcp"
 RUNNER_CLAIM = {"runner_id": "r-matrix", "name": "matrix", "commands": ["claude"]}
 
 AUTH_CASES = ("no_token", "garbage", "revoked", "expired")
@@ -160,6 +174,7 @@ def world(api: Any, stack: Any) -> World:
     crew["access"] = [caller["connection_id"], reviewer["connection_id"], *listed]
     _ok(api("POST", "/v1/crews", admin, crew), 201)
     _ok(api("POST", "/v1/adapters", admin, SECRET_PROFILE), 201)
+    _ok(api("POST", "/v1/mcp-servers", admin, MCP_SERVER), 201)
 
     first = api(
         "POST",
@@ -568,6 +583,69 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             ADMIN,
             lambda w: ("/v1/adapters/claude-code", None, None),
             expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    # Attached MCP servers (issue 28) are account-wide administration: an admin without
+    # target bounds attaches, reads, changes and removes them; calling a tool also needs
+    # mcp-servers:call. Another account's server answers exactly like an unknown name.
+    _http("POST", "/v1/mcp-servers"): [
+        Row(
+            "add",
+            ADMIN,
+            lambda w: (
+                "/v1/mcp-servers",
+                {"name": "contracts-mcp", "url": MCP_SERVER["url"]},
+                None,
+            ),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+            grants=True,
+        )
+    ],
+    _http("GET", "/v1/mcp-servers"): [
+        Row(
+            "list",
+            ADMIN,
+            lambda w: ("/v1/mcp-servers", None, None),
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("GET", "/v1/mcp-servers/<name>"): [
+        Row(
+            "show",
+            ADMIN,
+            lambda w: (MCP_SERVER_PATH, None, None),
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("PATCH", "/v1/mcp-servers/<name>"): [
+        Row(
+            "update",
+            ADMIN,
+            lambda w: (MCP_SERVER_PATH, {"url": "https://contracts-mcp.invalid/v2"}, None),
+            expect={"bounded_admin": "forbidden"},
+            grants=True,
+        )
+    ],
+    _http("DELETE", "/v1/mcp-servers/<name>"): [
+        Row(
+            "remove",
+            ADMIN,
+            lambda w: (MCP_SERVER_PATH, None, None),
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _http("POST", "/v1/mcp-servers/<name>/tools/<tool>:call"): [
+        Row(
+            "call",
+            MCP_SERVERS_CALL,
+            lambda w: (f"{MCP_SERVER_PATH}/tools/echo:call", {"text": "x"}, None),
+            expect={
+                "outside_bounds": "forbidden",
+                "not_on_allow_list": "forbidden",
+                "bounded_admin": "forbidden",
+            },
         )
     ],
     # A run is its starter's and the account admin's; bounds name it `workflow:<id>`.
@@ -1231,6 +1309,45 @@ MCP_ROWS: dict[tuple[str, str], list[Row]] = {
             expect={"bounded_admin": "forbidden"},
         )
     ],
+    # As over HTTP (see /v1/mcp-servers above).
+    _m("mcp_servers", "add"): [
+        Row(
+            "add",
+            ADMIN,
+            lambda w: {"definition": {"name": "contracts-mcp", "url": MCP_SERVER["url"]}},
+            kind="account",
+            expect={"bounded_admin": "forbidden"},
+            grants=True,
+        )
+    ],
+    _m("mcp_servers", "list"): [
+        Row("list", ADMIN, lambda w: {}, kind="account", expect={"bounded_admin": "forbidden"})
+    ],
+    _m("mcp_servers", "show"): [
+        Row(
+            "show",
+            ADMIN,
+            lambda w: {"name": "contracts-mcp"},
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
+    _m("mcp_servers", "update"): [
+        Row(
+            "update",
+            ADMIN,
+            lambda w: {"name": "contracts-mcp", "definition": {"url": MCP_SERVER["url"]}},
+            expect={"bounded_admin": "forbidden"},
+            grants=True,
+        )
+    ],
+    _m("mcp_servers", "remove"): [
+        Row(
+            "remove",
+            ADMIN,
+            lambda w: {"name": "contracts-mcp"},
+            expect={"bounded_admin": "forbidden"},
+        )
+    ],
     # As over HTTP (see /v1/workflows above).
     _m("workflow_start", ""): [
         Row(
@@ -1485,6 +1602,7 @@ def _mcp_actions() -> set[tuple[str, str]]:
         adapters_tool,
         crews_tool,
         functions_tool,
+        mcp_servers_tool,
         messages_tool,
         relays_tool,
         workflows_tool,
@@ -1498,6 +1616,7 @@ def _mcp_actions() -> set[tuple[str, str]]:
             ("crews", crews_tool),
             ("functions", functions_tool),
             ("adapters", adapters_tool),
+            ("mcp_servers", mcp_servers_tool),
             ("relays", relays_tool),
         )
         for action in module.ACTIONS

@@ -130,6 +130,17 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
     assert reply.status == 201, reply.body
     assert api("GET", "/v1/agents", caller).status == 200
 
+    # An attached MCP server (issue 28): its secret created, rotated, read, deleted.
+    attached = {"name": "tools", "url": "https://tools.invalid/mcp", "headers": {"X-Key": "a"}}
+    assert api("POST", "/v1/mcp-servers", admin, attached).status == 201
+    assert api("PATCH", "/v1/mcp-servers/tools", admin, {"headers": {"X-Key": "b"}}).status == 200
+    assert api("GET", "/v1/mcp-servers/tools", admin).status == 200
+    assert api("DELETE", "/v1/mcp-servers/tools", admin).status == 200
+    # …and through the MCP tool (McpFunction).
+    _mcp(admin, "mcp_servers", action="add", definition=attached)
+    _mcp(admin, "mcp_servers", action="update", name="tools", definition={"headers": {"X": "c"}})
+    _mcp(admin, "mcp_servers", action="remove", name="tools")
+
     # A scripted Crew: a function call through a real execution, a question and its answer
     # (SendTaskSuccess), files, a Crew conversation, a wakeup fired by the tick.
     contracts = copy.deepcopy(CONTRACTS)

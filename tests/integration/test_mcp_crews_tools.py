@@ -131,7 +131,15 @@ def test_tools_list_offers_crews_and_functions_next_to_messages(
     tools = {t["name"]: t for t in listed["result"]["tools"]}
     workflow_tools = {f"workflow_{a}" for a in ("start", "run_file", "status", "list")}
     workflow_tools |= {f"workflow_{a}" for a in ("cancel", "resolve", "retry")}
-    assert set(tools) == {"messages", "crews", "functions", "adapters", "relays", *workflow_tools}
+    assert set(tools) == {
+        "messages",
+        "crews",
+        "functions",
+        "adapters",
+        "mcp_servers",
+        "relays",
+        *workflow_tools,
+    }
     assert tools["workflow_start"]["inputSchema"]["required"] == ["workflowId", "stages"]
     assert tools["workflow_start"]["outputSchema"]["properties"]["runId"]["type"] == "string"
     adapters = tools["adapters"]

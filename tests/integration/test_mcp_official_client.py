@@ -102,6 +102,7 @@ def test_official_client_registers_sends_and_reads(stack: Any, mode: str) -> Non
                 "crews",
                 "functions",
                 "adapters",
+                "mcp_servers",
                 "relays",
                 *WORKFLOW_TOOLS,
             ]

@@ -255,6 +255,14 @@ class Seed:
         _ok(api("GET", "/v1/adapters/claude-code", admin))
         _ok(api("PUT", "/v1/adapters/claude-code", admin, profile))
         _ok(api("DELETE", "/v1/adapters/scratch-a", admin))
+        # Issue 28: an attached MCP server (`.invalid` never resolves: show says why).
+        attached = {"name": "tools", "url": "https://tools.invalid/mcp"}
+        _ok(api("POST", "/v1/mcp-servers", admin, attached), 201)
+        _ok(api("POST", "/v1/mcp-servers", admin, {**attached, "name": "scratch-m"}), 201)
+        _ok(api("GET", "/v1/mcp-servers", admin))
+        _ok(api("GET", "/v1/mcp-servers/tools", admin))
+        _ok(api("PATCH", "/v1/mcp-servers/tools", admin, {"headers": {"X-Key": "k"}}))
+        _ok(api("DELETE", "/v1/mcp-servers/scratch-m", admin))
 
         # W1–W7: a run that escalates and is resolved, one from a file, one cancelled and
         # retried.
@@ -498,7 +506,10 @@ class Fuzz:
 # in its own process (tests/integration/test_relay_steps.py drives them).
 # The web sign-in's exchange and sign-out need the page's header and cookie
 # (tests/integration/test_web_inbox.py drives them).
+# A tool call's success needs a live MCP server (tests/integration/test_mcp_servers.py
+# starts one and drives it).
 NO_SCENARIO = {
+    "POST /v1/mcp-servers/{name}/tools/{tool}:call",
     "POST /v1/session",
     "POST /v1/session/logout",
     "GET /v1/calls/{call_id}/files",

@@ -261,10 +261,16 @@ def _bedrock(call: AwsCall) -> list[Permission]:
     return [Permission(action, f"arn:aws:bedrock:{REGION}::foundation-model/{model}")]
 
 
+_SECRET_OPERATIONS = {"GetSecretValue", "CreateSecret", "PutSecretValue", "DeleteSecret"}
+
+
 def _secrets(call: AwsCall) -> list[Permission]:
-    if call.operation == "GetSecretValue":
-        return [Permission("secretsmanager:GetSecretValue", call.params["SecretId"])]
-    raise UnmappedCall(str(call))
+    if call.operation not in _SECRET_OPERATIONS:
+        raise UnmappedCall(str(call))
+    secret = call.params.get("SecretId") or call.params["Name"]
+    if not secret.startswith("arn:"):  # a name: its ARN ends in six random characters
+        secret = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:{secret}-AbCdEf"
+    return [Permission(f"secretsmanager:{call.operation}", secret)]
 
 
 def _scheduler(call: AwsCall) -> list[Permission]:

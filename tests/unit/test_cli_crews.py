@@ -58,6 +58,7 @@ CREW_VIEW = {
     "access": [],
     "may_ask": [],
     "visibility": "account",
+    "mcp_tools": [],
     "owner_connection_id": "con_admin",
     "functions": [
         {

@@ -10,6 +10,7 @@ from agentworks.mcp_server import (
     adapters_tool,
     crews_tool,
     functions_tool,
+    mcp_servers_tool,
     messages_tool,
     relays_tool,
     workflows_tool,
@@ -21,6 +22,7 @@ TOOLS = {
     crews_tool.TOOL_NAME: crews_tool.ACTIONS,
     functions_tool.TOOL_NAME: functions_tool.ACTIONS,
     adapters_tool.TOOL_NAME: adapters_tool.ACTIONS,
+    mcp_servers_tool.TOOL_NAME: mcp_servers_tool.ACTIONS,
     relays_tool.TOOL_NAME: relays_tool.ACTIONS,
 }
 

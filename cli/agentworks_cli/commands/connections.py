@@ -31,8 +31,8 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         nargs="+",
         type=_comma_list,
         metavar="SCOPE[,SCOPE]",
-        help="e.g. messages:read,messages:send (default: every scope but admin and "
-        "workflows:runner)",
+        help="e.g. messages:read,messages:send (default: every scope but admin, "
+        "workflows:runner and mcp-servers:call)",
     )
     create.add_argument(
         "--target-bounds",

@@ -104,3 +104,19 @@ class TryAgain(Retryable):
 
     def __init__(self, message: str, retry_after: int = 1) -> None:
         super().__init__(message, retry_after)
+
+
+class NotAdmitted(AgentWorksError):
+    """An MCP tool call no `mcp_tools` declaration admits (issue 28): refused before any
+    request leaves for the server."""
+
+    status = 403
+    code = "not_admitted"
+
+
+class McpServerFailed(AgentWorksError):
+    """An attached MCP server failed a tool call: down, too slow, refused the credentials,
+    answered garbage or a result past the bound. The message says which, never a secret."""
+
+    status = 502
+    code = "mcp_server_failed"

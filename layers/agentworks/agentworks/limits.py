@@ -346,3 +346,27 @@ CONVERSATION_WEBHOOK_DELIVERIES_SHOWN = 50
 # A `lambda` adapter's function serves the account its `agentworks:account` tag names; a
 # container keeps what it read of that tag this long (a re-tag counts within it).
 AGENT_FUNCTION_BINDING_CACHE_SECONDS = 60
+
+# ---- Attached MCP servers (issue 28) ----
+
+MCP_SERVERS_PER_ACCOUNT = 50
+MCP_SERVER_NAME_MAX_CHARS = 64
+MCP_SERVER_URL_MAX_CHARS = 2048
+# Headers sent with every request to the server (all kept in its secret, never shown).
+MCP_SERVER_HEADERS_MAX = 10
+MCP_SERVER_HEADER_VALUE_MAX_CHARS = 4096
+# One tool call: the timeout when none is asked for, and the most one may ask (a call is
+# also bounded by the time its caller has left, e.g. the API function's 29 s).
+MCP_CALL_TIMEOUT_DEFAULT_SECONDS = 60.0
+MCP_CALL_TIMEOUT_MAX_SECONDS = 900.0
+# A tool call's result (its content's text, data and structured content, in bytes): past
+# it the call fails with a clear message instead of reaching the model.
+MCP_RESULT_MAX_BYTES = 256 * 1024
+# A server's tool list is kept this long per container (show, and admission of calls).
+MCP_TOOLS_CACHE_SECONDS = 60
+# Listing a server's tools (show, and the check that a called tool exists) waits this long.
+MCP_LIST_TIMEOUT_SECONDS = 10.0
+# An `mcp_tools` declaration: servers named, tools per server.
+MCP_TOOLS_DECLARED_SERVERS_MAX = 20
+MCP_TOOLS_DECLARED_TOOLS_MAX = 100
+MCP_TOOL_NAME_MAX_CHARS = 128

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from agentworks.crews.conversation_records import LiveConnection, StarterPrincipal
     from agentworks.crews.reconcile import CallReconciler
     from agentworks.identity.service import IdentityService
+    from agentworks.mcp_servers.service import McpServers
     from agentworks.messaging.directory import AgentDirectory
     from agentworks.messaging.lifecycle import InboxLifecycle
     from agentworks.messaging.service import MessagingService
@@ -79,6 +80,7 @@ class Services:
     usage: UsageReports  # usage and cost per account (issue 12)
     audit: AuditLog  # the audit log of conversations with a Crew (C6)
     webhooks: WebhookSubscriptions  # conversation webhooks' subscriptions (C6)
+    mcp_servers: McpServers  # attached MCP servers (issue 28)
 
 
 def build_services(
@@ -93,6 +95,7 @@ def build_services(
     scheduler: Any = None,
     lambda_client: Any = None,
     push_management: Any = None,
+    secrets: Any = None,
 ) -> Services:
     # Imported here, not at module load: each function pays only for what it builds.
     from agentworks.identity.connection_store import ConnectionStore
@@ -163,6 +166,26 @@ def build_services(
         usage=UsageReports(usage, clock, pending=reads_tally),
         audit=audit,
         webhooks=webhooks,
+        mcp_servers=build_mcp_servers(settings, client, clock, secrets),
+    )
+
+
+def build_mcp_servers(
+    settings: Settings, client: DynamoDBClient, clock: Clock = SYSTEM_CLOCK, secrets: Any = None
+) -> McpServers:
+    """Attached MCP servers: their items in the work table, their headers in Secrets
+    Manager (the process's client, made on first use, when none is given)."""
+    from agentworks.aws_clients import secretsmanager
+    from agentworks.mcp_servers.secret_store import McpSecretStore
+    from agentworks.mcp_servers.server_store import McpServerStore
+    from agentworks.mcp_servers.service import McpServers
+
+    return McpServers(
+        McpServerStore(client, settings.work_table),
+        McpSecretStore(
+            secretsmanager if secrets is None else lambda: secrets, settings.mcp_secret_prefix
+        ),
+        clock,
     )
 
 

@@ -32,6 +32,8 @@ class Settings(BaseModel):
     # Push delivery (issue 10): listeners, and the WebSocket stage's management endpoint.
     listeners_table: str = ""
     push_endpoint: str = ""
+    # Attached MCP servers' secrets are named under this prefix (the IAM grant's).
+    mcp_secret_prefix: str = "agentworks/mcp-servers/"
     stage: str = "dev"
 
 
@@ -56,6 +58,7 @@ def settings_from(environment: Mapping[str, str]) -> Settings:
         platform_api_url_parameter=environment.get("PLATFORM_API_URL_PARAMETER", ""),
         listeners_table=environment.get("LISTENERS_TABLE", ""),
         push_endpoint=environment.get("PUSH_ENDPOINT", ""),
+        mcp_secret_prefix=environment.get("MCP_SECRET_PREFIX", "agentworks/mcp-servers/"),
         stage=environment.get("STAGE", "dev"),
     )
 

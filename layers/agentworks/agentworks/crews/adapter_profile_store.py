@@ -1,12 +1,13 @@
 """Data access for adapter profiles in the work table.
 
-ACCOUNT#<account>   ADAPTER#<name>   settings (JSON), version, created_at, updated_at
+ACCOUNT#<account>   ADAPTER#<name>   settings (JSON), mcp_tools (JSON, issue 28), version,
+                                     created_at, updated_at
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -27,6 +28,9 @@ class AdapterProfile:
     version: int
     created_at: int
     updated_at: int
+    # Issue 28: the attached MCP servers' tools steps with this profile may call, as
+    # declared ([{server, tools}]); absent on profiles saved before.
+    mcp_tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 def profile_key(account_id: str, name: str) -> dict[str, str]:
@@ -41,6 +45,7 @@ def _from_item(data: dict[str, Any]) -> AdapterProfile:
         version=int(data["version"]),
         created_at=int(data["created_at"]),
         updated_at=int(data["updated_at"]),
+        mcp_tools=json.loads(data.get("mcp_tools") or "[]"),
     )
 
 
@@ -81,6 +86,7 @@ class AdapterProfileStore:
             **profile_key(profile.account_id, profile.name),
             "account_id": profile.account_id,
             "settings": settings_json(profile.settings),
+            "mcp_tools": settings_json(profile.mcp_tools),
             "version": profile.version,
             "created_at": profile.created_at,
             "updated_at": profile.updated_at,
@@ -96,17 +102,27 @@ class AdapterProfileStore:
                 raise ProfileExists() from None
             raise
 
-    def replace(self, profile: AdapterProfile, settings: dict[str, Any], now_ms: int) -> bool:
-        """New settings if the profile is still at the version that was read."""
+    def replace(
+        self,
+        profile: AdapterProfile,
+        settings: dict[str, Any],
+        now_ms: int,
+        mcp_tools: list[dict[str, Any]] | None = None,
+    ) -> bool:
+        """New settings (and MCP tools) if the profile is still at the version that was
+        read."""
         try:
             self._db.update_item(
                 TableName=self._table,
                 Key=to_item(profile_key(profile.account_id, profile.name)),
-                UpdateExpression="SET settings = :s, version = :next, updated_at = :now",
+                UpdateExpression=(
+                    "SET settings = :s, mcp_tools = :m, version = :next, updated_at = :now"
+                ),
                 ConditionExpression="version = :v",
                 ExpressionAttributeValues=to_item(
                     {
                         ":s": settings_json(settings),
+                        ":m": settings_json(mcp_tools or []),
                         ":next": profile.version + 1,
                         ":now": now_ms,
                         ":v": profile.version,
@@ -126,5 +142,5 @@ class AdapterProfileStore:
         )
 
 
-def settings_json(settings: dict[str, Any]) -> str:
+def settings_json(settings: dict[str, Any] | list[Any]) -> str:
     return json.dumps(settings, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

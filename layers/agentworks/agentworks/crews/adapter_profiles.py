@@ -26,14 +26,15 @@ from agentworks.crews.adapters.registry import validate_adapter_settings
 from agentworks.crews.views import AdapterProfileView
 from agentworks.errors import Conflict, InvalidInput, LimitReached, Unavailable
 from agentworks.identity.models import ADMIN, FUNCTIONS_READ, Principal
+from agentworks.mcp_servers.declarations import declaration_json, parse_declaration
 from agentworks.messaging.models import iso
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-def parse_profile(data: Any) -> tuple[str, dict[str, Any]]:
-    """A profile file's content → (lower-case name, adapter settings), or InvalidInput
-    saying everything that is wrong."""
+def parse_profile(data: Any) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """A profile file's content → (lower-case name, adapter settings, MCP tools it may call),
+    or InvalidInput saying everything that is wrong."""
     if not isinstance(data, dict):
         raise InvalidInput("An adapter profile is a mapping: name, type and the type's settings.")
     name = data.get("name")
@@ -43,7 +44,8 @@ def parse_profile(data: Any) -> tuple[str, dict[str, Any]]:
             "(e.g. claude-code).",
             field="name",
         )
-    settings = {k: v for k, v in data.items() if k != "name"}
+    settings = {k: v for k, v in data.items() if k not in ("name", "mcp_tools")}
+    mcp_tools = declaration_json(parse_declaration(data.get("mcp_tools")))
     stored = len(settings_json(settings).encode())
     if stored > limits.ADAPTER_PROFILE_MAX_BYTES:
         raise InvalidInput(
@@ -53,7 +55,7 @@ def parse_profile(data: Any) -> tuple[str, dict[str, Any]]:
     problems = validate_adapter_settings(settings)
     if problems:
         raise InvalidInput("Invalid adapter profile: " + "; ".join(problems)[:1500])
-    return name.lower(), settings
+    return name.lower(), settings, mcp_tools
 
 
 def profile_view(profile: AdapterProfile, viewer: Principal) -> AdapterProfileView:
@@ -64,6 +66,7 @@ def profile_view(profile: AdapterProfile, viewer: Principal) -> AdapterProfileVi
         name=profile.name,
         type=str(profile.settings.get("type")),
         settings=profile.settings if account_admin else None,
+        mcp_tools=list(parse_declaration(profile.mcp_tools)),
         version=profile.version,
         created_at=iso(profile.created_at) or "",
         updated_at=iso(profile.updated_at) or "",
@@ -95,14 +98,14 @@ class AdapterProfiles:
     def create(self, principal: Principal, data: Any) -> AdapterProfile:
         principal.require_account_admin()
         principal.require_own_token()  # a profile runs commands and endpoints later
-        name, settings = parse_profile(data)
+        name, settings, mcp_tools = parse_profile(data)
         self._check_adapter(principal, settings)
         if len(self._store.list_all(principal.account_id)) >= limits.ADAPTER_PROFILES_PER_ACCOUNT:
             raise LimitReached(
                 f"At most {limits.ADAPTER_PROFILES_PER_ACCOUNT} adapter profiles per account."
             )
         now = self._now()
-        profile = AdapterProfile(principal.account_id, name, settings, 1, now, now)
+        profile = AdapterProfile(principal.account_id, name, settings, 1, now, now, mcp_tools)
         try:
             self._store.create(profile)
         except ProfileExists:
@@ -116,13 +119,13 @@ class AdapterProfiles:
         principal.require_account_admin()
         principal.require_own_token()  # a profile runs commands and endpoints later
         profile = self._found(principal, name)
-        new_name, settings = parse_profile(data)
+        new_name, settings, mcp_tools = parse_profile(data)
         if new_name != profile.name:
             raise InvalidInput(
                 "An adapter profile can't be renamed; create a new one instead.", field="name"
             )
         self._check_adapter(principal, settings)
-        if not self._store.replace(profile, settings, self._now()):
+        if not self._store.replace(profile, settings, self._now(), mcp_tools):
             raise Conflict("The adapter profile changed meanwhile; get it again and retry.")
         return self._found(principal, name)
 

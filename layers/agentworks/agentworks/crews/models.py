@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentworks import limits
+from agentworks.mcp_servers.declarations import McpToolGrant, duplicate_servers
 
 Messaging = Literal["off", "review", "on"]
 CallState = Literal[
@@ -66,6 +67,12 @@ class CrewDefinition(BaseModel):
         description="C4: `private` — only its owner (the connection that created it) sees, "
         "calls or messages it; account admins don't.",
     )
+    mcp_tools: list[McpToolGrant] = Field(
+        default_factory=list,
+        max_length=limits.MCP_TOOLS_DECLARED_SERVERS_MAX,
+        description="Issue 28: the tools of attached MCP servers this Crew may call, "
+        '[{server, tools: [tool, …]}]; "*" only where written. Empty = none.',
+    )
 
     @field_validator("name")
     @classmethod
@@ -98,6 +105,8 @@ class CrewDefinition(BaseModel):
         names = [f.name for f in self.functions]
         if len(names) != len(set(names)):
             raise ValueError("function names must be unique within a Crew")
+        if duplicate_servers(self.mcp_tools):
+            raise ValueError("mcp_tools names a server twice: one entry per server")
         return self
 
     def function(self, name: str) -> FunctionSpec | None:

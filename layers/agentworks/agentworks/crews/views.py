@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agentworks.crews.models import CallState, FunctionSpec, Messaging
+from agentworks.mcp_servers.declarations import McpToolGrant
 
 
 class CrewView(BaseModel):
@@ -29,6 +30,10 @@ class CrewView(BaseModel):
     functions: list[FunctionSpec]
     may_ask: list[str] = Field(default_factory=list, description="C4: Crews it may ask.")
     visibility: Literal["account", "private"] = "account"
+    mcp_tools: list[McpToolGrant] = Field(
+        default_factory=list,
+        description="Issue 28: the attached MCP servers' tools this Crew may call.",
+    )
     owner_connection_id: str | None = Field(
         default=None, description="C4: the connection that created it (None before owners)."
     )
@@ -125,6 +130,10 @@ class AdapterProfileView(BaseModel):
     type: str = Field(description="scripted, bedrock, lambda or mailbox")
     settings: dict[str, Any] | None = Field(
         description="The adapter block (type and its options); null unless you are an admin."
+    )
+    mcp_tools: list[McpToolGrant] = Field(
+        default_factory=list,
+        description="Issue 28: the attached MCP servers' tools steps with it may call.",
     )
     version: int
     created_at: str = Field(description="ISO 8601, UTC")

@@ -35,6 +35,7 @@ GROUPS = (
     RouteGroup("conversations", "/v1", ("conversations",)),
     RouteGroup("wakeups", "/v1", ("wakeups", "scheduler")),
     RouteGroup("adapters", "/v1", ("adapters",)),
+    RouteGroup("mcp_servers", "/v1", ("mcp-servers",)),  # issue 28: attached MCP servers
     RouteGroup("workflows", "/v1", ("workflows",)),
     RouteGroup("workflow_definitions", "/v1", ("workflow-definitions", "hooks")),
     RouteGroup("usage", "/v1", ("usage",)),  # issue 12

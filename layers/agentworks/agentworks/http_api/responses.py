@@ -21,6 +21,8 @@ _ERRORS: dict[int, str] = {
     413: "The request body is over the size limit (payload_too_large).",
     422: "The arguments or result don't match the function's schema (invalid_arguments).",
     429: "Rate limited or busy: retry after `retry_after` seconds (rate_limited, busy).",
+    502: "An attached MCP server failed the tool call: down, too slow, refused the "
+    "credentials, answered garbage or a result past the bound (mcp_server_failed).",
     503: "The store is throttled or busy right now; nothing was changed: retry after "
     "`retry_after` seconds (unavailable_retry).",
 }

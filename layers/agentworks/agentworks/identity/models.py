@@ -16,6 +16,9 @@ RELAYS_RUN = "relays:run"
 # Claim and finish the account's `cli` workflow steps as a local runner (issue 10 item 6):
 # a runner reads those steps' prompts, whoever started the run.
 WORKFLOWS_RUNNER = "workflows:runner"
+# Call tools of the account's attached MCP servers (issue 28): requests leave for servers
+# outside, with the account's credentials for them.
+MCP_SERVERS_CALL = "mcp-servers:call"
 ADMIN = "admin"
 
 ALL_SCOPES: tuple[str, ...] = (
@@ -26,11 +29,14 @@ ALL_SCOPES: tuple[str, ...] = (
     WORKFLOWS_RUN,
     RELAYS_RUN,
     WORKFLOWS_RUNNER,
+    MCP_SERVERS_CALL,
     ADMIN,
 )
-# A new connection gets every scope but admin and runner unless told otherwise: both reach
-# beyond what the connection itself starts.
-DEFAULT_SCOPES: tuple[str, ...] = tuple(s for s in ALL_SCOPES if s not in (ADMIN, WORKFLOWS_RUNNER))
+# A new connection gets every scope but admin, runner and MCP calls unless told otherwise:
+# they reach beyond what the connection itself starts.
+DEFAULT_SCOPES: tuple[str, ...] = tuple(
+    s for s in ALL_SCOPES if s not in (ADMIN, WORKFLOWS_RUNNER, MCP_SERVERS_CALL)
+)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@
         entrypoint: summarize:run          # module:function, a .py file of the folder
         description: One summary per text
         input_schema: {type: object, properties: {text: {type: string}}, required: [text]}
+    mcp_tools:                             # issue 28: attached MCP servers' tools it may call
+      - {server: github, tools: [search_issues]}
 
 A malformed folder is refused with the file and the line: `relay.yaml line 4: …`.
 """
@@ -22,12 +24,13 @@ import yaml
 
 from agentworks import limits
 from agentworks.errors import InvalidInput
+from agentworks.mcp_servers.declarations import declaration_json, parse_declaration
 
 MANIFEST = "relay.yaml"
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 FUNCTION = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 ENTRYPOINT = re.compile(r"^([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*):([A-Za-z_]\w*)$")
-_KEYS = {"name", "description", "functions"}
+_KEYS = {"name", "description", "functions", "mcp_tools"}
 _FUNCTION_KEYS = {"name", "entrypoint", "description", "input_schema"}
 
 
@@ -57,6 +60,8 @@ class RelayManifest:
     name: str
     description: str
     functions: list[RelayFunction] = field(default_factory=list)
+    # Issue 28: [{server, tools}] as declared (checked), the MCP tools its code may call.
+    mcp_tools: list[dict[str, Any]] = field(default_factory=list)
 
     def function(self, name: str) -> RelayFunction | None:
         return next((f for f in self.functions if f.name == name), None)
@@ -97,7 +102,9 @@ def parse_manifest(text: str, modules: set[str]) -> RelayManifest:
     unknown = sorted(set(data) - _KEYS - {"__line__"})
     if unknown:
         raise RelayFolderError(
-            MANIFEST, line, f"unknown key {unknown[0]}; known: name, description, functions"
+            MANIFEST,
+            line,
+            f"unknown key {unknown[0]}; known: name, description, functions, mcp_tools",
         )
     name = data.get("name")
     if not isinstance(name, str) or not NAME.match(name):
@@ -114,7 +121,11 @@ def parse_manifest(text: str, modules: set[str]) -> RelayManifest:
     if len(set(names)) != len(names):
         raise RelayFolderError(MANIFEST, line, "each function needs a name of its own")
     description = data.get("description", "")
-    return RelayManifest(name, str(description), parsed)
+    try:
+        mcp_tools = declaration_json(parse_declaration(_plain(data.get("mcp_tools"))))
+    except InvalidInput as invalid:
+        raise RelayFolderError(MANIFEST, line, invalid.message) from None
+    return RelayManifest(name, str(description), parsed, mcp_tools)
 
 
 def _function(item: Any, modules: set[str], parent_line: int) -> RelayFunction:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 RunStatus = Literal["queued", "running", "retrying", "succeeded", "failed", "needs_reconciliation"]
@@ -32,6 +32,9 @@ class Release:
     description: str
     published_at: int  # ms
     published_by: str  # connection id
+    # Issue 28: the MCP tools its code may call, as relay.yaml declares them (absent on
+    # releases published before).
+    mcp_tools: list[dict[str, Any]] = field(default_factory=list)
 
     def function(self, name: str) -> ReleaseFunction | None:
         return next((f for f in self.functions if f.name == name), None)

@@ -57,6 +57,7 @@ class RelayReleases:
             description=package.manifest.description,
             published_at=int(self._clock.now() * 1000),
             published_by=principal.connection_id,
+            mcp_tools=package.manifest.mcp_tools,
         )
         self._store.put_archive(release.archive_key, archive)
         try:

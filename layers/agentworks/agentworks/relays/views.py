@@ -75,6 +75,11 @@ class ReleaseView(BaseModel):
     description: str
     published_at: str
     created: bool = Field(True, description="False when identical source was published before.")
+    mcp_tools: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Issue 28: the attached MCP servers' tools its code may call, "
+        "[{server, tools}] as relay.yaml declares them.",
+    )
 
     @classmethod
     def of(cls, release: Release, active_version: int, created: bool = True) -> ReleaseView:
@@ -87,6 +92,7 @@ class ReleaseView(BaseModel):
             description=release.description,
             published_at=iso(release.published_at) or "",
             created=created,
+            mcp_tools=release.mcp_tools,
         )
 
 
