@@ -474,7 +474,8 @@ def _job_ends(runs: Runs, run_id: str, **ending: Any) -> None:
 
     record = runs.record(run_id)
     store = runs.engine._runner._store
-    job = store.get(runs.store.get(run_id)[0].account_id, record.job_id, 0)
+    job = store.get(runs.store.get(run_id)[0].account_id, record.job_id or "", 0)
+    assert job is not None
     store.save(replace(job, **ending))
 
 
@@ -515,7 +516,7 @@ def test_a_cli_turn_whose_job_is_gone_fails_the_step(cli_runs: Runs, stack) -> N
     store = runs.engine._runner._store
     account = runs.store.get(run_id)[0].account_id
     stack.client.delete_item(
-        TableName=stack.settings.work_table, Key=store._key(account, record.job_id)
+        TableName=stack.settings.work_table, Key=store._key(account, record.job_id or "")
     )
     assert runs.step(run_id) == {"next": "done"}
     failed = runs.record(run_id)
@@ -553,7 +554,7 @@ def test_a_cli_answer_that_misses_the_schema_after_its_correction_fails(cli_runs
     _job_ends(runs, run_id, state="succeeded", output="still not json", cost_usd=0.5)
     assert runs.step(run_id) == {"next": "done"}
     failed = runs.record(run_id)
-    assert failed.status == "failed" and failed.error.startswith("output schema: ")
+    assert failed.status == "failed" and (failed.error or "").startswith("output schema: ")
     assert failed.cost_usd == 0.75  # both turns'
 
 
