@@ -103,6 +103,7 @@ GROUPS = (
             "tests/integration/test_child_connections.py",
             "tests/integration/test_connection_bounds.py",
             "tests/integration/test_identity_rules.py",
+            "tests/integration/test_identity_service_rules.py",
             "tests/integration/test_web_inbox.py",
             "tests/unit/test_domain_rules.py",
         ),
