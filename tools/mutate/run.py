@@ -342,9 +342,45 @@ EXPLAINED = (
     ),
     (
         f"{LAYER}/messaging/submission_store.py",
-        "ConsistentRead=False,",
-        "read only after a claim failed with no item returned (given back meanwhile); a "
-        "replica's miss there makes the send claim again, never answers wrongly",
+        'sender=data["pk"].split("#", )[2],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submission_store.py",
+        'sender=data["pk"].rsplit("#", 2)[2],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submission_store.py",
+        'sender=data["pk"].split("#", 3)[2],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submission_store.py",
+        'account_id=data["pk"].split("#", )[1],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submission_store.py",
+        'account_id=data["pk"].rsplit("#", 2)[1],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submission_store.py",
+        'account_id=data["pk"].split("#", 3)[1],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submissions.py",
+        'created_at=iso(binding.created_at) or "XXXX",',
+        "a binding is replayed only once it names its message, and complete_binding writes "
+        "the message's time with it: created_at is never missing there",
     ),
     (
         f"{LAYER}/relays/run_store.py",
