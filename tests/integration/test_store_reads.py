@@ -216,3 +216,16 @@ def test_a_pending_binding_an_earlier_release_wrote_without_times_reads_claimed_
     del old["claim"], old["claimed_at"], old["created_at"]
     read = binding_from_item(old)
     assert (read.claim, read.claimed_at, read.created_at) == ("", 0, None)
+
+
+def test_inbox_state_shows_a_message_just_sent_through_a_lagging_replica(
+    api, agents, stack
+) -> None:
+    worker = agents.named("worker")
+    agents.named("reviewer")
+    sent = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "one"})
+    replica = stale_reads.install(stack.client)
+    replica.missing()
+    state = api("GET", f"/v1/inboxes/{sent.body['inbox_id']}/state", worker)
+    assert state.status == 200, state.body
+    assert [r["message_id"] for r in state.body["delivery_records"]] == [sent.body["message_id"]]

@@ -315,6 +315,22 @@ LEFT = {"survived", "suspicious", "no tests"}
 # mutant number, so an edit elsewhere in the module keeps the explanation attached.
 EXPLAINED = (
     (
+        f"{LAYER}/messaging/message_page_store.py",
+        '"Limit": 3 * limit,',
+        "the page size of a filtered query: a larger page reads more per request and "
+        "answers the same records (the loop reads on until it has `limit`)",
+    ),
+    (
+        f"{LAYER}/messaging/message_page_store.py",
+        "while len(records) <= limit:",
+        "one page more when exactly `limit` were found, cut back to `limit`: the same answer",
+    ),
+    (
+        f"{LAYER}/messaging/service.py",
+        "digest = content_hash(inbox.inbox_id, None, hashed_body(body, framing))",
+        "the inbox id names the party whose address this is: the digest binds it already",
+    ),
+    (
         f"{LAYER}/workflows/engine.py",
         'if self.step(run_id, at) == "XXdoneXX":',
         "a step that answers done has saved a terminal record (or has none to save): the "
