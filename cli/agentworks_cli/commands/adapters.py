@@ -14,7 +14,7 @@ from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
 from agentworks_cli.commands.crews import read_definition_file
 from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 _WHAT, _HOLDS = "adapter profile file", "name, type and the type's settings"
 
@@ -39,14 +39,11 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
             help="the profile file: .yaml/.yml or .json ('-' reads stdin)",
         )  # fmt: skip
         parser.set_defaults(handler=handler)
-    get = actions.add_parser("get", parents=[common], help="show a profile")
+    get = add_action(actions, common, "get", run_get, "show a profile")
     get.add_argument("name", metavar="NAME", help="e.g. claude-code")
-    get.set_defaults(handler=run_get)
-    listing = actions.add_parser("list", parents=[common], help="the account's profiles")
-    listing.set_defaults(handler=run_list)
-    delete = actions.add_parser("delete", parents=[common], help="delete a profile (admin)")
+    add_action(actions, common, "list", run_list, "the account's profiles")
+    delete = add_action(actions, common, "delete", run_delete, "delete a profile (admin)")
     delete.add_argument("name", metavar="NAME")
-    delete.set_defaults(handler=run_delete)
 
 
 def _path(name: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, CliError
 from agentworks_cli.commands.formatting import one_line, table
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 EVENTS = ("agent_asked", "request_needs_review", "request_answered", "conversation_closed")
 
@@ -25,11 +25,10 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "release, decline, cancel, expiry, pause, resume, close, delete — and who made it.",
     )
     actions = audit.add_subparsers(dest="action", metavar="ACTION", required=True)
-    listing = actions.add_parser("list", parents=[common], help="a page of entries, oldest first")
+    listing = add_action(actions, common, "list", run_audit_list, "a page of entries, oldest first")
     listing.add_argument("--inbox", metavar="INBOX_ID", help="one conversation's entries only")
     listing.add_argument("--limit", type=int, metavar="N", help="entries per page (1-100)")
     listing.add_argument("--after", metavar="CURSOR", help="go on from a page's next_cursor")
-    listing.set_defaults(handler=run_audit_list)
 
     hooks = commands.add_parser(
         "webhooks",
@@ -39,7 +38,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "webhook key (`agentworks workflow webhook-key`). Events: " + ", ".join(EVENTS) + ".",
     )
     hook_actions = hooks.add_subparsers(dest="action", metavar="ACTION", required=True)
-    create = hook_actions.add_parser("create", parents=[common], help="subscribe a URL")
+    create = add_action(hook_actions, common, "create", run_webhooks_create, "subscribe a URL")
     create.add_argument(
         "--url", required=True, help="https:// to a public address (docs/outbound.md)"
     )
@@ -48,17 +47,17 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         default=",".join(EVENTS),
         help="comma-separated events (default: all)",
     )
-    create.set_defaults(handler=run_webhooks_create)
-    listed = hook_actions.add_parser("list", parents=[common], help="the account's webhooks")
-    listed.set_defaults(handler=run_webhooks_list)
-    delete = hook_actions.add_parser("delete", parents=[common], help="delete a webhook")
+    add_action(hook_actions, common, "list", run_webhooks_list, "the account's webhooks")
+    delete = add_action(hook_actions, common, "delete", run_webhooks_delete, "delete a webhook")
     delete.add_argument("--id", required=True, dest="webhook_id", metavar="WEBHOOK_ID")
-    delete.set_defaults(handler=run_webhooks_delete)
-    deliveries = hook_actions.add_parser(
-        "deliveries", parents=[common], help="a webhook's newest deliveries and attempts"
+    deliveries = add_action(
+        hook_actions,
+        common,
+        "deliveries",
+        run_webhooks_deliveries,
+        "a webhook's newest deliveries and attempts",
     )
     deliveries.add_argument("--id", required=True, dest="webhook_id", metavar="WEBHOOK_ID")
-    deliveries.set_defaults(handler=run_webhooks_deliveries)
 
 
 def _actor(actor: dict[str, Any]) -> str:

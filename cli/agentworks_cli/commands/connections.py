@@ -10,7 +10,7 @@ from urllib.parse import quote
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, write_config_file
 from agentworks_cli.commands.formatting import one_line, shell, table, when
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -21,8 +21,8 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    create = actions.add_parser(
-        "create", parents=[common], help="create a connection; its token is shown once"
+    create = add_action(
+        actions, common, "create", run_create, "create a connection; its token is shown once"
     )
     create.add_argument("--name", required=True, help="a label, e.g. worker")
     create.add_argument(
@@ -51,16 +51,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="also write a CLI config for the new connection (same server, mode 0600)",
     )
-    create.set_defaults(handler=run_create)
 
-    listing = actions.add_parser("list", parents=[common], help="list the account's connections")
-    listing.set_defaults(handler=run_list)
+    add_action(actions, common, "list", run_list, "list the account's connections")
 
-    revoke = actions.add_parser(
-        "revoke", parents=[common], help="revoke a connection (takes effect at once)"
+    revoke = add_action(
+        actions, common, "revoke", run_revoke, "revoke a connection (takes effect at once)"
     )
     revoke.add_argument("connection_id", metavar="CONNECTION_ID")
-    revoke.set_defaults(handler=run_revoke)
 
 
 def _comma_list(value: str) -> list[str]:

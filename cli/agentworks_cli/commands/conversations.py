@@ -13,7 +13,7 @@ from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
 from agentworks_cli.commands.formatting import one_line, shell, table, when
 from agentworks_cli.commands.messages import message_text
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -46,8 +46,8 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     reply.add_argument("--to", required=True, metavar="MESSAGE_ID", help="the request answered")
     reply.set_defaults(handler=run_send, kind="reply")
 
-    listed = actions.add_parser(
-        "list", parents=[common], help="the conversations you may see, in the Inbox's tabs"
+    listed = add_action(
+        actions, common, "list", run_list, "the conversations you may see, in the Inbox's tabs"
     )
     listed.add_argument(
         "--tab", choices=("needs_you", "active", "waiting_on_others", "closed"), help="one tab"
@@ -55,21 +55,18 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     listed.add_argument("--agent", metavar="AGENT", help="one agent's only (crew:NAME)")
     listed.add_argument("--after", metavar="CURSOR", help="the next page (next_cursor)")
     listed.add_argument("--limit", type=int, metavar="N", help="conversations per page")
-    listed.set_defaults(handler=run_list)
 
-    show = actions.add_parser(
-        "show", parents=[common], help="a conversation's requests and where each stands"
+    show = add_action(
+        actions, common, "show", run_show, "a conversation's requests and where each stands"
     )
     show.add_argument("--inbox", required=True, metavar="INBOX", help="your side of it")
     show.add_argument("--agent", metavar="NAME", help="as this registered name")
-    show.set_defaults(handler=run_show)
 
     _controls(actions, common)
 
-    cancel = actions.add_parser("cancel", parents=[common], help="cancel a request you sent")
+    cancel = add_action(actions, common, "cancel", run_cancel, "cancel a request you sent")
     cancel.add_argument("message_id", metavar="MESSAGE_ID")
     cancel.add_argument("--agent", metavar="NAME", help="as this registered name")
-    cancel.set_defaults(handler=run_cancel)
 
 
 def _controls(actions: Any, common: argparse.ArgumentParser) -> None:

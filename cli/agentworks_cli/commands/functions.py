@@ -20,7 +20,7 @@ from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
 from agentworks_cli.commands.call_waiting import note, show_status, wait_and_show
 from agentworks_cli.commands.formatting import clean, one_line, shell, table
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 WAIT_HELP = "wait for the outcome, polling; exit 0 succeeded, 6 failed, 7 cancelled/interrupted"
 EPILOG = """\
@@ -41,18 +41,18 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    listing = actions.add_parser(
-        "list", parents=[common], help="a Crew's functions and their input/output schemas"
+    listing = add_action(
+        actions, common, "list", run_list, "a Crew's functions and their input/output schemas"
     )
     listing.add_argument("--target", required=True, metavar="crew:NAME|workflow:NAME")
-    listing.set_defaults(handler=run_list)
 
-    call = actions.add_parser(
+    call = add_action(
+        actions,
+        common,
         "call",
-        parents=[common],
-        help="call a function: checked args, a call_id at once, the outcome later",
+        run_call,
+        "call a function: checked args, a call_id at once, the outcome later",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     call.add_argument("--target", required=True, metavar="crew:NAME|workflow:NAME")
     call.add_argument("--function", required=True, metavar="NAME")
@@ -68,34 +68,33 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help="retry key: calling again with the same id and args returns the original call",
     )
     _wait_arguments(call)
-    call.set_defaults(handler=run_call)
 
-    status = actions.add_parser(
+    status = add_action(
+        actions,
+        common,
         "status",
-        parents=[common],
-        help="a call's state, progress, questions and outcome",
+        run_status,
+        "a call's state, progress, questions and outcome",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     status.add_argument("--call-id", required=True, metavar="ID")
     _wait_arguments(status)
-    status.set_defaults(handler=run_status)
 
-    read = actions.add_parser(
+    read = add_action(
+        actions,
+        common,
         "read",
-        parents=[common],
-        help="a call's file, one page (≤ 2 MiB) at a time, to stdout; without --file, "
-        "the call's files",
+        run_read,
+        "a call's file, one page (≤ 2 MiB) at a time, to stdout; without --file, the call's files",
     )
     read.add_argument("--call-id", required=True, metavar="ID")
     read.add_argument(
         "--file", metavar="PATH", help="a path the call's status lists (omit to list them)"
     )
     read.add_argument("--page", type=int, default=0, metavar="N", help="0, 1, … (default 0)")
-    read.set_defaults(handler=run_read)
 
-    reply = actions.add_parser(
-        "reply", parents=[common], help="answer the question a call is waiting on"
+    reply = add_action(
+        actions, common, "reply", run_reply, "answer the question a call is waiting on"
     )
     reply.add_argument("--call-id", required=True, metavar="ID")
     reply.add_argument(
@@ -104,12 +103,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     reply.add_argument(
         "--answer", required=True, metavar="TEXT", help="your answer ('-' reads stdin)"
     )
-    reply.set_defaults(handler=run_reply)
 
-    complete = actions.add_parser(
+    complete = add_action(
+        actions,
+        common,
         "complete",
-        parents=[common],
-        help="post the outcome of work a Crew handed to your agent name (mailbox adapter)",
+        run_complete,
+        "post the outcome of work a Crew handed to your agent name (mailbox adapter)",
     )
     complete.add_argument("--call-id", required=True, metavar="ID", help="from the work message")
     complete.add_argument(
@@ -121,7 +121,6 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help="the result, JSON matching the output schema ('-' reads stdin, @PATH a file)",
     )
     complete.add_argument("--text", metavar="TEXT", help="your answer as text ('-' reads stdin)")
-    complete.set_defaults(handler=run_complete)
 
 
 def _wait_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,7 @@ from agentworks import limits
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
 from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 # Long polls shorter than this finish before a progress line would help anyone.
 PROGRESS_AFTER_SECONDS = 2.0
@@ -24,8 +24,8 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    register = actions.add_parser(
-        "register", parents=[common], help="register (or re-register) a named agent address"
+    register = add_action(
+        actions, common, "register", run_register, "register (or re-register) a named agent address"
     )
     register.add_argument("--agent", required=True, metavar="NAME", help="e.g. reviewer")
     register.add_argument(
@@ -37,15 +37,11 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     register.add_argument("--purpose", metavar="TEXT", help="what it works on (≤ 512 chars)")
     register.add_argument("--provider", metavar="P", help="e.g. claude, codex, script")
-    register.set_defaults(handler=run_register)
 
-    listing = actions.add_parser(
-        "list", parents=[common], help="the account's directory of named agents"
-    )
-    listing.set_defaults(handler=run_list)
+    add_action(actions, common, "list", run_list, "the account's directory of named agents")
 
-    send = actions.add_parser(
-        "send", parents=[common], help="send a first contact (--target) or reply (--inbox)"
+    send = add_action(
+        actions, common, "send", run_send, "send a first contact (--target) or reply (--inbox)"
     )
     send.add_argument("--agent", metavar="NAME", help="send as this registered name")
     where = send.add_mutually_exclusive_group(required=True)
@@ -64,10 +60,9 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="retry key: resending with the same id and text returns the original message",
     )
-    send.set_defaults(handler=run_send)
 
-    read = actions.add_parser(
-        "read", parents=[common], help="read an inbox (--inbox) or a name's mailbox (--agent)"
+    read = add_action(
+        actions, common, "read", run_read, "read an inbox (--inbox) or a name's mailbox (--agent)"
     )
     read.add_argument("--agent", metavar="NAME", help="the name to read as (alone: its mailbox)")
     read.add_argument("--inbox", metavar="INBOX", help="read this inbox")
@@ -82,19 +77,17 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help=f"long-poll up to S seconds (≤ {limits.WAIT_MAX_SECONDS})",
     )
     read.add_argument("--limit", type=int, metavar="N", help=f"page size (≤ {limits.PAGE_MAX})")
-    read.set_defaults(handler=run_read)
 
-    ack = actions.add_parser(
-        "ack", parents=[common], help="move a received message's receipt forward"
-    )
+    ack = add_action(actions, common, "ack", run_ack, "move a received message's receipt forward")
     ack.add_argument("--message-id", required=True, metavar="ID")
     ack.add_argument("--delivery", required=True, choices=("admitted", "processed", "typed"))
-    ack.set_defaults(handler=run_ack)
 
-    state = actions.add_parser(
+    state = add_action(
+        actions,
+        common,
         "state",
-        parents=[common],
-        help="an inbox's state and delivery records, or a Crew's inboxes (no bodies)",
+        run_state,
+        "an inbox's state and delivery records, or a Crew's inboxes (no bodies)",
     )
     which = state.add_mutually_exclusive_group(required=True)
     which.add_argument("--inbox", metavar="INBOX")
@@ -106,7 +99,6 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     state.add_argument("--agent", metavar="NAME", help="the name that owns the inbox")
     state.add_argument("--after", metavar="CURSOR", help="--target: the next page's cursor")
     state.add_argument("--limit", type=int, metavar="N", help="--target: inboxes a page (≤ 20)")
-    state.set_defaults(handler=run_state)
 
     wakeup = actions.add_parser(
         "wakeup",
@@ -114,28 +106,26 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help="schedule, cancel or move another turn of a Crew in your conversation with it",
     )
     wakeups = wakeup.add_subparsers(dest="wakeup_action", metavar="ACTION", required=True)
-    schedule = wakeups.add_parser(
-        "schedule", parents=[common], help="a wakeup 60 s to 7 days from now"
+    schedule = add_action(
+        wakeups, common, "schedule", run_wakeup_schedule, "a wakeup 60 s to 7 days from now"
     )
     schedule.add_argument(
         "--inbox", required=True, metavar="INBOX", help="your inbox of a conversation with a Crew"
     )
     schedule.add_argument("--agent", metavar="NAME", help="act as this registered name")
     _when_arguments(schedule)
-    schedule.set_defaults(handler=run_wakeup_schedule)
-    cancel = wakeups.add_parser("cancel", parents=[common], help="cancel a scheduled wakeup")
+    cancel = add_action(wakeups, common, "cancel", run_wakeup_cancel, "cancel a scheduled wakeup")
     cancel.add_argument("--wakeup-id", required=True, metavar="ID")
-    cancel.set_defaults(handler=run_wakeup_cancel)
-    reschedule = wakeups.add_parser("reschedule", parents=[common], help="move a scheduled wakeup")
+    reschedule = add_action(
+        wakeups, common, "reschedule", run_wakeup_reschedule, "move a scheduled wakeup"
+    )
     reschedule.add_argument("--wakeup-id", required=True, metavar="ID")
     _when_arguments(reschedule)
-    reschedule.set_defaults(handler=run_wakeup_reschedule)
 
-    unregister = actions.add_parser(
-        "unregister", parents=[common], help="remove a named agent address"
+    unregister = add_action(
+        actions, common, "unregister", run_unregister, "remove a named agent address"
     )
     unregister.add_argument("--agent", required=True, metavar="NAME")
-    unregister.set_defaults(handler=run_unregister)
 
 
 def _when_arguments(parser: argparse.ArgumentParser) -> None:

@@ -21,7 +21,7 @@ from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
 from agentworks_cli.commands.call_waiting import note
 from agentworks_cli.commands.formatting import one_line, shell, table, when
 from agentworks_cli.commands.relay_runs import RUN, run_path, show_run, wait_and_show
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 from agentworks_cli.shapes import Shape
 
 if TYPE_CHECKING:
@@ -54,10 +54,12 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    publish = actions.add_parser(
+    publish = add_action(
+        actions,
+        common,
         "publish",
-        parents=[common],
-        help="publish a Relay folder, or one .py file, as the active release (admin)",
+        run_publish,
+        "publish a Relay folder, or one .py file, as the active release (admin)",
         description="DIR is a Relay folder (relay.yaml and its modules). FILE is one .py "
         "file: it becomes a Relay with one function, run, taking any JSON object, whose "
         "entrypoint is the file's `run`. Publishing identical source changes nothing.",
@@ -69,23 +71,21 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help="publish under this name (default: relay.yaml's; for a FILE, its name with "
         "'_' as '-')",
     )
-    publish.set_defaults(handler=run_publish)
 
-    listing = actions.add_parser("list", parents=[common], help="the account's Relays")
-    listing.set_defaults(handler=run_list)
+    add_action(actions, common, "list", run_list, "the account's Relays")
 
-    releases = actions.add_parser(
-        "releases", parents=[common], help="a Relay's releases, the latest first"
+    releases = add_action(
+        actions, common, "releases", run_releases, "a Relay's releases, the latest first"
     )
     releases.add_argument("relay", metavar="NAME")
-    releases.set_defaults(handler=run_releases)
 
-    run = actions.add_parser(
+    run = add_action(
+        actions,
+        common,
         "run",
-        parents=[common],
-        help="run a Relay function: a run id at once, the outcome later",
+        run_run,
+        "run a Relay function: a run id at once, the outcome later",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("relay", metavar="NAME")
     run.add_argument("function", metavar="FUNCTION")
@@ -105,25 +105,25 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "--version", type=int, metavar="N", help="run this release (default: the active one)"
     )
     run.add_argument("--wait", action="store_true", help=WAIT_HELP)
-    run.set_defaults(handler=run_run)
 
-    status = actions.add_parser(
+    status = add_action(
+        actions,
+        common,
         "status",
-        parents=[common],
-        help="a run's status, durable steps and final JSON",
+        run_status,
+        "a run's status, durable steps and final JSON",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     status.add_argument("run_id", metavar="RUN", help="rrun_…")
     status.add_argument("--wait", action="store_true", help=WAIT_HELP)
-    status.set_defaults(handler=run_status)
 
-    retry = actions.add_parser(
+    retry = add_action(
+        actions,
+        common,
         "retry",
-        parents=[common],
-        help="run a failed run again: completed steps are reused, not redone",
+        run_retry,
+        "run a failed run again: completed steps are reused, not redone",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     retry.add_argument("run_id", metavar="RUN", help="rrun_…")
     retry.add_argument(
@@ -133,7 +133,6 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "uncertain steps, so they run again",
     )
     retry.add_argument("--wait", action="store_true", help=WAIT_HELP)
-    retry.set_defaults(handler=run_retry)
 
 
 # ---- publishing ----

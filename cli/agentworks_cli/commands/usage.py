@@ -9,7 +9,7 @@ from typing import Any
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK
 from agentworks_cli.commands.formatting import one_line, table
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 # (column, field) of the daily table, in the order shown.
 COLUMNS = (
@@ -26,10 +26,12 @@ COLUMNS = (
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    usage = commands.add_parser(
+    usage = add_action(
+        commands,
+        common,
         "usage",
-        parents=[common],
-        help="the account's usage per day and its estimated cost (admin)",
+        run_usage,
+        "the account's usage per day and its estimated cost (admin)",
         description="Messages sent and read, function calls, state transitions, stored bytes "
         "and push minutes per UTC day, with a cost estimated from AWS list prices.",
     )
@@ -39,7 +41,6 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     usage.add_argument(
         "--days", type=int, metavar="N", help="today and the N-1 days before it (default 7)"
     )
-    usage.set_defaults(handler=run_usage)
 
 
 def _size(n: float) -> str:

@@ -23,7 +23,7 @@ from agentworks_cli.commands.call_waiting import (
 )
 from agentworks_cli.commands.crews import read_definition_file
 from agentworks_cli.commands.formatting import one_line, shell, table, when
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 RUN_EXIT = {"succeeded": EXIT_OK, "failed": EXIT_CALL_FAILED, "cancelled": EXIT_CALL_STOPPED}
 OUTPUT_CHARS = 60  # of a step's output in the table; `--json` has all of it
@@ -40,63 +40,61 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    start = actions.add_parser("start", parents=[common], help="start a run from its JSON")
+    start = add_action(actions, common, "start", run_start, "start a run from its JSON")
     start.add_argument(
         "--file", "-f", required=True, metavar="STAGES.json",
         help="the workflow_start JSON (or YAML); '-' reads stdin",
     )  # fmt: skip
     _input_option(start)
     _watch_option(start)
-    start.set_defaults(handler=run_start)
 
-    run_file = actions.add_parser("run-file", parents=[common], help="start a WORKFLOW.md")
+    run_file = add_action(actions, common, "run-file", run_run_file, "start a WORKFLOW.md")
     run_file.add_argument("path", metavar="WORKFLOW.md")
     _input_option(run_file)
     _watch_option(run_file)
-    run_file.set_defaults(handler=run_run_file)
 
-    status = actions.add_parser("status", parents=[common], help="a run's stages and steps")
+    status = add_action(actions, common, "status", run_status, "a run's stages and steps")
     _run_id_option(status)
     _watch_option(status)
-    status.set_defaults(handler=run_status)
 
-    listing = actions.add_parser("list", parents=[common], help="your latest runs")
-    listing.set_defaults(handler=run_list)
+    add_action(actions, common, "list", run_list, "your latest runs")
 
-    cancel = actions.add_parser("cancel", parents=[common], help="stop a running run")
+    cancel = add_action(actions, common, "cancel", run_cancel, "stop a running run")
     _run_id_option(cancel)
-    cancel.set_defaults(handler=run_cancel)
 
-    resolve = actions.add_parser("resolve", parents=[common], help="answer a waiting step")
+    resolve = add_action(actions, common, "resolve", run_resolve, "answer a waiting step")
     _run_id_option(resolve)
     resolve.add_argument("--step", required=True, metavar="LABEL")
     resolve.add_argument("--answer", required=True, metavar="TEXT")
     resolve.add_argument("--item", type=int, default=0, metavar="N", help="a pipeline's item")
-    resolve.set_defaults(handler=run_resolve)
 
-    retry = actions.add_parser(
-        "retry", parents=[common], help="a new run from a failed or cancelled one"
+    retry = add_action(
+        actions, common, "retry", run_retry, "a new run from a failed or cancelled one"
     )
     _run_id_option(retry)
     _input_option(retry)
     _watch_option(retry)
-    retry.set_defaults(handler=run_retry)
 
-    key = actions.add_parser(
-        "webhook-key", parents=[common], help="the key that signs notifyUrl webhooks (admin)"
+    add_action(
+        actions,
+        common,
+        "webhook-key",
+        run_webhook_key,
+        "the key that signs notifyUrl webhooks (admin)",
     )
-    key.set_defaults(handler=run_webhook_key)
 
-    register = actions.add_parser(
-        "register", parents=[common], help="register a WORKFLOW.md and its triggers (admin)"
+    register = add_action(
+        actions, common, "register", run_register, "register a WORKFLOW.md and its triggers (admin)"
     )
     register.add_argument("path", metavar="WORKFLOW.md")
-    register.set_defaults(handler=run_register)
-    registered = actions.add_parser(
-        "registered", parents=[common], help="registered workflows, or one with its triggers"
+    registered = add_action(
+        actions,
+        common,
+        "registered",
+        run_registered,
+        "registered workflows, or one with its triggers",
     )
     registered.add_argument("workflow_id", nargs="?", metavar="WORKFLOW_ID")
-    registered.set_defaults(handler=run_registered)
 
 
 def _run_id_option(parser: argparse.ArgumentParser) -> None:
