@@ -13,7 +13,7 @@ from urllib.parse import quote
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
 from agentworks_cli.commands.crews import read_definition_file
-from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
+from agentworks_cli.commands.formatting import indent, one_line, when
 from agentworks_cli.commands.session import Session, add_action
 
 _WHAT, _HOLDS = "adapter profile file", "name, type and the type's settings"
@@ -71,30 +71,29 @@ def run_get(session: Session) -> int:
 
 def run_list(session: Session) -> int:
     listed = session.call("GET", "/v1/adapters", shape=shapes.ADAPTERS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_list)
+
+
+def _print_list(session: Session, listed: dict[str, Any]) -> None:
     profiles = listed.get("adapters") or []
     if not profiles:
         session.out("no adapter profiles yet; an admin creates one with:")
-        session.out("  " + shell(session.command("adapters", "create", "--file", "adapter.yaml")))
-        return EXIT_OK
+        session.out_command("  ", "adapters", "create", "--file", "adapter.yaml")
+        return
     rows = [
         (p.get("name"), p.get("type"), p.get("version"), when(p.get("updated_at")))
         for p in profiles
     ]
-    for line in table(("NAME", "TYPE", "VERSION", "UPDATED"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("NAME", "TYPE", "VERSION", "UPDATED"), rows)
 
 
 def run_delete(session: Session) -> int:
     deleted = session.call("DELETE", _path(session.args.name), shape=shapes.ADAPTER_DELETED)
-    if session.json:
-        session.print_json(deleted)
-        return EXIT_OK
+    return session.show(deleted, _print_delete)
+
+
+def _print_delete(session: Session, deleted: dict[str, Any]) -> None:
     session.out(f"deleted adapter profile {one_line(deleted.get('name'))}")
-    return EXIT_OK
 
 
 def _show(session: Session, profile: dict[str, Any], verb: str | None) -> int:

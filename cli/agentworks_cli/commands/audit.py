@@ -10,7 +10,7 @@ from typing import Any
 
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, CliError
-from agentworks_cli.commands.formatting import one_line, table
+from agentworks_cli.commands.formatting import one_line
 from agentworks_cli.commands.session import Session, add_action
 
 EVENTS = ("agent_asked", "request_needs_review", "request_answered", "conversation_closed")
@@ -72,9 +72,10 @@ def run_audit_list(session: Session) -> int:
     args = session.args
     query = {"inbox_id": args.inbox, "limit": args.limit, "after": args.after}
     page = session.call("GET", "/v1/audit", query=query, shape=shapes.AUDIT)
-    if session.json:
-        session.print_json(page)
-        return EXIT_OK
+    return session.show(page, _print_audit_list)
+
+
+def _print_audit_list(session: Session, page: dict[str, Any]) -> None:
     rows = [
         [
             e["at"],
@@ -86,13 +87,11 @@ def run_audit_list(session: Session) -> int:
         ]
         for e in page["entries"]
     ]
-    for line in table(["AT", "CONVERSATION", "ACTION", "STATE", "MESSAGE", "BY"], rows):
-        session.out(line)
+    session.out_table(["AT", "CONVERSATION", "ACTION", "STATE", "MESSAGE", "BY"], rows)
     if not rows:
         session.out("no audit entries")
     if page.get("next_cursor"):
         session.out(f"more: agentworks audit list --after {page['next_cursor']}")
-    return EXIT_OK
 
 
 def run_webhooks_create(session: Session) -> int:
@@ -112,14 +111,13 @@ def run_webhooks_create(session: Session) -> int:
 
 def run_webhooks_list(session: Session) -> int:
     listed = session.call("GET", "/v1/webhooks", shape=shapes.WEBHOOKS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_webhooks_list)
+
+
+def _print_webhooks_list(session: Session, listed: dict[str, Any]) -> None:
     rows = [[w["webhook_id"], w["url"], ",".join(w["events"])] for w in listed["webhooks"]]
-    for line in table(["WEBHOOK", "URL", "EVENTS"], rows):
-        session.out(line)
+    session.out_table(["WEBHOOK", "URL", "EVENTS"], rows)
     session.out(f"signed in {listed['signature_header']} (agentworks workflow webhook-key)")
-    return EXIT_OK
 
 
 def run_webhooks_delete(session: Session) -> int:
@@ -135,9 +133,10 @@ def run_webhooks_delete(session: Session) -> int:
 def run_webhooks_deliveries(session: Session) -> int:
     path = f"/v1/webhooks/{session.args.webhook_id}/deliveries"
     found = session.call("GET", path, shape=shapes.WEBHOOK_DELIVERIES)
-    if session.json:
-        session.print_json(found)
-        return EXIT_OK
+    return session.show(found, _print_webhooks_deliveries)
+
+
+def _print_webhooks_deliveries(session: Session, found: dict[str, Any]) -> None:
     rows = [
         [
             d["created_at"],
@@ -147,6 +146,4 @@ def run_webhooks_deliveries(session: Session) -> int:
         ]
         for d in found["deliveries"]
     ]
-    for line in table(["AT", "EVENT", "STATE", "ATTEMPTS"], rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(["AT", "EVENT", "STATE", "ATTEMPTS"], rows)

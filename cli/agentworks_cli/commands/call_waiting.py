@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, CliError
-from agentworks_cli.commands.formatting import clean, indent, one_line, shell, table, when
+from agentworks_cli.commands.formatting import clean, indent, one_line, shell, when
 from agentworks_cli.commands.session import Session
 
 EXIT_CALL_FAILED = 6
@@ -184,11 +184,10 @@ def show_status(session: Session, status: dict[str, Any]) -> None:
             (f.get("path"), f"{f.get('size')} bytes", shell(session.command(*read, f["path"])))
             for f in files
         ]
-        for line in table(("PATH", "SIZE", "READ"), rows):
-            session.out("  " + line)
+        session.out_table(("PATH", "SIZE", "READ"), rows, indent="  ")
     if not status.get("terminal"):
         wait = ["functions", "status", "--call-id", call_id, "--wait"]
-        session.out("wait: " + shell(session.command(*wait)))
+        session.out_command("wait: ", *wait)
 
 
 def stderr_is_terminal() -> bool:

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, write_config_file
-from agentworks_cli.commands.formatting import one_line, shell, table, when
+from agentworks_cli.commands.formatting import one_line, shell, when
 from agentworks_cli.commands.session import Session, add_action
 
 
@@ -132,13 +132,14 @@ def run_create(session: Session) -> int:
 
 def run_list(session: Session) -> int:
     listed = session.call("GET", "/v1/connections", shape=shapes.CONNECTIONS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_list)
+
+
+def _print_list(session: Session, listed: dict[str, Any]) -> None:
     connections = listed.get("connections") or []
     if not connections:
         session.out("no connections")
-        return EXIT_OK
+        return
     rows = [
         (
             c.get("connection_id"),
@@ -150,9 +151,7 @@ def run_list(session: Session) -> int:
         )
         for c in connections
     ]
-    for line in table(("CONNECTION_ID", "NAME", "STATUS", "SCOPES", "CREATED", "EXPIRES"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("CONNECTION_ID", "NAME", "STATUS", "SCOPES", "CREATED", "EXPIRES"), rows)
 
 
 def run_revoke(session: Session) -> int:

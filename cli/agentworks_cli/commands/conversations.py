@@ -10,8 +10,8 @@ from typing import Any
 from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
-from agentworks_cli.commands.formatting import one_line, shell, table, when
+from agentworks_cli.client import EXIT_USAGE, CliError
+from agentworks_cli.commands.formatting import one_line, when
 from agentworks_cli.commands.messages import message_text
 from agentworks_cli.commands.session import Session, add_action
 
@@ -126,15 +126,16 @@ def run_send(session: Session) -> int:
         if value is not None:
             body[key] = value
     receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
-    if session.json:
-        session.print_json(receipt)
-        return EXIT_OK
+    return session.show(receipt, _print_send)
+
+
+def _print_send(session: Session, receipt: dict[str, Any]) -> None:
+    args = session.args
     session.out(f"sent {args.kind} {one_line(receipt.get('message_id'))}")
     session.out(f"inbox: {one_line(receipt.get('inbox_id'))}")
     if args.kind == "request":
         words = ["conversations", "show", "--inbox", receipt.get("inbox_id", "")]
-        session.out("where it stands: " + shell(session.command(*words)))
-    return EXIT_OK
+        session.out_command("where it stands: ", *words)
 
 
 def run_list(session: Session) -> int:
@@ -147,9 +148,10 @@ def run_list(session: Session) -> int:
     if args.limit is not None:
         query["limit"] = str(args.limit)
     listing = session.call("GET", "/v1/conversations", query=query, shape=shapes.CONVERSATIONS)
-    if session.json:
-        session.print_json(listing)
-        return EXIT_OK
+    return session.show(listing, _print_list)
+
+
+def _print_list(session: Session, listing: dict[str, Any]) -> None:
     counts = listing.get("counts", {})
     session.out(
         f"Needs You {counts.get('needs_you', 0)} · Active {counts.get('active', 0)} · "
@@ -168,12 +170,10 @@ def run_list(session: Session) -> int:
     ]
     if not rows:
         session.out("no conversations")
-    for line in table(("CONVERSATION", "AGENTS", "TAB", "STATUS", "OPEN REQUESTS"), rows):
-        session.out(line)
+    session.out_table(("CONVERSATION", "AGENTS", "TAB", "STATUS", "OPEN REQUESTS"), rows)
     if listing.get("next_cursor"):
         words = ["conversations", "list", "--after", listing["next_cursor"]]
-        session.out("more: " + shell(session.command(*words)))
-    return EXIT_OK
+        session.out_command("more: ", *words)
 
 
 def run_show(session: Session) -> int:
@@ -182,13 +182,14 @@ def run_show(session: Session) -> int:
     if args.agent:
         query["agent_name"] = args.agent
     listing = session.call("GET", "/v1/requests", query=query, shape=shapes.REQUESTS)
-    if session.json:
-        session.print_json(listing)
-        return EXIT_OK
+    return session.show(listing, _print_show)
+
+
+def _print_show(session: Session, listing: dict[str, Any]) -> None:
     requests = listing.get("requests", [])
     if not requests:
         session.out("no requests in this conversation")
-        return EXIT_OK
+        return
     rows = [
         (
             r["message_id"],
@@ -199,9 +200,7 @@ def run_show(session: Session) -> int:
         )
         for r in requests
     ]
-    for line in table(("REQUEST", "STATE", "DEADLINE", "HAND-OFF", "REASON"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("REQUEST", "STATE", "DEADLINE", "HAND-OFF", "REASON"), rows)
 
 
 def run_cancel(session: Session) -> int:
@@ -209,11 +208,11 @@ def run_cancel(session: Session) -> int:
     body: dict[str, Any] = {"agent_name": args.agent} if args.agent else {}
     path = f"/v1/requests/{quote(args.message_id, safe='')}/cancel"
     view = session.call("POST", path, body=body, shape=shapes.REQUEST)
-    if session.json:
-        session.print_json(view)
-        return EXIT_OK
+    return session.show(view, _print_cancel)
+
+
+def _print_cancel(session: Session, view: dict[str, Any]) -> None:
     session.out(f"request {one_line(view.get('message_id'))}: {one_line(view.get('label'))}")
-    return EXIT_OK
 
 
 def run_control(session: Session) -> int:
@@ -225,13 +224,13 @@ def run_control(session: Session) -> int:
         body: dict[str, Any] = {"agent_name": args.agent} if args.agent else {}
         path = f"/v1/conversations/{inbox}/{args.control}"
         view = session.call("POST", path, body=body, shape=shapes.CONVERSATION)
-    if session.json:
-        session.print_json(view)
-        return EXIT_OK
+    return session.show(view, _print_control)
+
+
+def _print_control(session: Session, view: dict[str, Any]) -> None:
     line = f"conversation {one_line(view.get('conversation_id'))}: {one_line(view.get('status'))}"
     if view.get("cancelled_requests"):
         line += f" ({view['cancelled_requests']} open requests cancelled)"
     if view.get("started_runs"):
         line += f" ({view['started_runs']} held messages started their runs)"
     session.out(line)
-    return EXIT_OK

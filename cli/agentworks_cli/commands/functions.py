@@ -19,7 +19,7 @@ from urllib.parse import quote
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
 from agentworks_cli.commands.call_waiting import note, show_status, wait_and_show
-from agentworks_cli.commands.formatting import clean, one_line, shell, table
+from agentworks_cli.commands.formatting import clean, one_line, shell
 from agentworks_cli.commands.session import Session, add_action
 
 WAIT_HELP = "wait for the outcome, polling; exit 0 succeeded, 6 failed, 7 cancelled/interrupted"
@@ -141,15 +141,16 @@ def run_list(session: Session) -> int:
     listed = session.call(
         "GET", "/v1/functions", query={"target": session.args.target}, shape=shapes.FUNCTIONS
     )
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_list)
+
+
+def _print_list(session: Session, listed: dict[str, Any]) -> None:
     target = str(listed.get("target") or session.args.target)
     session.out(f"{one_line(target)} (version {listed.get('version')})")
     functions = listed.get("functions") or []
     if not functions:
         session.out("no functions")
-        return EXIT_OK
+        return
     for spec in functions:
         session.out("")
         name = str(spec.get("name") or "")
@@ -159,8 +160,7 @@ def run_list(session: Session) -> int:
             session.out(f"  output: {_compact(spec['output_schema'])}")
         example = json.dumps(_example_args(spec.get("input_schema")), ensure_ascii=False)
         words = ["functions", "call", "--target", target, "--function", name, "--args", example]
-        session.out("  call:   " + shell(session.command(*words, "--wait")))
-    return EXIT_OK
+        session.out_command("  call:   ", *words, "--wait")
 
 
 def run_call(session: Session) -> int:
@@ -178,9 +178,10 @@ def run_call(session: Session) -> int:
         if accepted.get("replayed"):
             note("replayed: this submission id already started this call; nothing new started")
         return wait_and_show(session, accepted, args.timeout)
-    if session.json:
-        session.print_json(accepted)
-        return EXIT_OK
+    return session.show(accepted, _print_call)
+
+
+def _print_call(session: Session, accepted: dict[str, Any]) -> None:
     call_id = str(accepted.get("call_id") or "")
     session.out(
         f"accepted call {one_line(call_id)} ({one_line(accepted.get('target'))} "
@@ -188,11 +189,10 @@ def run_call(session: Session) -> int:
     )
     if accepted.get("replayed"):
         session.out("replayed: this submission id already started this call; nothing new started")
-    session.out("status: " + shell(session.command("functions", "status", "--call-id", call_id)))
+    session.out_command("status: ", "functions", "status", "--call-id", call_id)
     session.out(
         "wait:   " + shell(session.command("functions", "status", "--call-id", call_id, "--wait"))
     )
-    return EXIT_OK
 
 
 def run_status(session: Session) -> int:
@@ -220,9 +220,11 @@ def run_read(session: Session) -> int:
         query={"path": args.file, "page": args.page},
         shape=shapes.FILE_PAGE,
     )
-    if session.json:
-        session.print_json(page)
-        return EXIT_OK
+    return session.show(page, _print_read)
+
+
+def _print_read(session: Session, page: dict[str, Any]) -> None:
+    args = session.args
     content = str(page.get("content") or "")
     number, pages = int(page.get("page") or 0), int(page.get("pages") or 1)
     if page.get("encoding") == "base64":
@@ -249,7 +251,6 @@ def run_read(session: Session) -> int:
     if number + 1 < pages:
         words = ["functions", "read", "--call-id", args.call_id, "--file", args.file]
         note("next page: " + shell(session.command(*words, "--page", str(number + 1))))
-    return EXIT_OK
 
 
 def _list_files(session: Session, call_id: str) -> int:
@@ -271,8 +272,7 @@ def _list_files(session: Session, call_id: str) -> int:
         (f.get("path"), f"{f.get('size')} bytes", shell(session.command(*read, str(f["path"]))))
         for f in files
     ]
-    for line in table(("PATH", "SIZE", "READ"), rows):
-        session.out(line)
+    session.out_table(("PATH", "SIZE", "READ"), rows)
     return EXIT_OK
 
 
@@ -285,16 +285,17 @@ def run_reply(session: Session) -> int:
         body={"request_id": args.request_id, "answer": answer},
         shape=shapes.CALL,
     )
-    if session.json:
-        session.print_json(status)
-        return EXIT_OK
+    return session.show(status, _print_reply)
+
+
+def _print_reply(session: Session, status: dict[str, Any]) -> None:
+    args = session.args
     session.out(
         f"answered {one_line(args.request_id)}; call {one_line(status.get('call_id'))} is "
         f"{one_line(status.get('state'))}"
     )
     wait = ["functions", "status", "--call-id", str(status.get("call_id") or args.call_id)]
-    session.out("wait: " + shell(session.command(*wait, "--wait")))
-    return EXIT_OK
+    session.out_command("wait: ", *wait, "--wait")
 
 
 def run_complete(session: Session) -> int:
@@ -311,14 +312,15 @@ def run_complete(session: Session) -> int:
     status = session.call(
         "POST", f"/v1/calls/{quote(args.call_id, safe='')}/result", body=body, shape=shapes.CALL
     )
-    if session.json:
-        session.print_json(status)
-        return EXIT_OK
+    return session.show(status, _print_complete)
+
+
+def _print_complete(session: Session, status: dict[str, Any]) -> None:
+    args = session.args
     session.out(
         f"posted the outcome of call {one_line(status.get('call_id'))} as "
         f"agent:{one_line(args.agent)}; it is {one_line(status.get('state'))}"
     )
-    return EXIT_OK
 
 
 # ---- helpers ----

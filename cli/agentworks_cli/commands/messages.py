@@ -10,7 +10,7 @@ from urllib.parse import quote
 from agentworks import limits
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
-from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
+from agentworks_cli.commands.formatting import indent, one_line, table, when
 from agentworks_cli.commands.session import Session, add_action
 
 # Long polls shorter than this finish before a progress line would help anyone.
@@ -151,9 +151,10 @@ def run_register(session: Session) -> int:
     if args.provider is not None:
         body["provider"] = args.provider
     agent = session.call("POST", "/v1/agents", body=body, shape=shapes.AGENT)
-    if session.json:
-        session.print_json(agent)
-        return EXIT_OK
+    return session.show(agent, _print_register)
+
+
+def _print_register(session: Session, agent: dict[str, Any]) -> None:
     session.out(
         f"registered {one_line(agent.get('agent_name'))} ({one_line(agent.get('agent_id'))})"
     )
@@ -161,7 +162,6 @@ def run_register(session: Session) -> int:
         session.out(f"purpose: {one_line(agent['purpose'])}")
     allowed = agent.get("allowed_connection_ids") or []
     session.out(f"connections allowed to act as it: {', '.join(map(one_line, allowed)) or '-'}")
-    return EXIT_OK
 
 
 def run_list(session: Session, listening: bool = False) -> int:
@@ -174,7 +174,7 @@ def run_list(session: Session, listening: bool = False) -> int:
     agents = listed.get("agents") or []
     if not agents:
         session.out("no agents registered; register one with:")
-        session.out("  " + shell(session.command("messages", "register", "--agent", "NAME")))
+        session.out_command("  ", "messages", "register", "--agent", "NAME")
         return EXIT_OK
     headers = ["NAME", "STATUS", "PROVIDER", "PURPOSE"]
     rows: list[list[object]] = [
@@ -190,8 +190,7 @@ def run_list(session: Session, listening: bool = False) -> int:
         headers.insert(2, "LISTENER")
         for row, a in zip(rows, agents, strict=True):
             row.insert(2, "connected" if a.get("listening") else "-")
-    for line in table(headers, rows):
-        session.out(line)
+    session.out_table(headers, rows)
     return EXIT_OK
 
 
@@ -208,9 +207,11 @@ def run_send(session: Session) -> int:
         if value is not None:
             body[key] = value
     receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
-    if session.json:
-        session.print_json(receipt)
-        return EXIT_OK
+    return session.show(receipt, _print_send)
+
+
+def _print_send(session: Session, receipt: dict[str, Any]) -> None:
+    args = session.args
     session.out(
         f"sent message {one_line(receipt.get('message_id'))} "
         f"(receipt: {one_line(receipt.get('receipt'))})"
@@ -222,8 +223,7 @@ def run_send(session: Session) -> int:
     session.out(f"time:         {when(receipt.get('created_at'))}")
     words = ["messages", "read", *_agent_words(args.agent), "--inbox", receipt.get("inbox_id", "")]
     wait = ["--after", "0", "--wait", str(limits.WAIT_MAX_SECONDS)]
-    session.out("read replies: " + shell(session.command(*words, *wait)))
-    return EXIT_OK
+    session.out_command("read replies: ", *words, *wait)
 
 
 def message_text(value: str) -> str:
@@ -256,9 +256,11 @@ def run_read(session: Session) -> int:
         wait_seconds=args.wait,
         shape=shapes.PAGE,
     )
-    if session.json:
-        session.print_json(page)
-        return EXIT_OK
+    return session.show(page, _print_read)
+
+
+def _print_read(session: Session, page: dict[str, Any]) -> None:
+    args = session.args
     messages = page.get("messages") or []
     where = "mailbox of " + one_line(args.agent) if page.get("kind") == "mailbox" else "inbox"
     if not messages:
@@ -276,8 +278,7 @@ def run_read(session: Session) -> int:
     more += ["--after", cursor]
     if args.wait:
         more += ["--wait", f"{args.wait:g}"]
-    session.out("continue: " + shell(session.command(*more)))
-    return EXIT_OK
+    session.out_command("continue: ", *more)
 
 
 def _print_message(session: Session, message: dict[str, Any], agent: str | None) -> None:
@@ -291,9 +292,9 @@ def _print_message(session: Session, message: dict[str, Any], agent: str | None)
     for line in indent(message.get("body", ""), "  | "):
         session.out(line)
     reply = ["messages", "send", *_agent_words(agent), "--inbox", reply_address]
-    session.out("reply: " + shell(session.command(*reply, "--message", "your reply")))
+    session.out_command("reply: ", *reply, "--message", "your reply")
     ack = ["messages", "ack", "--message-id", message.get("message_id", ""), "--delivery"]
-    session.out("ack:   " + shell(session.command(*ack, "admitted")))
+    session.out_command("ack:   ", *ack, "admitted")
 
 
 def run_ack(session: Session) -> int:
@@ -304,13 +305,13 @@ def run_ack(session: Session) -> int:
         body={"delivery": args.delivery},
         shape=shapes.ACK,
     )
-    if session.json:
-        session.print_json(result)
-        return EXIT_OK
+    return session.show(result, _print_ack)
+
+
+def _print_ack(session: Session, result: dict[str, Any]) -> None:
     session.out(
         f"message {one_line(result.get('message_id'))} receipt: {one_line(result.get('receipt'))}"
     )
-    return EXIT_OK
 
 
 def run_state(session: Session) -> int:
@@ -325,9 +326,10 @@ def run_state(session: Session) -> int:
         query={"agent_name": args.agent},
         shape=shapes.INBOX_STATE,
     )
-    if session.json:
-        session.print_json(state)
-        return EXIT_OK
+    return session.show(state, _print_state)
+
+
+def _print_state(session: Session, state: dict[str, Any]) -> None:
     session.out(
         f"inbox:         {one_line(state.get('inbox_id'))} ({one_line(state.get('status'))})"
     )
@@ -345,12 +347,10 @@ def run_state(session: Session) -> int:
     session.out("")
     if not records:
         session.out("no messages sent from this inbox yet")
-        return EXIT_OK
+        return
     session.out("sent from this inbox (newest first):")
     rows = [(r.get("message_id"), when(r.get("created_at")), r.get("receipt")) for r in records]
-    for line in table(("MESSAGE_ID", "SENT", "RECEIPT"), rows):
-        session.out("  " + line)
-    return EXIT_OK
+    session.out_table(("MESSAGE_ID", "SENT", "RECEIPT"), rows, indent="  ")
 
 
 def _crew_state(session: Session) -> int:
@@ -366,9 +366,11 @@ def _crew_state(session: Session) -> int:
         query={"after": args.after, "limit": args.limit},
         shape=shapes.CREW_STATE,
     )
-    if session.json:
-        session.print_json(state)
-        return EXIT_OK
+    return session.show(state, _print_crew_state)
+
+
+def _print_crew_state(session: Session, state: dict[str, Any]) -> None:
+    args = session.args
     paused = " (wakeups paused)" if state.get("scheduler_paused") else ""
     session.out(
         f"{one_line(state.get('target'))}: messaging {one_line(state.get('messaging'))}{paused}"
@@ -381,8 +383,7 @@ def _crew_state(session: Session) -> int:
     if state.get("next_cursor"):
         more = ["messages", "state", "--target", str(args.target), "--after"]
         session.out("")
-        session.out("next page: " + shell(session.command(*more, state["next_cursor"])))
-    return EXIT_OK
+        session.out_command("next page: ", *more, state["next_cursor"])
 
 
 def _print_crew_inbox(session: Session, target: str, inbox: dict[str, Any]) -> None:
@@ -409,7 +410,7 @@ def _print_crew_inbox(session: Session, target: str, inbox: dict[str, Any]) -> N
     for record in records:
         if record.get("run_state") == "pending_review":
             words = ["crews", "release", "--crew", name, "--message-id", record["message_id"]]
-            session.out("  release: " + shell(session.command(*words)))
+            session.out_command("  release: ", *words)
     wakeups = inbox.get("wakeups") or []
     if wakeups:
         session.out("  wakeups:")
@@ -417,8 +418,7 @@ def _print_crew_inbox(session: Session, target: str, inbox: dict[str, Any]) -> N
             (w.get("wakeup_id"), when(w.get("due_at")), w.get("state"), w.get("run_state") or "-")
             for w in wakeups
         ]
-        for line in table(("WAKEUP_ID", "DUE", "STATE", "RUN"), rows):
-            session.out("    " + line)
+        session.out_table(("WAKEUP_ID", "DUE", "STATE", "RUN"), rows, indent="    ")
     for error in inbox.get("errors") or []:
         session.out(f"  error: {one_line(error)}")
 
@@ -465,10 +465,10 @@ def _show_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> int:
     )
     if wakeup.get("state") == "scheduled":
         cancel = ["messages", "wakeup", "cancel", "--wakeup-id", wakeup_id]
-        session.out("cancel: " + shell(session.command(*cancel)))
+        session.out_command("cancel: ", *cancel)
     inbox = str(wakeup.get("inbox_id") or "")
     read = ["messages", "read", "--inbox", inbox, "--wait", str(limits.WAIT_MAX_SECONDS)]
-    session.out("answers: " + shell(session.command(*read)))
+    session.out_command("answers: ", *read)
     return EXIT_OK
 
 

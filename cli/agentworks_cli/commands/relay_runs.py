@@ -19,7 +19,7 @@ from agentworks_cli.commands.call_waiting import (
     error_line,
     note,
 )
-from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
+from agentworks_cli.commands.formatting import indent, one_line, shell, when
 from agentworks_cli.commands.session import Session
 from agentworks_cli.shapes import Shape
 
@@ -141,8 +141,7 @@ def show_run(session: Session, run: dict[str, Any]) -> None:
             (s["name"], s["status"], s["attempt"], "yes" if s["safe"] else "no", s["replays"])
             for s in steps
         ]
-        for line in table(("STEP", "STATUS", "ATTEMPT", "SAFE", "REPLAYS"), rows):
-            session.out("  " + line)
+        session.out_table(("STEP", "STATUS", "ATTEMPT", "SAFE", "REPLAYS"), rows, indent="  ")
     if run.get("error"):
         session.out(f"error:    {one_line(run['error'])}")
     if run.get("evidence"):
@@ -152,7 +151,7 @@ def show_run(session: Session, run: dict[str, Any]) -> None:
         for line in indent(json.dumps(run.get("result"), indent=2, ensure_ascii=False), "  "):
             session.out(line)
     if not run["terminal"]:
-        session.out("wait:     " + shell(session.command("relays", "status", run_id, "--wait")))
+        session.out_command("wait:     ", "relays", "status", run_id, "--wait")
     elif run["status"] != "succeeded":
         session.out("retry:    " + _retry_command(session, run))
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
 from agentworks_cli.commands.call_waiting import note
-from agentworks_cli.commands.formatting import one_line, shell, table, when
+from agentworks_cli.commands.formatting import one_line, when
 from agentworks_cli.commands.relay_runs import RUN, run_path, show_run, wait_and_show
 from agentworks_cli.commands.session import Session, add_action
 from agentworks_cli.shapes import Shape
@@ -145,9 +145,10 @@ def run_publish(session: Session) -> int:
     if session.args.name and path.is_dir():
         body["name"] = session.args.name  # a FILE's relay.yaml carries the name already
     release = session.call("POST", "/api/relays", body=body, shape=RELEASE)
-    if session.json:
-        session.print_json(release)
-        return EXIT_OK
+    return session.show(release, _print_publish)
+
+
+def _print_publish(session: Session, release: dict[str, Any]) -> None:
     relay = str(release["relay"])
     head = f"{one_line(relay)} version {release['version']} (hash {_short(release)})"
     if release["created"]:
@@ -159,8 +160,7 @@ def run_publish(session: Session) -> int:
         session.out(f"  {one_line(function['name'])}{described}")
     first = str(release["functions"][0]["name"]) if release["functions"] else "FUNCTION"
     words = ["relays", "run", relay, first, "--input", "JSON", "--wait"]
-    session.out("run it: " + shell(session.command(*words)))
-    return EXIT_OK
+    session.out_command("run it: ", *words)
 
 
 def _package(path: Path, name: str | None) -> RelayPackage:
@@ -218,39 +218,37 @@ def _short(release: dict[str, Any]) -> str:
 
 def run_list(session: Session) -> int:
     listed = session.call("GET", "/api/relays", shape=RELAYS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_list)
+
+
+def _print_list(session: Session, listed: dict[str, Any]) -> None:
     relays = listed["relays"]
     if not relays:
         session.out("no Relays yet; publish one with:")
-        session.out("  " + shell(session.command("relays", "publish", "DIR")))
-        return EXIT_OK
+        session.out_command("  ", "relays", "publish", "DIR")
+        return
     rows = [
         (r["relay"], r["active_version"], r["latest_version"], when(r["updated_at"]),
          r["description"])
         for r in relays
     ]  # fmt: skip
-    for line in table(("RELAY", "ACTIVE", "LATEST", "UPDATED", "DESCRIPTION"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("RELAY", "ACTIVE", "LATEST", "UPDATED", "DESCRIPTION"), rows)
 
 
 def run_releases(session: Session) -> int:
     path = f"/api/relays/{quote(session.args.relay, safe='')}/releases"
     listed = session.call("GET", path, shape=RELEASES)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_releases)
+
+
+def _print_releases(session: Session, listed: dict[str, Any]) -> None:
     rows = [
         (r["version"], "*" if r["active"] else "", _short(r), when(r["published_at"]),
          ", ".join(f["name"] for f in r["functions"]))
         for r in listed["releases"]
     ]  # fmt: skip
     session.out(f"{one_line(listed['relay'])}: active version {listed['active_version']}")
-    for line in table(("VERSION", "ACTIVE", "HASH", "PUBLISHED", "FUNCTIONS"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("VERSION", "ACTIVE", "HASH", "PUBLISHED", "FUNCTIONS"), rows)
 
 
 # ---- runs ----
@@ -311,9 +309,9 @@ def run_retry(session: Session) -> int:
 
 def _next_steps(session: Session, run: dict[str, Any]) -> int:
     run_id = str(run["run_id"])
-    session.out("status: " + shell(session.command("relays", "status", run_id)))
+    session.out_command("status: ", "relays", "status", run_id)
     if not run["terminal"]:
-        session.out("wait:   " + shell(session.command("relays", "status", run_id, "--wait")))
+        session.out_command("wait:   ", "relays", "status", run_id, "--wait")
     return EXIT_OK
 
 

@@ -61,7 +61,7 @@ class Session:
 
     def show(self, body: Any, summary: Callable[[Session, Any], object]) -> int:
         """Every command's two outputs: with --json the server's answer as it came, else
-        `summary(self, body)`, the human one."""
+        `summary(self, body)`, the human one (a command names it `_print_ACTION`)."""
         if self.json:
             self.print_json(body)
         else:

@@ -256,21 +256,20 @@ def _step_row(item: int | None, stage: str, step: dict[str, Any]) -> tuple[objec
 
 def run_list(session: Session) -> int:
     listed = session.call("GET", "/v1/workflows", shape=shapes.RUNS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_list)
+
+
+def _print_list(session: Session, listed: dict[str, Any]) -> None:
     runs = listed.get("runs") or []
     if not runs:
         session.out("no workflow runs yet; start one with:")
-        session.out("  " + shell(session.command("workflow", "run-file", "WORKFLOW.md")))
-        return EXIT_OK
+        session.out_command("  ", "workflow", "run-file", "WORKFLOW.md")
+        return
     rows = [
         (r["runId"], r["workflowId"], r["status"], when(r["createdAt"]), r.get("retryOf") or "")
         for r in runs
     ]
-    for line in table(("RUN", "WORKFLOW", "STATUS", "CREATED", "RETRY OF"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("RUN", "WORKFLOW", "STATUS", "CREATED", "RETRY OF"), rows)
 
 
 def run_cancel(session: Session) -> int:
@@ -297,23 +296,23 @@ def _show(session: Session, run: dict[str, Any]) -> int:
 
 def run_webhook_key(session: Session) -> int:
     key = session.call("GET", "/v1/workflows/webhook-key", shape=shapes.WEBHOOK_KEY)
-    if session.json:
-        session.print_json(key)
-        return EXIT_OK
+    return session.show(key, _print_webhook_key)
+
+
+def _print_webhook_key(session: Session, key: dict[str, Any]) -> None:
     session.out(key["key"])
     session.out(f"(verify {key['header']}: t=<unix seconds>,v1=<hex HMAC-SHA256 of '<t>.<body>'>)")
-    return EXIT_OK
 
 
 def run_register(session: Session) -> int:
     body = {"content": _workflow_file(session.args.path)}
     registered = session.call("PUT", "/v1/workflow-definitions", body=body, shape=shapes.REGISTERED)
-    if session.json:
-        session.print_json(registered)
-        return EXIT_OK
+    return session.show(registered, _print_register)
+
+
+def _print_register(session: Session, registered: dict[str, Any]) -> None:
     session.out(f"registered {registered['workflowId']} (version {registered['version']})")
     _show_triggers(session, registered)
-    return EXIT_OK
 
 
 def run_registered(session: Session) -> int:
@@ -328,18 +327,17 @@ def run_registered(session: Session) -> int:
         ]
         if not rows:
             session.out("no registered workflows; register one with:")
-            session.out("  " + shell(session.command("workflow", "register", "WORKFLOW.md")))
-        for line in table(("WORKFLOW", "VERSION", "TRIGGERS", "UPDATED"), rows):
-            session.out(line)
+            session.out_command("  ", "workflow", "register", "WORKFLOW.md")
+        session.out_table(("WORKFLOW", "VERSION", "TRIGGERS", "UPDATED"), rows)
         return EXIT_OK
     path = f"/v1/workflow-definitions/{quote(session.args.workflow_id, safe='')}"
     found = session.call("GET", path, shape=shapes.REGISTERED)
-    if session.json:
-        session.print_json(found)
-        return EXIT_OK
+    return session.show(found, _print_registered)
+
+
+def _print_registered(session: Session, found: dict[str, Any]) -> None:
     session.out(f"{found['workflowId']} (version {found['version']})")
     _show_triggers(session, found)
-    return EXIT_OK
 
 
 def _show_triggers(session: Session, registered: dict[str, Any]) -> None:
