@@ -5,16 +5,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from agentworks.crews.views import AdapterProfileDeleted, AdapterProfileList, AdapterProfileView
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.runtime import services
 
 router = Router()
-
-_NAME = Path(max_length=64)
 
 
 def _view(profile: Any) -> AdapterProfileView:
@@ -42,7 +41,7 @@ def list_adapters() -> AdapterProfileList:
 @router.get(
     "/adapters/<name>", summary="One adapter profile", responses=documented(200, 400, 403, 404)
 )
-def get_adapter(name: Annotated[str, _NAME]) -> AdapterProfileView:
+def get_adapter(name: PathId) -> AdapterProfileView:
     return _view(services().crews.adapters.get(current_principal(router), name))
 
 
@@ -52,7 +51,7 @@ def get_adapter(name: Annotated[str, _NAME]) -> AdapterProfileView:
     responses=documented(200, 400, 403, 404, 409, 413),
 )
 def update_adapter(
-    name: Annotated[str, _NAME], definition: Annotated[dict[str, Any], Body()]
+    name: PathId, definition: Annotated[dict[str, Any], Body()]
 ) -> AdapterProfileView:
     return _view(services().crews.adapters.update(current_principal(router), name, definition))
 
@@ -62,6 +61,6 @@ def update_adapter(
     summary="Delete an adapter profile (admin without target bounds)",
     responses=documented(200, 400, 403, 404),
 )
-def delete_adapter(name: Annotated[str, _NAME]) -> AdapterProfileDeleted:
+def delete_adapter(name: PathId) -> AdapterProfileDeleted:
     services().crews.adapters.delete(current_principal(router), name)
     return AdapterProfileDeleted(name=name.lower(), deleted=True)

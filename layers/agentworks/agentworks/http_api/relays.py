@@ -9,6 +9,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel
 
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.relays.views import (
@@ -28,7 +29,6 @@ from agentworks.runtime import services
 router = Router()
 
 _RELAY = Path(max_length=63)
-_RUN_ID = Path(max_length=64)
 _STEP = Path(max_length=100)
 
 
@@ -76,7 +76,7 @@ def start_run(
     summary="A run's status, durable steps and final JSON",
     responses=documented(200, 403, 404),
 )
-def get_run(relay: Annotated[str, _RELAY], run_id: Annotated[str, _RUN_ID]) -> RelayRunView:
+def get_run(relay: Annotated[str, _RELAY], run_id: PathId) -> RelayRunView:
     return services().relays.runs.status(current_principal(router), run_id, relay)
 
 
@@ -88,7 +88,7 @@ def get_run(relay: Annotated[str, _RELAY], run_id: Annotated[str, _RUN_ID]) -> R
 )
 def retry_run(
     relay: Annotated[str, _RELAY],
-    run_id: Annotated[str, _RUN_ID],
+    run_id: PathId,
     request: Annotated[RetryRelayRun, Body()],
 ) -> RelayRunView:
     return services().relays.runs.retry(current_principal(router), run_id, request, relay)
@@ -99,7 +99,7 @@ def retry_run(
     summary="A run by its id alone (the CLI's `relays status RUN`)",
     responses=documented(200, 403, 404),
 )
-def get_run_by_id(run_id: Annotated[str, _RUN_ID]) -> RelayRunView:
+def get_run_by_id(run_id: PathId) -> RelayRunView:
     return services().relays.runs.status(current_principal(router), run_id)
 
 
@@ -109,9 +109,7 @@ def get_run_by_id(run_id: Annotated[str, _RUN_ID]) -> RelayRunView:
     status_code=202,
     responses=documented(202, 400, 403, 404, 409, description="Accepted"),
 )
-def retry_run_by_id(
-    run_id: Annotated[str, _RUN_ID], request: Annotated[RetryRelayRun, Body()]
-) -> RelayRunView:
+def retry_run_by_id(run_id: PathId, request: Annotated[RetryRelayRun, Body()]) -> RelayRunView:
     return services().relays.runs.retry(current_principal(router), run_id, request)
 
 
@@ -125,7 +123,7 @@ def retry_run_by_id(
 )
 def start_step(
     relay: Annotated[str, _RELAY],
-    run_id: Annotated[str, _RUN_ID],
+    run_id: PathId,
     step: Annotated[str, _STEP],
     request: Annotated[StepStart, Body()],
 ) -> StepDecision:
@@ -139,7 +137,7 @@ def start_step(
 )
 def finish_step(
     relay: Annotated[str, _RELAY],
-    run_id: Annotated[str, _RUN_ID],
+    run_id: PathId,
     step: Annotated[str, _STEP],
     request: Annotated[StepFinish, Body()],
 ) -> StepRecorded:
@@ -153,7 +151,7 @@ def finish_step(
     responses=documented(200, 400, 404),
 )
 def abandon_step(
-    relay: Annotated[str, _RELAY], run_id: Annotated[str, _RUN_ID], step: Annotated[str, _STEP]
+    relay: Annotated[str, _RELAY], run_id: PathId, step: Annotated[str, _STEP]
 ) -> StepRecorded:
     services().relays.steps.abandon(current_principal(router), run_id, step)
     return StepRecorded()
