@@ -20,6 +20,8 @@ from agentworks.runtime import services
 
 router = Router()
 
+_Control = Annotated[ConversationControl, Body()]
+
 
 @router.get(
     "/conversations",
@@ -49,9 +51,7 @@ def show_conversation(conversation_id: PathId) -> ConversationDetail:
     summary="Pause a conversation: no new runs start in it until it resumes",
     responses=documented(200, 400, 403, 404, 409),
 )
-def pause(
-    inbox_id: PathId, request: Annotated[ConversationControl, Body()]
-) -> ConversationStatusView:
+def pause(inbox_id: PathId, request: _Control) -> ConversationStatusView:
     return services().crews.controls.pause(current_principal(router), inbox_id, request.agent_name)
 
 
@@ -60,9 +60,7 @@ def pause(
     summary="Resume a paused conversation: what arrived meanwhile starts its runs",
     responses=documented(200, 400, 403, 404, 409),
 )
-def resume(
-    inbox_id: PathId, request: Annotated[ConversationControl, Body()]
-) -> ConversationStatusView:
+def resume(inbox_id: PathId, request: _Control) -> ConversationStatusView:
     return services().crews.controls.resume(current_principal(router), inbox_id, request.agent_name)
 
 
@@ -71,9 +69,7 @@ def resume(
     summary="Close a conversation for good: its open requests are cancelled",
     responses=documented(200, 400, 403, 404, 409),
 )
-def close(
-    inbox_id: PathId, request: Annotated[ConversationControl, Body()]
-) -> ConversationStatusView:
+def close(inbox_id: PathId, request: _Control) -> ConversationStatusView:
     return services().crews.controls.close(current_principal(router), inbox_id, request.agent_name)
 
 

@@ -20,7 +20,7 @@ from agentworks.crews.views import (
     FilePage,
     FunctionList,
 )
-from agentworks.http_api.params import AfterCursor, PathId
+from agentworks.http_api.params import AfterCursor, Definition, PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented, new_or_replayed, or_replayed
 from agentworks.runtime import services
@@ -41,7 +41,7 @@ def crew_view(crew: Any) -> CrewView:
     status_code=201,
     responses=documented(201, 400, 403, 404, 409, 413),
 )
-def create_crew(definition: Annotated[dict[str, Any], Body()]) -> CrewView:
+def create_crew(definition: Definition) -> CrewView:
     return crew_view(services().crews.definitions.create(current_principal(router), definition))
 
 
@@ -65,7 +65,7 @@ def get_crew(name: PathId) -> CrewView:
     summary="Replace a Crew's definition (admin)",
     responses=documented(200, 400, 403, 404, 409, 413),
 )
-def update_crew(name: PathId, definition: Annotated[dict[str, Any], Body()]) -> CrewView:
+def update_crew(name: PathId, definition: Definition) -> CrewView:
     return crew_view(
         services().crews.definitions.update(current_principal(router), name, definition)
     )
