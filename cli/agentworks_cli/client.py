@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from agentworks_local import configfile
 
@@ -47,6 +48,12 @@ class CliError(Exception):
 
 
 # ---- config files ----
+
+
+def segment(value: str) -> str:
+    """`value` as one segment of an API path: escaped, '/' included, so an id or a name
+    given on the command line can never reach another route."""
+    return quote(value, safe="")
 
 
 def resolve_config_path(flag: str | None, environ: dict[str, str] | None = None) -> Path:

@@ -8,27 +8,26 @@ from __future__ import annotations
 import argparse
 import json
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, segment
 from agentworks_cli.commands.crews import read_definition_file
 from agentworks_cli.commands.formatting import indent, one_line, when
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 _WHAT, _HOLDS = "adapter profile file", "name, type and the type's settings"
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "adapters",
-        parents=[common],
-        help="define, show and delete adapter profiles (what workflow steps run with)",
+        "define, show and delete adapter profiles (what workflow steps run with)",
         description="An adapter profile is a named adapter block (scripted, bedrock, lambda, "
         "mailbox, cli) that workflow steps name with `adapter`. Defining one takes an admin "
         "connection without target bounds.",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
     for action, help_text, handler in (
         ("create", "create a profile from its file (YAML or JSON; admin)", run_create),
         ("update", "replace a profile's settings with its file (same name; admin)", run_update),
@@ -47,7 +46,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _path(name: str) -> str:
-    return f"/v1/adapters/{quote(name, safe='')}"
+    return f"/v1/adapters/{segment(name)}"
 
 
 def run_create(session: Session) -> int:

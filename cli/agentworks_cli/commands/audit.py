@@ -11,33 +11,33 @@ from typing import Any
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, CliError
 from agentworks_cli.commands.formatting import one_line
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 EVENTS = ("agent_asked", "request_needs_review", "request_answered", "conversation_closed")
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    audit = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "audit",
-        parents=[common],
-        help="the audit log of conversations with a Crew (admin)",
+        "the audit log of conversations with a Crew (admin)",
         description="Every change to a conversation with a Crew — messages, request states, "
         "release, decline, cancel, expiry, pause, resume, close, delete — and who made it.",
     )
-    actions = audit.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = add_action(actions, common, "list", run_audit_list, "a page of entries, oldest first")
     listing.add_argument("--inbox", metavar="INBOX_ID", help="one conversation's entries only")
     listing.add_argument("--limit", type=int, metavar="N", help="entries per page (1-100)")
     listing.add_argument("--after", metavar="CURSOR", help="go on from a page's next_cursor")
 
-    hooks = commands.add_parser(
+    hook_actions = add_group(
+        commands,
+        common,
         "webhooks",
-        parents=[common],
-        help="outbound webhooks for conversation events (admin)",
+        "outbound webhooks for conversation events (admin)",
         description="Subscribe a URL to conversation events, signed with the account's "
         "webhook key (`agentworks workflow webhook-key`). Events: " + ", ".join(EVENTS) + ".",
     )
-    hook_actions = hooks.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = add_action(hook_actions, common, "create", run_webhooks_create, "subscribe a URL")
     create.add_argument(
         "--url", required=True, help="https:// to a public address (docs/outbound.md)"

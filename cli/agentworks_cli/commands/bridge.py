@@ -19,7 +19,7 @@ from typing import Any
 
 from agentworks_cli.bridge.hook_files import PROVIDERS
 from agentworks_cli.client import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliError
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 EVENTS = ("stop", "user-prompt-submit", "session-start", "session-end")
 MESSAGE_ACTIONS = ("ack", "reply", "send", "read", "peers", "purpose")
@@ -27,10 +27,9 @@ START_TIMEOUT_SECONDS = 10.0
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
-        "bridge", parents=[common], help="the local bridge that delivers messages into chats"
+    actions = add_group(
+        commands, common, "bridge", "the local bridge that delivers messages into chats"
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
     start = add_action(actions, common, "start", run_start, "start it in the background")
     actions.add_parser("stop", parents=[common], help="stop it").set_defaults(handler=run_stop)
     actions.add_parser(

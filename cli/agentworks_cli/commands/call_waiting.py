@@ -9,10 +9,9 @@ import json
 import sys
 import time
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, CliError
+from agentworks_cli.client import EXIT_OK, CliError, segment
 from agentworks_cli.commands.formatting import clean, indent, one_line, shell, when
 from agentworks_cli.commands.session import Session
 
@@ -81,9 +80,7 @@ class Waiter:
                                "call": status}},
                 )  # fmt: skip
             time.sleep(POLL_SECONDS)
-            status = self.session.call(
-                "GET", f"/v1/calls/{quote(call_id, safe='')}", shape=shapes.CALL
-            )
+            status = self.session.call("GET", f"/v1/calls/{segment(call_id)}", shape=shapes.CALL)
 
     def report(self, status: dict[str, Any]) -> dict[str, Any]:
         """Prints what is new; returns the status to go on with (after an answer, its reply)."""
@@ -124,7 +121,7 @@ class Waiter:
         try:
             answered = self.session.call(
                 "POST",
-                f"/v1/calls/{quote(call_id, safe='')}/reply",
+                f"/v1/calls/{segment(call_id)}/reply",
                 body={"request_id": request_id, "answer": answer},
                 shape=shapes.CALL,
             )

@@ -5,21 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, write_config_file
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, segment, write_config_file
 from agentworks_cli.commands.formatting import one_line, shell, when
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "connections",
-        parents=[common],
-        help="create, list and revoke connections (tokens) of the account",
+        "create, list and revoke connections (tokens) of the account",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     create = add_action(
         actions, common, "create", run_create, "create a connection; its token is shown once"
@@ -157,7 +156,7 @@ def _print_list(session: Session, listed: dict[str, Any]) -> None:
 def run_revoke(session: Session) -> int:
     connection_id = session.args.connection_id
     revoked = session.call(
-        "DELETE", f"/v1/connections/{quote(connection_id, safe='')}", shape=shapes.CONNECTION
+        "DELETE", f"/v1/connections/{segment(connection_id)}", shape=shapes.CONNECTION
     )
     if session.json:
         session.print_json(revoked)

@@ -7,25 +7,24 @@ from __future__ import annotations
 import argparse
 import re
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_USAGE, CliError, segment
 from agentworks_cli.commands.formatting import one_line, when
 from agentworks_cli.commands.messages import message_text
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "conversations",
-        parents=[common],
-        help="requests, replies and notes in conversations with a Crew",
+        "requests, replies and notes in conversations with a Crew",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     request = actions.add_parser("request", parents=[common], help="ask a Crew for something")
     _where(request, first_contact=True)
@@ -206,7 +205,7 @@ def _print_show(session: Session, listing: dict[str, Any]) -> None:
 def run_cancel(session: Session) -> int:
     args = session.args
     body: dict[str, Any] = {"agent_name": args.agent} if args.agent else {}
-    path = f"/v1/requests/{quote(args.message_id, safe='')}/cancel"
+    path = f"/v1/requests/{segment(args.message_id)}/cancel"
     view = session.call("POST", path, body=body, shape=shapes.REQUEST)
     return session.show(view, _print_cancel)
 
@@ -217,7 +216,7 @@ def _print_cancel(session: Session, view: dict[str, Any]) -> None:
 
 def run_control(session: Session) -> int:
     args = session.args
-    inbox = quote(args.inbox, safe="")
+    inbox = segment(args.inbox)
     if args.control == "delete":
         view = session.call("DELETE", f"/v1/conversations/{inbox}", shape=shapes.CONVERSATION)
     else:

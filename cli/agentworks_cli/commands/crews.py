@@ -14,26 +14,25 @@ import sys
 from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_USAGE, CliError, segment
 from agentworks_cli.commands.formatting import one_line, when
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 INSTRUCTIONS_SHOWN_CHARS = 200
 JSON_SUFFIXES = (".json",)
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "crews",
-        parents=[common],
-        help="define, show and delete Crews (agents with typed functions)",
+        "define, show and delete Crews (agents with typed functions)",
         description="Crews are agents that expose typed functions; call them with "
         "`agentworks functions`. Defining one takes the admin scope.",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     create = add_action(
         actions, common, "create", run_create, "create a Crew from its file (YAML or JSON; admin)"
@@ -165,13 +164,13 @@ def run_update(session: Session) -> int:
     if not isinstance(name, str) or not name.strip():
         raise CliError("the Crew file needs a name (the Crew to update)", EXIT_USAGE)
     crew = session.call(
-        "PUT", f"/v1/crews/{quote(name.strip(), safe='')}", body=definition, shape=shapes.CREW
+        "PUT", f"/v1/crews/{segment(name.strip())}", body=definition, shape=shapes.CREW
     )
     return session.show(crew, partial(_print_crew, verb="updated"))
 
 
 def run_get(session: Session) -> int:
-    crew = session.call("GET", f"/v1/crews/{quote(session.args.name, safe='')}", shape=shapes.CREW)
+    crew = session.call("GET", f"/v1/crews/{segment(session.args.name)}", shape=shapes.CREW)
     return session.show(crew, _print_crew)
 
 
@@ -203,7 +202,7 @@ def _print_crews(session: Session, listed: dict[str, Any]) -> None:
 
 def run_delete(session: Session) -> int:
     name = session.args.name
-    deleted = session.call("DELETE", f"/v1/crews/{quote(name, safe='')}", shape=shapes.CREW_DELETED)
+    deleted = session.call("DELETE", f"/v1/crews/{segment(name)}", shape=shapes.CREW_DELETED)
     fallback = "crew:" + name
     return session.show(
         deleted,
@@ -215,7 +214,7 @@ def run_release(session: Session) -> int:
     args = session.args
     outcome = session.call(
         "POST",
-        f"/v1/crews/{quote(args.crew, safe='')}/release",
+        f"/v1/crews/{segment(args.crew)}/release",
         body={"message_id": args.message_id},
         shape=shapes.REVIEW,
     )
@@ -238,7 +237,7 @@ def run_decline(session: Session) -> int:
     if args.reason is not None:
         body["reason"] = args.reason
     outcome = session.call(
-        "POST", f"/v1/crews/{quote(args.crew, safe='')}/decline", body=body, shape=shapes.REVIEW
+        "POST", f"/v1/crews/{segment(args.crew)}/decline", body=body, shape=shapes.REVIEW
     )
     return session.show(outcome, _print_declined)
 

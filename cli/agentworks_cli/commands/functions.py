@@ -14,13 +14,12 @@ import base64
 import json
 import sys
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, segment
 from agentworks_cli.commands.call_waiting import note, show_status, wait_and_show
 from agentworks_cli.commands.formatting import clean, one_line, shell
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 WAIT_HELP = "wait for the outcome, polling; exit 0 succeeded, 6 failed, 7 cancelled/interrupted"
 EPILOG = """\
@@ -30,16 +29,15 @@ exit codes of --wait: 0 succeeded, 6 failed, 7 cancelled or interrupted,
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "functions",
-        parents=[common],
-        help="discover and call a Crew's typed functions",
+        "discover and call a Crew's typed functions",
         description="Typed functions of Crews: discover them, call one, follow the call "
         "to its outcome, answer its questions and read its files.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     listing = add_action(
         actions, common, "list", run_list, "a Crew's functions and their input/output schemas"
@@ -198,7 +196,7 @@ def _print_call(session: Session, accepted: dict[str, Any]) -> None:
 def run_status(session: Session) -> int:
     args = session.args
     _check_timeout(args)
-    status = session.call("GET", f"/v1/calls/{quote(args.call_id, safe='')}", shape=shapes.CALL)
+    status = session.call("GET", f"/v1/calls/{segment(args.call_id)}", shape=shapes.CALL)
     if args.wait:
         return wait_and_show(session, status, args.timeout)
     if session.json:
@@ -216,7 +214,7 @@ def run_read(session: Session) -> int:
         return _list_files(session, args.call_id)
     page = session.call(
         "GET",
-        f"/v1/calls/{quote(args.call_id, safe='')}/files",
+        f"/v1/calls/{segment(args.call_id)}/files",
         query={"path": args.file, "page": args.page},
         shape=shapes.FILE_PAGE,
     )
@@ -255,7 +253,7 @@ def _print_read(session: Session, page: dict[str, Any]) -> None:
 
 def _list_files(session: Session, call_id: str) -> int:
     """The files a call wrote, each with the command that reads it (from its status)."""
-    status = session.call("GET", f"/v1/calls/{quote(call_id, safe='')}", shape=shapes.CALL)
+    status = session.call("GET", f"/v1/calls/{segment(call_id)}", shape=shapes.CALL)
     files = [f for f in status.get("files") or [] if isinstance(f, dict)]
     if session.json:
         session.print_json(
@@ -281,7 +279,7 @@ def run_reply(session: Session) -> int:
     answer = sys.stdin.read().rstrip("\n") if args.answer == "-" else args.answer
     status = session.call(
         "POST",
-        f"/v1/calls/{quote(args.call_id, safe='')}/reply",
+        f"/v1/calls/{segment(args.call_id)}/reply",
         body={"request_id": args.request_id, "answer": answer},
         shape=shapes.CALL,
     )
@@ -310,7 +308,7 @@ def run_complete(session: Session) -> int:
     if args.result is not None:
         body["result"] = parse_json_value(args.result, "--result")
     status = session.call(
-        "POST", f"/v1/calls/{quote(args.call_id, safe='')}/result", body=body, shape=shapes.CALL
+        "POST", f"/v1/calls/{segment(args.call_id)}/result", body=body, shape=shapes.CALL
     )
     return session.show(status, _print_complete)
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
-from urllib.parse import quote
 
 from agentworks import limits
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, segment
 from agentworks_cli.commands.formatting import indent, one_line, table, when
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 # Long polls shorter than this finish before a progress line would help anyone.
 PROGRESS_AFTER_SECONDS = 2.0
@@ -19,10 +18,7 @@ PURPOSE_COLUMN_CHARS = 80
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
-        "messages", parents=[common], help="direct messages between named agents"
-    )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions = add_group(commands, common, "messages", "direct messages between named agents")
 
     register = add_action(
         actions, common, "register", run_register, "register (or re-register) a named agent address"
@@ -301,7 +297,7 @@ def run_ack(session: Session) -> int:
     args = session.args
     result = session.call(
         "POST",
-        f"/v1/messages/{quote(args.message_id, safe='')}/ack",
+        f"/v1/messages/{segment(args.message_id)}/ack",
         body={"delivery": args.delivery},
         shape=shapes.ACK,
     )
@@ -322,7 +318,7 @@ def run_state(session: Session) -> int:
         raise CliError("--after and --limit page a Crew's state (--target crew:NAME)", EXIT_USAGE)
     state = session.call(
         "GET",
-        f"/v1/inboxes/{quote(args.inbox, safe='')}/state",
+        f"/v1/inboxes/{segment(args.inbox)}/state",
         query={"agent_name": args.agent},
         shape=shapes.INBOX_STATE,
     )
@@ -362,7 +358,7 @@ def _crew_state(session: Session) -> int:
         raise CliError("--agent goes with --inbox", EXIT_USAGE)
     state = session.call(
         "GET",
-        f"/v1/crews/{quote(name, safe='')}/state",
+        f"/v1/crews/{segment(name)}/state",
         query={"after": args.after, "limit": args.limit},
         shape=shapes.CREW_STATE,
     )
@@ -438,7 +434,7 @@ def run_wakeup_schedule(session: Session) -> int:
 
 
 def run_wakeup_cancel(session: Session) -> int:
-    wakeup_id = quote(session.args.wakeup_id, safe="")
+    wakeup_id = segment(session.args.wakeup_id)
     return _show_wakeup(
         session,
         session.call("DELETE", f"/v1/wakeups/{wakeup_id}", shape=shapes.WAKEUP),
@@ -448,7 +444,7 @@ def run_wakeup_cancel(session: Session) -> int:
 
 def run_wakeup_reschedule(session: Session) -> int:
     args = session.args
-    path = f"/v1/wakeups/{quote(args.wakeup_id, safe='')}/reschedule"
+    path = f"/v1/wakeups/{segment(args.wakeup_id)}/reschedule"
     return _show_wakeup(
         session, session.call("POST", path, body=_when(args), shape=shapes.WAKEUP), "rescheduled"
     )
@@ -474,7 +470,7 @@ def _show_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> int:
 
 def run_unregister(session: Session) -> int:
     name = session.args.agent
-    result = session.call("DELETE", f"/v1/agents/{quote(name, safe='')}", shape=shapes.UNREGISTERED)
+    result = session.call("DELETE", f"/v1/agents/{segment(name)}", shape=shapes.UNREGISTERED)
     if session.json:
         session.print_json(result)
         return EXIT_OK

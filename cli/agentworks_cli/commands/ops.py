@@ -11,18 +11,18 @@ from typing import Any
 
 from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
 from agentworks_cli.commands.formatting import one_line
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 REDRIVE_MAX = 100  # messages one run replays unless --max says otherwise
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "ops",
-        parents=[common],
-        help="operate a deployed stack with your AWS credentials (docs/operations.md)",
+        "operate a deployed stack with your AWS credentials (docs/operations.md)",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
     redrive = add_action(
         actions,
         common,

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import time
 from typing import Any
-from urllib.parse import quote
 
-from agentworks_cli.client import EXIT_OK, CliError
+from agentworks_cli.client import EXIT_OK, CliError, segment
 from agentworks_cli.commands.call_waiting import (
     EXIT_CALL_FAILED,
     EXIT_CALL_STOPPED,
@@ -32,7 +31,7 @@ RUN_EXIT = {
 
 
 def run_path(run_id: str, tail: str = "") -> str:
-    return f"/api/relay-runs/{quote(run_id, safe='')}{tail}"
+    return f"/api/relay-runs/{segment(run_id)}{tail}"
 
 
 def wait_and_show(session: Session, run: dict[str, Any]) -> int:

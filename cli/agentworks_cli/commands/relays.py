@@ -15,13 +15,12 @@ import sys
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
-from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError, segment
 from agentworks_cli.commands.call_waiting import note
 from agentworks_cli.commands.formatting import one_line, when
 from agentworks_cli.commands.relay_runs import RUN, run_path, show_run, wait_and_show
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 from agentworks_cli.shapes import Shape
 
 if TYPE_CHECKING:
@@ -42,17 +41,16 @@ WAIT_HELP = "follow the run to its end: progress on stderr, the final JSON on st
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "relays",
-        parents=[common],
-        help="publish Python Relays and run their functions durably",
+        "publish Python Relays and run their functions durably",
         description="A Relay is a folder of Python code and its relay.yaml. Publishing makes\n"
         "its source the active release; a run is pinned to one release, and its durable\n"
         "steps are not redone when it is retried.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     publish = add_action(
         actions,
@@ -236,7 +234,7 @@ def _print_list(session: Session, listed: dict[str, Any]) -> None:
 
 
 def run_releases(session: Session) -> int:
-    path = f"/api/relays/{quote(session.args.relay, safe='')}/releases"
+    path = f"/api/relays/{segment(session.args.relay)}/releases"
     listed = session.call("GET", path, shape=RELEASES)
     return session.show(listed, _print_releases)
 
@@ -264,7 +262,7 @@ def run_run(session: Session) -> int:
     }
     if args.version is not None:
         body["version"] = args.version
-    path = f"/api/relays/{quote(args.relay, safe='')}/runs"
+    path = f"/api/relays/{segment(args.relay)}/runs"
     run = session.call("POST", path, body=body, shape=RUN)
     if args.wait:
         if run["replayed"]:

@@ -86,6 +86,16 @@ class Session:
         return [*prefix, *words]
 
 
+def add_group(
+    commands: Any, common: argparse.ArgumentParser, name: str, help: str, **options: Any
+) -> Any:
+    """A command group with the common options; returns the subparsers its ACTIONs join."""
+    if "epilog" in options:  # every epilog here is a preformatted table of exit codes
+        options.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+    group = commands.add_parser(name, parents=[common], help=help, **options)
+    return group.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+
 def add_action(
     actions: Any,
     common: argparse.ArgumentParser,

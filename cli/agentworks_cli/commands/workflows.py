@@ -11,10 +11,9 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, segment
 from agentworks_cli.commands.call_waiting import (
     EXIT_CALL_FAILED,
     EXIT_CALL_STOPPED,
@@ -23,22 +22,22 @@ from agentworks_cli.commands.call_waiting import (
 )
 from agentworks_cli.commands.crews import read_definition_file
 from agentworks_cli.commands.formatting import one_line, shell, table, when
-from agentworks_cli.commands.session import Session, add_action
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 RUN_EXIT = {"succeeded": EXIT_OK, "failed": EXIT_CALL_FAILED, "cancelled": EXIT_CALL_STOPPED}
 OUTPUT_CHARS = 60  # of a step's output in the table; `--json` has all of it
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "workflow",
-        parents=[common],
-        help="start and follow staged multi-agent workflows",
+        "start and follow staged multi-agent workflows",
         description="A workflow is stages of steps: a stage's steps run in parallel, the next "
         "stage starts when all of them ended. Steps name an adapter profile "
         "(agentworks adapters list) or continue an earlier step's session (sessionRef).",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     start = add_action(actions, common, "start", run_start, "start a run from its JSON")
     start.add_argument(
@@ -127,7 +126,7 @@ def _variables(session: Session) -> dict[str, Any] | None:
 
 
 def _run_path(run_id: str, tail: str = "") -> str:
-    return f"/v1/workflows/{quote(run_id, safe='')}{tail}"
+    return f"/v1/workflows/{segment(run_id)}{tail}"
 
 
 def run_start(session: Session) -> int:
@@ -330,7 +329,7 @@ def run_registered(session: Session) -> int:
             session.out_command("  ", "workflow", "register", "WORKFLOW.md")
         session.out_table(("WORKFLOW", "VERSION", "TRIGGERS", "UPDATED"), rows)
         return EXIT_OK
-    path = f"/v1/workflow-definitions/{quote(session.args.workflow_id, safe='')}"
+    path = f"/v1/workflow-definitions/{segment(session.args.workflow_id)}"
     found = session.call("GET", path, shape=shapes.REGISTERED)
     return session.show(found, _print_registered)
 
