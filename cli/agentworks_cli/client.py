@@ -56,6 +56,12 @@ def segment(value: str) -> str:
     return quote(value, safe="")
 
 
+def given(**fields: Any) -> dict[str, Any]:
+    """The fields of a request body that were given: a None (an option left out) is not sent,
+    so the server applies its default."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 def resolve_config_path(flag: str | None, environ: dict[str, str] | None = None) -> Path:
     """--config wins over AGENTWORKS_CONFIG, which wins over ~/.agentworks/config.json."""
     env = os.environ if environ is None else environ

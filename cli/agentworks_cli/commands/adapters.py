@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from functools import partial
 from typing import Any
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, segment
+from agentworks_cli.client import EXIT_USAGE, CliError, segment
 from agentworks_cli.commands.crews import read_definition_file
 from agentworks_cli.commands.formatting import indent, one_line, when
 from agentworks_cli.commands.session import Session, add_action, add_group
@@ -52,7 +53,7 @@ def _path(name: str) -> str:
 def run_create(session: Session) -> int:
     definition = read_definition_file(session.args.file, _WHAT, _HOLDS)
     created = session.call("POST", "/v1/adapters", body=definition, shape=shapes.ADAPTER)
-    return _show(session, created, "created")
+    return session.show(created, partial(_print_profile, verb="created"))
 
 
 def run_update(session: Session) -> int:
@@ -61,11 +62,13 @@ def run_update(session: Session) -> int:
     if not isinstance(name, str) or not name.strip():
         raise CliError("the adapter profile file needs a name (the profile to update)", EXIT_USAGE)
     updated = session.call("PUT", _path(name.strip()), body=definition, shape=shapes.ADAPTER)
-    return _show(session, updated, "updated")
+    return session.show(updated, partial(_print_profile, verb="updated"))
 
 
 def run_get(session: Session) -> int:
-    return _show(session, session.call("GET", _path(session.args.name), shape=shapes.ADAPTER), None)
+    return session.show(
+        session.call("GET", _path(session.args.name), shape=shapes.ADAPTER), _print_profile
+    )
 
 
 def run_list(session: Session) -> int:
@@ -95,10 +98,7 @@ def _print_delete(session: Session, deleted: dict[str, Any]) -> None:
     session.out(f"deleted adapter profile {one_line(deleted.get('name'))}")
 
 
-def _show(session: Session, profile: dict[str, Any], verb: str | None) -> int:
-    if session.json:
-        session.print_json(profile)
-        return EXIT_OK
+def _print_profile(session: Session, profile: dict[str, Any], verb: str | None = None) -> None:
     name = one_line(profile.get("name"))
     head = f"{verb} adapter profile {name}" if verb else f"adapter profile {name}"
     session.out(f"{head} (version {profile.get('version')})")
@@ -111,4 +111,3 @@ def _show(session: Session, profile: dict[str, Any], verb: str | None) -> int:
         session.out("settings:")
         for line in indent(json.dumps(settings, indent=2, ensure_ascii=False), "  "):
             session.out(line)
-    return EXIT_OK

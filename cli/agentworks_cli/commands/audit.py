@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, CliError
+from agentworks_cli.client import CliError
 from agentworks_cli.commands.formatting import one_line
 from agentworks_cli.commands.session import Session, add_action, add_group
 
@@ -102,11 +102,11 @@ def run_webhooks_create(session: Session) -> int:
         raise CliError(f"unknown events {', '.join(unknown)}; choose from {', '.join(EVENTS)}")
     body = {"url": args.url, "events": events}
     made = session.call("POST", "/v1/webhooks", body=body, shape=shapes.WEBHOOK)
-    if session.json:
-        session.print_json(made)
-    else:
-        session.out(f"{made['webhook_id']}  {one_line(made['url'])}  {','.join(made['events'])}")
-    return EXIT_OK
+    return session.show(made, _print_webhook)
+
+
+def _print_webhook(session: Session, made: dict[str, Any]) -> None:
+    session.out(f"{made['webhook_id']}  {one_line(made['url'])}  {','.join(made['events'])}")
 
 
 def run_webhooks_list(session: Session) -> int:
@@ -123,11 +123,7 @@ def _print_webhooks_list(session: Session, listed: dict[str, Any]) -> None:
 def run_webhooks_delete(session: Session) -> int:
     path = f"/v1/webhooks/{session.args.webhook_id}"
     gone = session.call("DELETE", path, shape=shapes.WEBHOOK_DELETED)
-    if session.json:
-        session.print_json(gone)
-    else:
-        session.out(f"deleted {gone['webhook_id']}")
-    return EXIT_OK
+    return session.show(gone, lambda session, gone: session.out(f"deleted {gone['webhook_id']}"))
 
 
 def run_webhooks_deliveries(session: Session) -> int:

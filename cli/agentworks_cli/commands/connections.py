@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -158,11 +159,11 @@ def run_revoke(session: Session) -> int:
     revoked = session.call(
         "DELETE", f"/v1/connections/{segment(connection_id)}", shape=shapes.CONNECTION
     )
-    if session.json:
-        session.print_json(revoked)
-        return EXIT_OK
+    return session.show(revoked, partial(_print_revoked, connection_id=connection_id))
+
+
+def _print_revoked(session: Session, revoked: dict[str, Any], connection_id: str) -> None:
     session.out(
         f"revoked connection {one_line(revoked.get('connection_id', connection_id))} "
         f"({one_line(revoked.get('name'))}); its token no longer works"
     )
-    return EXIT_OK

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_USAGE, CliError, segment
+from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.formatting import one_line, when
 from agentworks_cli.commands.messages import message_text
 from agentworks_cli.commands.session import Session, add_action, add_group
@@ -115,15 +115,13 @@ def run_send(session: Session) -> int:
         body["deadline_seconds"] = seconds
     if getattr(args, "handoff", False):
         body["handoff"] = True
-    for key, value in (
-        ("target", getattr(args, "target", None)),
-        ("inbox_id", args.inbox),
-        ("agent_name", args.agent),
-        ("submission_id", args.submission_id),
-        ("in_reply_to", getattr(args, "to", None)),
-    ):
-        if value is not None:
-            body[key] = value
+    body |= given(
+        target=getattr(args, "target", None),
+        inbox_id=args.inbox,
+        agent_name=args.agent,
+        submission_id=args.submission_id,
+        in_reply_to=getattr(args, "to", None),
+    )
     receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
     return session.show(receipt, _print_send)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_USAGE, CliError, segment
+from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.formatting import one_line, when
 from agentworks_cli.commands.session import Session, add_action, add_group
 
@@ -233,9 +233,7 @@ def _print_released(session: Session, outcome: dict[str, Any]) -> None:
 
 def run_decline(session: Session) -> int:
     args = session.args
-    body: dict[str, Any] = {"message_id": args.message_id}
-    if args.reason is not None:
-        body["reason"] = args.reason
+    body = given(message_id=args.message_id, reason=args.reason)
     outcome = session.call(
         "POST", f"/v1/crews/{segment(args.crew)}/decline", body=body, shape=shapes.REVIEW
     )

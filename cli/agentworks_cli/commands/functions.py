@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, segment
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.call_waiting import note, show_status, wait_and_show
 from agentworks_cli.commands.formatting import clean, one_line, shell
 from agentworks_cli.commands.session import Session, add_action, add_group
@@ -164,13 +164,12 @@ def _print_list(session: Session, listed: dict[str, Any]) -> None:
 def run_call(session: Session) -> int:
     args = session.args
     _check_timeout(args)
-    body: dict[str, Any] = {
-        "target": args.target,
-        "function": args.function,
-        "args": parse_args_json(args.args),
-    }
-    if args.submission_id is not None:
-        body["submission_id"] = args.submission_id
+    body = given(
+        target=args.target,
+        function=args.function,
+        args=parse_args_json(args.args),
+        submission_id=args.submission_id,
+    )
     accepted = session.call("POST", "/v1/calls", body=body, shape=shapes.CALL_ACCEPTED)
     if args.wait:
         if accepted.get("replayed"):

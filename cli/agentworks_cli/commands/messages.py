@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from typing import Any
 
 from agentworks import limits
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, segment
+from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.formatting import indent, one_line, table, when
 from agentworks_cli.commands.session import Session, add_action, add_group
 
@@ -139,13 +140,12 @@ def _when_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_register(session: Session) -> int:
     args = session.args
-    body: dict[str, Any] = {"agent_name": args.agent}
-    if args.allow_connection is not None:
-        body["allowed_connection_ids"] = args.allow_connection
-    if args.purpose is not None:
-        body["purpose"] = args.purpose
-    if args.provider is not None:
-        body["provider"] = args.provider
+    body = given(
+        agent_name=args.agent,
+        allowed_connection_ids=args.allow_connection,
+        purpose=args.purpose,
+        provider=args.provider,
+    )
     agent = session.call("POST", "/v1/agents", body=body, shape=shapes.AGENT)
     return session.show(agent, _print_register)
 
@@ -164,14 +164,15 @@ def run_list(session: Session, listening: bool = False) -> int:
     """The directory; `listening` (agents --all) adds whether a listener is connected."""
     query = {"listening": "true"} if listening else None
     listed = session.call("GET", "/v1/agents", query=query, shape=shapes.AGENTS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, partial(_print_agents, listening=listening))
+
+
+def _print_agents(session: Session, listed: dict[str, Any], listening: bool) -> None:
     agents = listed.get("agents") or []
     if not agents:
         session.out("no agents registered; register one with:")
         session.out_command("  ", "messages", "register", "--agent", "NAME")
-        return EXIT_OK
+        return
     headers = ["NAME", "STATUS", "PROVIDER", "PURPOSE"]
     rows: list[list[object]] = [
         [
@@ -187,21 +188,17 @@ def run_list(session: Session, listening: bool = False) -> int:
         for row, a in zip(rows, agents, strict=True):
             row.insert(2, "connected" if a.get("listening") else "-")
     session.out_table(headers, rows)
-    return EXIT_OK
 
 
 def run_send(session: Session) -> int:
     args = session.args
-    text = message_text(args.message)
-    body: dict[str, Any] = {"message": text}
-    for key, value in (
-        ("target", args.target),
-        ("inbox_id", args.inbox),
-        ("agent_name", args.agent),
-        ("submission_id", args.submission_id),
-    ):
-        if value is not None:
-            body[key] = value
+    body = given(
+        message=message_text(args.message),
+        target=args.target,
+        inbox_id=args.inbox,
+        agent_name=args.agent,
+        submission_id=args.submission_id,
+    )
     receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
     return session.show(receipt, _print_send)
 
@@ -428,32 +425,24 @@ def run_wakeup_schedule(session: Session) -> int:
     body: dict[str, Any] = {"inbox_id": args.inbox, **_when(args)}
     if args.agent:
         body["agent_name"] = args.agent
-    return _show_wakeup(
-        session, session.call("POST", "/v1/wakeups", body=body, shape=shapes.WAKEUP), "scheduled"
-    )
+    wakeup = session.call("POST", "/v1/wakeups", body=body, shape=shapes.WAKEUP)
+    return session.show(wakeup, partial(_print_wakeup, verb="scheduled"))
 
 
 def run_wakeup_cancel(session: Session) -> int:
-    wakeup_id = segment(session.args.wakeup_id)
-    return _show_wakeup(
-        session,
-        session.call("DELETE", f"/v1/wakeups/{wakeup_id}", shape=shapes.WAKEUP),
-        "cancelled",
-    )
+    path = f"/v1/wakeups/{segment(session.args.wakeup_id)}"
+    wakeup = session.call("DELETE", path, shape=shapes.WAKEUP)
+    return session.show(wakeup, partial(_print_wakeup, verb="cancelled"))
 
 
 def run_wakeup_reschedule(session: Session) -> int:
     args = session.args
     path = f"/v1/wakeups/{segment(args.wakeup_id)}/reschedule"
-    return _show_wakeup(
-        session, session.call("POST", path, body=_when(args), shape=shapes.WAKEUP), "rescheduled"
-    )
+    wakeup = session.call("POST", path, body=_when(args), shape=shapes.WAKEUP)
+    return session.show(wakeup, partial(_print_wakeup, verb="rescheduled"))
 
 
-def _show_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> int:
-    if session.json:
-        session.print_json(wakeup)
-        return EXIT_OK
+def _print_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> None:
     wakeup_id = str(wakeup.get("wakeup_id") or "")
     session.out(
         f"{verb} wakeup {one_line(wakeup_id)}: due {when(wakeup.get('due_at'))}, "
@@ -465,17 +454,15 @@ def _show_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> int:
     inbox = str(wakeup.get("inbox_id") or "")
     read = ["messages", "read", "--inbox", inbox, "--wait", str(limits.WAIT_MAX_SECONDS)]
     session.out_command("answers: ", *read)
-    return EXIT_OK
 
 
 def run_unregister(session: Session) -> int:
     name = session.args.agent
     result = session.call("DELETE", f"/v1/agents/{segment(name)}", shape=shapes.UNREGISTERED)
-    if session.json:
-        session.print_json(result)
-        return EXIT_OK
-    session.out(f"unregistered {one_line(result.get('agent_name', name))}")
-    return EXIT_OK
+    return session.show(
+        result,
+        lambda session, gone: session.out(f"unregistered {one_line(gone.get('agent_name', name))}"),
+    )
 
 
 def _agent_words(agent: str | None) -> list[str]:

@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError, segment
+from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.call_waiting import note
 from agentworks_cli.commands.formatting import one_line, when
 from agentworks_cli.commands.relay_runs import RUN, run_path, show_run, wait_and_show
@@ -255,13 +255,9 @@ def _print_releases(session: Session, listed: dict[str, Any]) -> None:
 def run_run(session: Session) -> int:
     args = session.args
     key = args.key or f"cli-{uuid.uuid4().hex}"
-    body: dict[str, Any] = {
-        "function": args.function,
-        "input": _input(args),
-        "idempotency_key": key,
-    }
-    if args.version is not None:
-        body["version"] = args.version
+    body = given(
+        function=args.function, input=_input(args), idempotency_key=key, version=args.version
+    )
     path = f"/api/relays/{segment(args.relay)}/runs"
     run = session.call("POST", path, body=body, shape=RUN)
     if args.wait:
@@ -286,11 +282,7 @@ def run_status(session: Session) -> int:
     run = session.call("GET", run_path(session.args.run_id), shape=RUN)
     if session.args.wait:
         return wait_and_show(session, run)
-    if session.json:
-        session.print_json(run)
-    else:
-        show_run(session, run)
-    return EXIT_OK
+    return session.show(run, show_run)
 
 
 def run_retry(session: Session) -> int:
