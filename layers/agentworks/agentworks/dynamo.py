@@ -61,6 +61,13 @@ def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: _plain(_deserializer().deserialize(v)) for k, v in item.items()}
 
 
+def read_item(client: DynamoDBClient, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+    """The item at `key`, read consistently (a write just made is seen), as plain values;
+    None when there is none."""
+    response = client.get_item(TableName=table, Key=to_item(key), ConsistentRead=True)
+    return from_item(response.get("Item"))
+
+
 def query_items(client: DynamoDBClient, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Every item a Query answers, as plain values, page after page (boto3's paginator
     follows LastEvaluatedKey)."""

@@ -22,6 +22,7 @@ from agentworks.dynamo import (
     TransactionCancelled,
     condition_failed,
     from_item,
+    read_item,
     to_item,
     transact_write,
 )
@@ -154,12 +155,9 @@ class SubscriptionStore:
         return [_subscription_from(from_item(raw) or {}) for raw in response["Items"]]
 
     def get(self, account_id: str, webhook_id: str) -> Subscription | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": _account_pk(account_id), "sk": f"SUB#{webhook_id}"}),
-            ConsistentRead=True,
+        data = read_item(
+            self._db, self._table, {"pk": _account_pk(account_id), "sk": f"SUB#{webhook_id}"}
         )
-        data = from_item(response.get("Item"))
         return _subscription_from(data) if data else None
 
     def delete(self, account_id: str, webhook_id: str) -> bool:

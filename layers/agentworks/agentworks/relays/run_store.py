@@ -30,6 +30,7 @@ from agentworks.dynamo import (
     TransactionCancelled,
     condition_failed,
     from_item,
+    read_item,
     to_item,
     transact_write,
 )
@@ -81,12 +82,9 @@ class RelayRunStore:
         ), int(data["v"])
 
     def by_key(self, account_id: str, relay: str, caller: str, key: str) -> RelayRun | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": f"RRKEY#{account_id}#{relay}#{caller}", "sk": f"K#{key}"}),
-            ConsistentRead=True,
+        data = read_item(
+            self._db, self._table, {"pk": f"RRKEY#{account_id}#{relay}#{caller}", "sk": f"K#{key}"}
         )
-        data = from_item(response.get("Item"))
         found = self.get(str(data["run_id"])) if data else None
         return found[0] if found else None
 
