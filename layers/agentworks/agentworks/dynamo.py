@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -74,6 +74,20 @@ def query_items(client: DynamoDBClient, request: dict[str, Any]) -> Iterator[dic
     for page in client.get_paginator("query").paginate(**request):
         for raw in page["Items"]:
             yield from_item(raw) or {}
+
+
+def applied(write: Callable[..., Any], **request: Any) -> bool:
+    """Runs one conditional write (put_item, update_item, delete_item with `request`); False
+    when its condition was false, so the caller says what that means."""
+    from botocore.exceptions import ClientError
+
+    try:
+        write(**request)
+    except ClientError as error:
+        if condition_failed(error):
+            return False
+        raise
+    return True
 
 
 def condition_failed(error: ClientError) -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from agentworks.conversations.wakeup_queue_store import DUE_WAKEUPS
-from agentworks.dynamo import condition_failed, from_item, read_item, to_item
+from agentworks.dynamo import applied, condition_failed, from_item, read_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -150,26 +150,21 @@ class RegistryStore:
     def claim(self, trigger: TriggerRecord, due: int, next_due: int) -> bool:
         """Moves a schedule from `due` to `next_due`; False when another tick did first."""
         claimed = TriggerRecord(**{**asdict(trigger), "next_due": next_due})
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=to_item({"pk": f"WFTRIGGER#{trigger.trigger_id}", "sk": "META"}),
-                UpdateExpression="SET wake_due = :next, #r = :record",
-                ConditionExpression="wake_due = :due",
-                ExpressionAttributeNames={"#r": "record"},
-                ExpressionAttributeValues=to_item(
-                    {
-                        ":next": _due_key(next_due, trigger.trigger_id),
-                        ":due": _due_key(due, trigger.trigger_id),
-                        ":record": json.dumps(asdict(claimed), ensure_ascii=False),
-                    }
-                ),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return applied(
+            self._db.update_item,
+            TableName=self._table,
+            Key=to_item({"pk": f"WFTRIGGER#{trigger.trigger_id}", "sk": "META"}),
+            UpdateExpression="SET wake_due = :next, #r = :record",
+            ConditionExpression="wake_due = :due",
+            ExpressionAttributeNames={"#r": "record"},
+            ExpressionAttributeValues=to_item(
+                {
+                    ":next": _due_key(next_due, trigger.trigger_id),
+                    ":due": _due_key(due, trigger.trigger_id),
+                    ":record": json.dumps(asdict(claimed), ensure_ascii=False),
+                }
+            ),
+        )
 
     def record_run(self, trigger_id: str, run_id: str, at: int, error: str | None) -> None:
         self._db.put_item(
