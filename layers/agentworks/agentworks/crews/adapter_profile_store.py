@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from agentworks.dynamo import applied, condition_failed, from_item, to_item
+from agentworks.dynamo import condition_failed, from_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -98,21 +98,26 @@ class AdapterProfileStore:
 
     def replace(self, profile: AdapterProfile, settings: dict[str, Any], now_ms: int) -> bool:
         """New settings if the profile is still at the version that was read."""
-        return applied(
-            self._db.update_item,
-            TableName=self._table,
-            Key=to_item(profile_key(profile.account_id, profile.name)),
-            UpdateExpression="SET settings = :s, version = :next, updated_at = :now",
-            ConditionExpression="version = :v",
-            ExpressionAttributeValues=to_item(
-                {
-                    ":s": settings_json(settings),
-                    ":next": profile.version + 1,
-                    ":now": now_ms,
-                    ":v": profile.version,
-                }
-            ),
-        )
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=to_item(profile_key(profile.account_id, profile.name)),
+                UpdateExpression="SET settings = :s, version = :next, updated_at = :now",
+                ConditionExpression="version = :v",
+                ExpressionAttributeValues=to_item(
+                    {
+                        ":s": settings_json(settings),
+                        ":next": profile.version + 1,
+                        ":now": now_ms,
+                        ":v": profile.version,
+                    }
+                ),
+            )
+        except ClientError as error:
+            if condition_failed(error):
+                return False
+            raise
+        return True
 
     def delete(self, profile: AdapterProfile) -> None:
         """Unconditional: gone is gone, also when a retried delete finds it gone already."""
