@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 
 import boto3
 import pytest
@@ -221,7 +222,13 @@ def _handed_off(api, stack, agents) -> tuple[str, str]:
     worker = agents.named("worker")
     call_id = call(api, agents.connection("caller")["token"], "the lease")
     wait_for_mailbox(api, worker, "worker")
-    wait_for(api, stack.admin_token, call_id, {"running"})
+    # The hand-off step has recorded the hand-off (the work reaches the mailbox first).
+    deadline = time.monotonic() + 30
+    while "handed to agent:worker" not in api(
+        "GET", f"/v1/calls/{call_id}", stack.admin_token
+    ).body.get("progress", []):
+        assert time.monotonic() < deadline, call_id
+        time.sleep(0.05)
     return worker, call_id
 
 

@@ -43,10 +43,13 @@ def authenticate_event(
     try:
         if session:  # the web Inbox (C5): a session cookie, re-checked like a token
             if pages_url is not None:
+                # A WebSocket upgrade carries no header a page could add: its Origin, which
+                # a page cannot forge, is what stops another site.
                 from agentworks.identity.web_origin import require_pages_origin
 
                 require_pages_origin(event, pages_url)
-            require_csrf_header(event)
+            else:
+                require_csrf_header(event)
             principal = runtime.identity_only().web.authenticate(session)
         elif run_credentials and is_run_credential(token):  # relay code, as its run's caller
             principal = runtime.run_credentials().authenticate(token)
