@@ -197,8 +197,10 @@ def test_a_non_admitted_call_reaches_no_server_even_with_the_scope_elsewhere(
 
 
 def test_a_run_that_ends_cancels_its_in_flight_call(
-    stack: Any, api: Any, agents: Any, relay_api: str, mcp_server: McpTestServer
+    stack: Any, api: Any, agents: Any, relay_api: str, mcp_server: McpTestServer, monkeypatch: Any
 ) -> None:
+    # The call re-reads its run this often; the default is short already, a test's shorter.
+    monkeypatch.setattr(limits, "RELAY_MCP_RUN_WATCH_SECONDS", 0.05)
     credential, run_id = _live_run(
         stack, api, agents, mcp_server, [{"server": "tools", "tools": ["slow"]}]
     )
@@ -283,6 +285,31 @@ def test_arguments_and_results_inline_up_to_the_bound_and_in_s3_past_it(
     kept = json.loads(body["Body"].read())
     assert kept["arguments"] == {"text": past}
     assert kept["result"]["structured_content"] == {"result": past}
+
+
+def test_the_run_view_shows_its_first_calls_and_says_when_there_are_more(
+    stack: Any, api: Any, agents: Any, relay_api: str, mcp_server: McpTestServer, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(limits, "RELAY_MCP_CALLS_SHOWN", 2)
+    credential, run_id = _live_run(
+        stack, api, agents, mcp_server, [{"server": "tools", "tools": ["echo"]}]
+    )
+
+    def shown() -> dict[str, Any]:
+        return dict(api("GET", f"/api/relays/caller/runs/{run_id}", stack.admin_token).body)
+
+    for n in (1, 2):
+        assert call(api, credential, "echo", {"text": str(n)}).status == 200
+    at_bound = shown()
+    assert [c["arguments"]["text"] for c in at_bound["mcp_calls"]] == ["1", "2"]
+    assert at_bound["mcp_calls_more"] is False
+    assert call(api, credential, "echo", {"text": "3"}, step="third").status == 200
+    past = shown()
+    assert [c["arguments"]["text"] for c in past["mcp_calls"]] == ["1", "2"]
+    assert past["mcp_calls_more"] is True
+    # The step a call names must be a step's name.
+    bad = call(api, credential, "echo", {"text": "x"}, step="no spaces")
+    assert (bad.status, bad.body["error"]["code"]) == (400, "invalid_request")
 
 
 def _live_run(

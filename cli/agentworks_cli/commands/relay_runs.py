@@ -143,6 +143,22 @@ def show_run(session: Session, run: dict[str, Any]) -> None:
         ]
         for line in table(("STEP", "STATUS", "ATTEMPT", "SAFE", "REPLAYS"), rows):
             session.out("  " + line)
+    calls = run.get("mcp_calls") or []
+    if calls:
+        session.out("mcp tool calls:" + (" (the first ones)" if run.get("mcp_calls_more") else ""))
+        call_rows: list[tuple[object, ...]] = [
+            (
+                f"{c['server']}/{c['tool']}",
+                c.get("step") or "-",
+                c["outcome"],
+                f"{c['duration_ms']} ms",
+                c["result_bytes"],
+                c.get("error") or "",
+            )
+            for c in calls
+        ]
+        for line in table(("TOOL", "STEP", "OUTCOME", "TOOK", "BYTES", "ERROR"), call_rows):
+            session.out("  " + one_line(line))
     if run.get("error"):
         session.out(f"error:    {one_line(run['error'])}")
     if run.get("evidence"):

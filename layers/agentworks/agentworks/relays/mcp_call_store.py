@@ -11,7 +11,6 @@ account's usage (`mcp_tool_calls`), so a record and its count never disagree.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -77,16 +76,6 @@ class McpCallStore:
         items = [from_item(raw) or {} for raw in response.get("Items", [])]
         found = [_call(data) for data in items[:limit]]
         return found, len(items) > limit
-
-    def content(self, call: McpCall) -> dict[str, Any]:
-        """The call's arguments and result, wherever they are kept."""
-        if call.content_key:
-            body = self._s3().get_object(Bucket=self._bucket, Key=call.content_key)["Body"]
-            return dict(json.loads(body.read()))
-        return {
-            "arguments": json.loads(call.arguments_json) if call.arguments_json else None,
-            "result": json.loads(call.result_json) if call.result_json else None,
-        }
 
 
 def _present(call: McpCall) -> dict[str, Any]:
