@@ -144,6 +144,27 @@ def test_relay_code_calls_admitted_tools_and_each_call_is_recorded_on_its_run(
     assert secret not in logged
 
 
+LEGACY = """
+    def run(INPUT, ctx):
+        github = ctx.platform.mcp("tools")
+        inside = ctx.step("fetch", lambda: github.call_sync("echo", {"text": "in a step"}).text)
+        return {"outside": github.call_sync("echo", {"text": "plain"}).text, "inside": inside}
+"""
+
+
+def test_legacy_code_calls_without_await_and_its_step_is_recorded(
+    stack: Any, api: Any, agents: Any, relay_api: str, mcp_server: McpTestServer
+) -> None:
+    attach(api, stack.admin_token, mcp_server)
+    declared = [{"server": "tools", "tools": ["echo"]}]
+    publish(api, stack.admin_token, mcp_relay("legacy", declared, LEGACY))
+    caller = agents.connection("caller")["token"]
+    run = start(api, caller, "legacy", {"function": "run", "input": {}, "idempotency_key": "k"})
+    done = wait_run(api, caller, "legacy", run["run_id"])
+    assert done["result"] == {"outside": "plain", "inside": "in a step"}, done
+    assert [(c["step"], c["outcome"]) for c in done["mcp_calls"]] == [("fetch", "ok"), (None, "ok")]
+
+
 def test_a_removed_server_fails_the_call_clearly(
     stack: Any, api: Any, agents: Any, relay_api: str, mcp_server: McpTestServer
 ) -> None:

@@ -378,4 +378,4 @@ RELAY_MCP_CALL_INLINE_MAX_BYTES = 16 * 1024
 RELAY_MCP_CALLS_SHOWN = 100
 # An in-flight call re-reads its run this often; a run that ended (or moved to another
 # attempt) meanwhile cancels the call.
-RELAY_MCP_RUN_WATCH_SECONDS = 0.5
+RELAY_MCP_RUN_WATCH_SECONDS = 1.0
