@@ -159,11 +159,11 @@ class RelayMcpCalls:
         """Cancels the call once the run ended or moved to another attempt."""
         while not finished.wait(limits.RELAY_MCP_RUN_WATCH_SECONDS):
             try:
-                found = self._runs.get(run.run_id)
+                state = self._runs.state(run.run_id)
             except Exception:  # a failed read is no reason to cancel; read again
                 logger.warning("could not re-read a relay run during an MCP call")
                 continue
-            if found is None or found[0].status != "running" or found[0].attempt != run.attempt:
+            if state != ("running", run.attempt):
                 cancel.set()
                 return
 
