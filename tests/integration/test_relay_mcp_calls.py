@@ -96,9 +96,19 @@ def test_relay_code_calls_admitted_tools_and_each_call_is_recorded_on_its_run(
     release = publish(api, admin, mcp_relay("caller", declared))
     assert release["mcp_tools"] == declared
     caller = agents.connection("caller")["token"]
+    before = {table: _keys(stack, table) for table in _tables(stack)}
     run = start(api, caller, "caller", {"function": "run", "input": {}, "idempotency_key": "k"})
     done = wait_run(api, caller, "caller", run["run_id"])
     assert done["status"] == "succeeded", done
+    # The calls made records on the run and usage counters only: no function call record,
+    # no inbox, no message.
+    written = {t: _keys(stack, t) - before[t] for t in before}
+    assert {pk.split("#")[0] for pk, _ in written[stack.settings.work_table]} <= {
+        "RRUN",
+        "RRKEY",
+        "USAGE",
+    }, written
+    assert all(not keys for t, keys in written.items() if t != stack.settings.work_table), written
     result = done["result"]
     assert (result["echo"], result["echo_is_error"]) == ("hello", False)
     assert result["structured"] == {"result": "hello"}
@@ -331,6 +341,15 @@ def test_the_run_view_shows_its_first_calls_and_says_when_there_are_more(
     # The step a call names must be a step's name.
     bad = call(api, credential, "echo", {"text": "x"}, step="no spaces")
     assert (bad.status, bad.body["error"]["code"]) == (400, "invalid_request")
+
+
+def _tables(stack: Any) -> list[str]:
+    return [stack.settings.work_table, stack.settings.messages_table]
+
+
+def _keys(stack: Any, table: str) -> set[tuple[str, str]]:
+    items = stack.client.scan(TableName=table)["Items"]
+    return {(i["pk"]["S"], i["sk"]["S"]) for i in items}
 
 
 def _live_run(
