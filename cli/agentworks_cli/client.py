@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from agentworks_local import configfile
 
@@ -47,6 +48,18 @@ class CliError(Exception):
 
 
 # ---- config files ----
+
+
+def segment(value: str) -> str:
+    """`value` as one segment of an API path: escaped, '/' included, so an id or a name
+    given on the command line can never reach another route."""
+    return quote(value, safe="")
+
+
+def given(**fields: Any) -> dict[str, Any]:
+    """The fields of a request body that were given: a None (an option left out) is not sent,
+    so the server applies its default."""
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 def resolve_config_path(flag: str | None, environ: dict[str, str] | None = None) -> Path:

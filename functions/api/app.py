@@ -7,7 +7,7 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 
 from agentworks.http_api.app import resolve
-from agentworks.observability import logger, metrics, tracer
+from agentworks.observability import observed_handler
 from agentworks.shutdown import enable_in_lambda
 
 # Lambda warns before retiring this environment only if an extension is registered, and
@@ -15,10 +15,6 @@ from agentworks.shutdown import enable_in_lambda
 enable_in_lambda()
 
 
-@logger.inject_lambda_context(
-    correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True
-)
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
+@observed_handler(correlation_paths.API_GATEWAY_HTTP)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return resolve(event, context)

@@ -11,17 +11,13 @@ from aws_lambda_powertools.logging import correlation_paths
 
 from agentworks.mcp_server import server
 from agentworks.mcp_server.lambda_adapter import handle_event
-from agentworks.observability import logger, metrics, tracer
+from agentworks.observability import observed_handler
 
 # Init runs at full CPU and SnapStart snapshots it: build the tool schemas here, not on
 # the first request. (No network: AWS clients are still created on first use.)
 server.build()
 
 
-@logger.inject_lambda_context(
-    correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True
-)
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
+@observed_handler(correlation_paths.API_GATEWAY_HTTP)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return handle_event(event, context)

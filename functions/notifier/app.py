@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentworks.observability import logger, metrics, tracer
+from agentworks.observability import observed_handler
 from agentworks.push.notifier import delivered_messages
 from agentworks.runtime import push
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
+@observed_handler()
 def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
     records = event.get("Records") or []
     report = push().notifier.notify(delivered_messages(records))

@@ -16,7 +16,7 @@ from aws_lambda_powertools.logging import correlation_paths
 
 from agentworks.authentication import authenticate_event
 from agentworks.errors import AgentWorksError
-from agentworks.observability import logger, metrics, tracer
+from agentworks.observability import observed_handler
 from agentworks.runtime import push
 
 
@@ -34,11 +34,7 @@ def _connect(event: dict[str, Any], ws_id: str) -> dict[str, Any]:
     return _answer(200, {"type": "listening"})
 
 
-@logger.inject_lambda_context(
-    correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True
-)
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
+@observed_handler(correlation_paths.API_GATEWAY_REST)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     request = event.get("requestContext") or {}
     route, ws_id = request.get("routeKey"), str(request.get("connectionId") or "")

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentworks.observability import logger, metrics, tracer
+from agentworks.observability import logger, observed_handler
 from agentworks.runtime import relay_host
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
+@observed_handler()
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     logger.append_keys(run_id=event.get("run_id"), action=event.get("action"))
     return relay_host().handle(event)

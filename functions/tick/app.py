@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentworks.observability import count, logger, metrics, tracer
+from agentworks.observability import count, logger, observed_handler
 from agentworks.runtime import tick_services
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
+@observed_handler()
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     tick = tick_services()
     if "trigger_id" in event:  # EventBridge Scheduler: one workflow schedule is due (W11)

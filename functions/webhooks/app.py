@@ -8,13 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from agentworks.conversation_webhooks.delivery import audit_entries
-from agentworks.observability import logger, metrics, tracer
+from agentworks.observability import observed_handler
 from agentworks.runtime import webhook_delivery
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
+@observed_handler()
 def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
     report = webhook_delivery().deliver(audit_entries(event.get("Records") or []))
     return {

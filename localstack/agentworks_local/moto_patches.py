@@ -47,6 +47,7 @@ def apply() -> None:
     _dispatch_is_cached()
     _definitions_validated_once()
     from agentworks_local import (
+        dynamodb_expressions,
         dynamodb_index,
         dynamodb_query,
         dynamodb_transactions,
@@ -59,6 +60,7 @@ def apply() -> None:
     dynamodb_query.install(_lock)
     dynamodb_transactions.install(_lock)
     dynamodb_wire.install()  # responses and requests that cost what they carry
+    dynamodb_expressions.install()  # placeholders checked as DynamoDB checks them
     _applied = True
 
 

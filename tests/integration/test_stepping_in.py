@@ -183,3 +183,23 @@ def test_an_answer_with_a_submission_id_is_stored_once_and_only_for_that_content
     [got] = wait_for_messages(api, asker, theirs["inbox_id"])
     assert got["message_id"] == stored.body["message_id"]
     assert got["body"] == "Read clause 3 first."
+
+
+def test_a_submission_id_is_each_crews_own(api, stack, agents):
+    """Submission ids are scoped to their sender (M2): a person writing for two Crews with
+    the same submission_id stores one message for each."""
+    crew(api, stack, "review")
+    crew(api, stack, "review", name="other")
+    caller = agents.connection("caller")["token"]
+    to_contracts = ask(api, caller, "Clause 5?").body
+    to_other = ask(api, caller, "Clause 6?", target="crew:other").body
+    note = {"kind": "note", "message": "Noted.", "submission_id": "same-id"}
+    first = answer(api, stack.admin_token, crew_inbox(to_contracts["inbox_id"]), **note)
+    second = api(
+        "POST",
+        f"/v1/conversations/{crew_inbox(to_other['inbox_id'])}/answer",
+        stack.admin_token,
+        {"crew": "other", **note},
+    )
+    assert (first.status, second.status) == (201, 201), (first.body, second.body)
+    assert first.body["message_id"] != second.body["message_id"]

@@ -186,3 +186,46 @@ def test_a_binding_is_given_back_only_by_its_claim_and_only_while_pending(bindin
     bindings.release_binding(other)
     assert bindings.get_binding("acct_reads", "agent:reviewer", "sub-2", NOW_MS) is None
     assert bindings.get_binding("acct_reads", "agent:reviewer", "sub-1", NOW_MS) == done
+
+
+def test_a_binding_is_read_strongly_right_after_its_claim(stack, bindings) -> None:
+    pending = _binding(message_id=None, created_at=None)
+    bindings.claim_binding(pending)
+    replica = stale_reads.install(stack.client, reads=("Query", "GetItem"))
+    replica.missing()
+    assert bindings.get_binding("acct_reads", "agent:reviewer", "sub-1", NOW_MS) == pending
+    assert replica.stale_answers == 0
+
+
+def test_a_stopped_sends_binding_is_taken_over_once_and_only_while_pending(bindings) -> None:
+    stale = _binding(message_id=None, created_at=None, claim="stopped")
+    bindings.claim_binding(stale)
+    mine = _binding(message_id=None, created_at=None, claim="mine")
+    theirs = _binding(message_id=None, created_at=None, claim="theirs")
+    assert bindings.take_over(stale, mine) is True
+    assert bindings.take_over(stale, theirs) is False  # the claim it saw is gone
+    assert bindings.get_binding("acct_reads", "agent:reviewer", "sub-1", NOW_MS) == mine
+    bindings.complete_binding(mine, "msg_done", 1_700_000_000_200)
+    assert bindings.take_over(mine, theirs) is False  # it names its message: kept
+    done = bindings.get_binding("acct_reads", "agent:reviewer", "sub-1", NOW_MS)
+    assert done is not None and (done.claim, done.message_id) == ("mine", "msg_done")
+
+
+def test_a_pending_binding_an_earlier_release_wrote_without_times_reads_claimed_at_zero() -> None:
+    old = binding_to_item(_binding(message_id=None, created_at=None))
+    del old["claim"], old["claimed_at"], old["created_at"]
+    read = binding_from_item(old)
+    assert (read.claim, read.claimed_at, read.created_at) == ("", 0, None)
+
+
+def test_inbox_state_shows_a_message_just_sent_through_a_lagging_replica(
+    api, agents, stack
+) -> None:
+    worker = agents.named("worker")
+    agents.named("reviewer")
+    sent = api("POST", "/v1/messages", worker, {"target": "agent:reviewer", "message": "one"})
+    replica = stale_reads.install(stack.client)
+    replica.missing()
+    state = api("GET", f"/v1/inboxes/{sent.body['inbox_id']}/state", worker)
+    assert state.status == 200, state.body
+    assert [r["message_id"] for r in state.body["delivery_records"]] == [sent.body["message_id"]]

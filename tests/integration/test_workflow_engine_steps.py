@@ -36,7 +36,10 @@ class Runs:
         return self.engine._runs
 
     def create(self, *steps: dict[str, Any], **extra: Any) -> str:
-        definition = {"workflowId": "engine", "stages": [{"steps": list(steps)}], **extra}
+        return self.create_stages([list(steps)], **extra)
+
+    def create_stages(self, stages: list[list[dict[str, Any]]], **extra: Any) -> str:
+        definition = {"workflowId": "engine", "stages": [{"steps": s} for s in stages], **extra}
         start = WorkflowStart.model_validate(definition)
         principal = self.stack.principal(self.stack.admin_token)
         run_id = f"wfrun_{len(self.created):04d}"
@@ -471,7 +474,8 @@ def _job_ends(runs: Runs, run_id: str, **ending: Any) -> None:
 
     record = runs.record(run_id)
     store = runs.engine._runner._store
-    job = store.get(runs.store.get(run_id)[0].account_id, record.job_id, 0)
+    job = store.get(runs.store.get(run_id)[0].account_id, record.job_id or "", 0)
+    assert job is not None
     store.save(replace(job, **ending))
 
 
@@ -512,7 +516,7 @@ def test_a_cli_turn_whose_job_is_gone_fails_the_step(cli_runs: Runs, stack) -> N
     store = runs.engine._runner._store
     account = runs.store.get(run_id)[0].account_id
     stack.client.delete_item(
-        TableName=stack.settings.work_table, Key=store._key(account, record.job_id)
+        TableName=stack.settings.work_table, Key=store._key(account, record.job_id or "")
     )
     assert runs.step(run_id) == {"next": "done"}
     failed = runs.record(run_id)
@@ -550,7 +554,7 @@ def test_a_cli_answer_that_misses_the_schema_after_its_correction_fails(cli_runs
     _job_ends(runs, run_id, state="succeeded", output="still not json", cost_usd=0.5)
     assert runs.step(run_id) == {"next": "done"}
     failed = runs.record(run_id)
-    assert failed.status == "failed" and failed.error.startswith("output schema: ")
+    assert failed.status == "failed" and (failed.error or "").startswith("output schema: ")
     assert failed.cost_usd == 0.75  # both turns'
 
 
@@ -612,3 +616,70 @@ def test_only_a_cacheable_step_of_a_run_with_a_cache_key_is_journaled(runs: Runs
     assert _journaled(runs, failed, "nightly") is None
     # No key: nothing under any key, the empty one included.
     assert _journaled(runs, no_key, "") is None and _journaled(runs, no_key, "None") is None
+
+
+# ---- what a step reads before it runs ----
+
+
+def test_a_step_with_human_inputs_asks_for_them_first_then_runs_with_them(runs: Runs) -> None:
+    run_id = runs.create(
+        {"label": "a", "adapter": "timed", "prompt": "Deploy {{ENV}}", "humanInputs": ["ENV"]}
+    )
+    assert runs.step(run_id) == {"next": "await"}
+    asked = runs.record(run_id)
+    assert asked.question == "This step needs ENV from a person."
+    assert asked.turns == [] and workflow_agents.turns_for("Deploy") == []  # nothing ran
+    runs.answer(run_id, "staging")
+    assert runs.step(run_id) == {"next": "done"}
+    done = runs.record(run_id)
+    assert done.human == {"ENV": "staging"} and done.answer is None
+    assert done.turns[0] == {"role": "user", "content": "Deploy staging"}
+    assert done.output == "did: Deploy staging"
+
+
+def test_a_step_whose_adapter_profile_is_gone_fails_saying_so(runs: Runs, api, stack) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "p"})
+    assert api("DELETE", "/v1/adapters/timed", stack.admin_token).status in (200, 204)
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert (record.status, record.error) == ("failed", "adapter profile timed is gone")
+    assert record.ended_at is not None
+
+
+def test_a_step_on_a_route_not_taken_is_skipped_without_running(runs: Runs, stack) -> None:
+    run_id = runs.create_stages(
+        [
+            [
+                {
+                    "label": "pick",
+                    "kind": "branch",
+                    "prompt": "?",
+                    "routes": {"a": ["on_a"], "b": []},
+                }
+            ],
+            [{"label": "on_a", "adapter": "timed", "prompt": "route a work"}],
+        ]
+    )
+    runs.step(run_id)
+    runs.answer(run_id, "b")
+    runs.step(run_id)
+    on_a = Position(0, 1, 0)
+    assert runs.step(run_id, on_a) == {"next": "done"}
+    record = runs.record(run_id, on_a)
+    assert (record.status, record.ended_at) == ("skipped", _now_ms(stack))
+    assert workflow_agents.turns_for("route a work") == []
+
+
+def test_a_step_that_continues_a_session_takes_its_history_and_id(runs: Runs) -> None:
+    run_id = runs.create_stages(
+        [
+            [{"label": "first", "adapter": "timed", "prompt": "one"}],
+            [{"label": "then", "sessionRef": "first", "prompt": "two"}],
+        ]
+    )
+    runs.step(run_id)
+    then = Position(0, 1, 0)
+    assert runs.step(run_id, then) == {"next": "done"}
+    first, second = runs.record(run_id), runs.record(run_id, then)
+    assert second.session_id == first.session_id
+    assert second.output == "did: two | history: one / did: one"

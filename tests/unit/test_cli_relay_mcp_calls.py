@@ -6,12 +6,18 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from agentworks_cli.commands.formatting import table
 from agentworks_cli.commands.relay_runs import show_run
 
 
 def test_the_run_view_lists_its_mcp_tool_calls() -> None:
     lines: list[str] = []
-    session: Any = SimpleNamespace(out=lines.append)
+    session: Any = SimpleNamespace(
+        out=lines.append,
+        out_table=lambda headers, rows, indent="": lines.extend(
+            indent + line for line in table(headers, rows)
+        ),
+    )
     call = {
         "server": "github",
         "tool": "search_issues",

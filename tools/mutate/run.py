@@ -103,6 +103,7 @@ GROUPS = (
             "tests/integration/test_child_connections.py",
             "tests/integration/test_connection_bounds.py",
             "tests/integration/test_identity_rules.py",
+            "tests/integration/test_identity_service_rules.py",
             "tests/integration/test_web_inbox.py",
             "tests/unit/test_domain_rules.py",
         ),
@@ -314,6 +315,22 @@ LEFT = {"survived", "suspicious", "no tests"}
 # mutant number, so an edit elsewhere in the module keeps the explanation attached.
 EXPLAINED = (
     (
+        f"{LAYER}/messaging/message_page_store.py",
+        '"Limit": 3 * limit,',
+        "the page size of a filtered query: a larger page reads more per request and "
+        "answers the same records (the loop reads on until it has `limit`)",
+    ),
+    (
+        f"{LAYER}/messaging/message_page_store.py",
+        "while len(records) <= limit:",
+        "one page more when exactly `limit` were found, cut back to `limit`: the same answer",
+    ),
+    (
+        f"{LAYER}/messaging/service.py",
+        "digest = content_hash(inbox.inbox_id, None, hashed_body(body, framing))",
+        "the inbox id names the party whose address this is: the digest binds it already",
+    ),
+    (
         f"{LAYER}/workflows/engine.py",
         'if self.step(run_id, at) == "XXdoneXX":',
         "a step that answers done has saved a terminal record (or has none to save): the "
@@ -341,9 +358,45 @@ EXPLAINED = (
     ),
     (
         f"{LAYER}/messaging/submission_store.py",
-        "ConsistentRead=False,",
-        "read only after a claim failed with no item returned (given back meanwhile); a "
-        "replica's miss there makes the send claim again, never answers wrongly",
+        'sender=data["pk"].split("#", )[2],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submission_store.py",
+        'sender=data["pk"].rsplit("#", 2)[2],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submission_store.py",
+        'sender=data["pk"].split("#", 3)[2],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submission_store.py",
+        'account_id=data["pk"].split("#", )[1],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submission_store.py",
+        'account_id=data["pk"].rsplit("#", 2)[1],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submission_store.py",
+        'account_id=data["pk"].split("#", 3)[1],',
+        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
+        "address can hold '#', so every split of it reads the same two parts",
+    ),
+    (
+        f"{LAYER}/messaging/submissions.py",
+        'created_at=iso(binding.created_at) or "XXXX",',
+        "a binding is replayed only once it names its message, and complete_binding writes "
+        "the message's time with it: created_at is never missing there",
     ),
     (
         f"{LAYER}/relays/run_store.py",

@@ -18,16 +18,18 @@ from agentworks_cli.client import (
     write_config_file,
 )
 from agentworks_cli.commands.formatting import one_line
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 DEFAULT_PORT = 8787
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    dev = commands.add_parser(
+    dev = add_action(
+        commands,
+        common,
         "dev",
-        parents=[common],
-        help="run the local stack (HTTP API + MCP on embedded moto)",
+        run_dev,
+        "run the local stack (HTTP API + MCP on embedded moto)",
         description="Start the whole stack on this machine and write an admin config.",
     )
     dev.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
@@ -76,12 +78,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "account's run, since unsandboxed relay code can read what your user can "
         "(docs/relays.md)",
     )
-    dev.set_defaults(handler=run_dev)
 
-    bootstrap = commands.add_parser(
+    bootstrap = add_action(
+        commands,
+        common,
         "bootstrap",
-        parents=[common],
-        help="create the first account and admin token of a deployed stack (A6)",
+        run_bootstrap,
+        "create the first account and admin token of a deployed stack (A6)",
         description="Writes the account and an admin connection straight into the deployed "
         "identity table with your AWS credentials, then saves a CLI config for it. Run once.",
     )
@@ -90,23 +93,26 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     bootstrap.add_argument("--url", required=True, help="the stack's ApiUrl output")
     bootstrap.add_argument("--account-name", default="main", help="a label for the account")
-    bootstrap.set_defaults(handler=run_bootstrap)
 
-    login = commands.add_parser(
+    login = add_action(
+        commands,
+        common,
         "login",
-        parents=[common],
-        help="check a token against a server and save it as the CLI config",
+        run_login,
+        "check a token against a server and save it as the CLI config",
     )
     login.add_argument("--url", required=True, help=f"server URL, e.g. {DEFAULT_URL}")
     login.add_argument(
         "--token", required=True, help="connection token (aw1.…); '-' reads it from stdin"
     )
-    login.set_defaults(handler=run_login)
 
-    whoami = commands.add_parser(
-        "whoami", parents=[common], help="show the account and connection of the config's token"
+    add_action(
+        commands,
+        common,
+        "whoami",
+        run_whoami,
+        "show the account and connection of the config's token",
     )
-    whoami.set_defaults(handler=run_whoami)
 
 
 def run_dev(session: Session) -> int:

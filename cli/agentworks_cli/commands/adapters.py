@@ -7,28 +7,28 @@ from __future__ import annotations
 
 import argparse
 import json
+from functools import partial
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_USAGE, CliError, segment
 from agentworks_cli.commands.crews import read_definition_file
-from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.formatting import indent, one_line, when
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 _WHAT, _HOLDS = "adapter profile file", "name, type and the type's settings"
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "adapters",
-        parents=[common],
-        help="define, show and delete adapter profiles (what workflow steps run with)",
+        "define, show and delete adapter profiles (what workflow steps run with)",
         description="An adapter profile is a named adapter block (scripted, bedrock, lambda, "
         "mailbox, cli) that workflow steps name with `adapter`. Defining one takes an admin "
         "connection without target bounds.",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
     for action, help_text, handler in (
         ("create", "create a profile from its file (YAML or JSON; admin)", run_create),
         ("update", "replace a profile's settings with its file (same name; admin)", run_update),
@@ -39,24 +39,21 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
             help="the profile file: .yaml/.yml or .json ('-' reads stdin)",
         )  # fmt: skip
         parser.set_defaults(handler=handler)
-    get = actions.add_parser("get", parents=[common], help="show a profile")
+    get = add_action(actions, common, "get", run_get, "show a profile")
     get.add_argument("name", metavar="NAME", help="e.g. claude-code")
-    get.set_defaults(handler=run_get)
-    listing = actions.add_parser("list", parents=[common], help="the account's profiles")
-    listing.set_defaults(handler=run_list)
-    delete = actions.add_parser("delete", parents=[common], help="delete a profile (admin)")
+    add_action(actions, common, "list", run_list, "the account's profiles")
+    delete = add_action(actions, common, "delete", run_delete, "delete a profile (admin)")
     delete.add_argument("name", metavar="NAME")
-    delete.set_defaults(handler=run_delete)
 
 
 def _path(name: str) -> str:
-    return f"/v1/adapters/{quote(name, safe='')}"
+    return f"/v1/adapters/{segment(name)}"
 
 
 def run_create(session: Session) -> int:
     definition = read_definition_file(session.args.file, _WHAT, _HOLDS)
     created = session.call("POST", "/v1/adapters", body=definition, shape=shapes.ADAPTER)
-    return _show(session, created, "created")
+    return session.show(created, partial(_print_profile, verb="created"))
 
 
 def run_update(session: Session) -> int:
@@ -65,45 +62,43 @@ def run_update(session: Session) -> int:
     if not isinstance(name, str) or not name.strip():
         raise CliError("the adapter profile file needs a name (the profile to update)", EXIT_USAGE)
     updated = session.call("PUT", _path(name.strip()), body=definition, shape=shapes.ADAPTER)
-    return _show(session, updated, "updated")
+    return session.show(updated, partial(_print_profile, verb="updated"))
 
 
 def run_get(session: Session) -> int:
-    return _show(session, session.call("GET", _path(session.args.name), shape=shapes.ADAPTER), None)
+    return session.show(
+        session.call("GET", _path(session.args.name), shape=shapes.ADAPTER), _print_profile
+    )
 
 
 def run_list(session: Session) -> int:
     listed = session.call("GET", "/v1/adapters", shape=shapes.ADAPTERS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_list)
+
+
+def _print_list(session: Session, listed: dict[str, Any]) -> None:
     profiles = listed.get("adapters") or []
     if not profiles:
         session.out("no adapter profiles yet; an admin creates one with:")
-        session.out("  " + shell(session.command("adapters", "create", "--file", "adapter.yaml")))
-        return EXIT_OK
+        session.out_command("  ", "adapters", "create", "--file", "adapter.yaml")
+        return
     rows = [
         (p.get("name"), p.get("type"), p.get("version"), when(p.get("updated_at")))
         for p in profiles
     ]
-    for line in table(("NAME", "TYPE", "VERSION", "UPDATED"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("NAME", "TYPE", "VERSION", "UPDATED"), rows)
 
 
 def run_delete(session: Session) -> int:
     deleted = session.call("DELETE", _path(session.args.name), shape=shapes.ADAPTER_DELETED)
-    if session.json:
-        session.print_json(deleted)
-        return EXIT_OK
+    return session.show(deleted, _print_delete)
+
+
+def _print_delete(session: Session, deleted: dict[str, Any]) -> None:
     session.out(f"deleted adapter profile {one_line(deleted.get('name'))}")
-    return EXIT_OK
 
 
-def _show(session: Session, profile: dict[str, Any], verb: str | None) -> int:
-    if session.json:
-        session.print_json(profile)
-        return EXIT_OK
+def _print_profile(session: Session, profile: dict[str, Any], verb: str | None = None) -> None:
     name = one_line(profile.get("name"))
     head = f"{verb} adapter profile {name}" if verb else f"adapter profile {name}"
     session.out(f"{head} (version {profile.get('version')})")
@@ -116,4 +111,3 @@ def _show(session: Session, profile: dict[str, Any], verb: str | None) -> int:
         session.out("settings:")
         for line in indent(json.dumps(settings, indent=2, ensure_ascii=False), "  "):
             session.out(line)
-    return EXIT_OK

@@ -9,37 +9,36 @@ import json
 from typing import Any
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, CliError
-from agentworks_cli.commands.formatting import one_line, table
-from agentworks_cli.commands.session import Session
+from agentworks_cli.client import CliError
+from agentworks_cli.commands.formatting import one_line
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 EVENTS = ("agent_asked", "request_needs_review", "request_answered", "conversation_closed")
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    audit = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "audit",
-        parents=[common],
-        help="the audit log of conversations with a Crew (admin)",
+        "the audit log of conversations with a Crew (admin)",
         description="Every change to a conversation with a Crew — messages, request states, "
         "release, decline, cancel, expiry, pause, resume, close, delete — and who made it.",
     )
-    actions = audit.add_subparsers(dest="action", metavar="ACTION", required=True)
-    listing = actions.add_parser("list", parents=[common], help="a page of entries, oldest first")
+    listing = add_action(actions, common, "list", run_audit_list, "a page of entries, oldest first")
     listing.add_argument("--inbox", metavar="INBOX_ID", help="one conversation's entries only")
     listing.add_argument("--limit", type=int, metavar="N", help="entries per page (1-100)")
     listing.add_argument("--after", metavar="CURSOR", help="go on from a page's next_cursor")
-    listing.set_defaults(handler=run_audit_list)
 
-    hooks = commands.add_parser(
+    hook_actions = add_group(
+        commands,
+        common,
         "webhooks",
-        parents=[common],
-        help="outbound webhooks for conversation events (admin)",
+        "outbound webhooks for conversation events (admin)",
         description="Subscribe a URL to conversation events, signed with the account's "
         "webhook key (`agentworks workflow webhook-key`). Events: " + ", ".join(EVENTS) + ".",
     )
-    hook_actions = hooks.add_subparsers(dest="action", metavar="ACTION", required=True)
-    create = hook_actions.add_parser("create", parents=[common], help="subscribe a URL")
+    create = add_action(hook_actions, common, "create", run_webhooks_create, "subscribe a URL")
     create.add_argument(
         "--url", required=True, help="https:// to a public address (docs/outbound.md)"
     )
@@ -48,17 +47,17 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         default=",".join(EVENTS),
         help="comma-separated events (default: all)",
     )
-    create.set_defaults(handler=run_webhooks_create)
-    listed = hook_actions.add_parser("list", parents=[common], help="the account's webhooks")
-    listed.set_defaults(handler=run_webhooks_list)
-    delete = hook_actions.add_parser("delete", parents=[common], help="delete a webhook")
+    add_action(hook_actions, common, "list", run_webhooks_list, "the account's webhooks")
+    delete = add_action(hook_actions, common, "delete", run_webhooks_delete, "delete a webhook")
     delete.add_argument("--id", required=True, dest="webhook_id", metavar="WEBHOOK_ID")
-    delete.set_defaults(handler=run_webhooks_delete)
-    deliveries = hook_actions.add_parser(
-        "deliveries", parents=[common], help="a webhook's newest deliveries and attempts"
+    deliveries = add_action(
+        hook_actions,
+        common,
+        "deliveries",
+        run_webhooks_deliveries,
+        "a webhook's newest deliveries and attempts",
     )
     deliveries.add_argument("--id", required=True, dest="webhook_id", metavar="WEBHOOK_ID")
-    deliveries.set_defaults(handler=run_webhooks_deliveries)
 
 
 def _actor(actor: dict[str, Any]) -> str:
@@ -73,9 +72,10 @@ def run_audit_list(session: Session) -> int:
     args = session.args
     query = {"inbox_id": args.inbox, "limit": args.limit, "after": args.after}
     page = session.call("GET", "/v1/audit", query=query, shape=shapes.AUDIT)
-    if session.json:
-        session.print_json(page)
-        return EXIT_OK
+    return session.show(page, _print_audit_list)
+
+
+def _print_audit_list(session: Session, page: dict[str, Any]) -> None:
     rows = [
         [
             e["at"],
@@ -87,13 +87,11 @@ def run_audit_list(session: Session) -> int:
         ]
         for e in page["entries"]
     ]
-    for line in table(["AT", "CONVERSATION", "ACTION", "STATE", "MESSAGE", "BY"], rows):
-        session.out(line)
+    session.out_table(["AT", "CONVERSATION", "ACTION", "STATE", "MESSAGE", "BY"], rows)
     if not rows:
         session.out("no audit entries")
     if page.get("next_cursor"):
         session.out(f"more: agentworks audit list --after {page['next_cursor']}")
-    return EXIT_OK
 
 
 def run_webhooks_create(session: Session) -> int:
@@ -104,41 +102,37 @@ def run_webhooks_create(session: Session) -> int:
         raise CliError(f"unknown events {', '.join(unknown)}; choose from {', '.join(EVENTS)}")
     body = {"url": args.url, "events": events}
     made = session.call("POST", "/v1/webhooks", body=body, shape=shapes.WEBHOOK)
-    if session.json:
-        session.print_json(made)
-    else:
-        session.out(f"{made['webhook_id']}  {one_line(made['url'])}  {','.join(made['events'])}")
-    return EXIT_OK
+    return session.show(made, _print_webhook)
+
+
+def _print_webhook(session: Session, made: dict[str, Any]) -> None:
+    session.out(f"{made['webhook_id']}  {one_line(made['url'])}  {','.join(made['events'])}")
 
 
 def run_webhooks_list(session: Session) -> int:
     listed = session.call("GET", "/v1/webhooks", shape=shapes.WEBHOOKS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_webhooks_list)
+
+
+def _print_webhooks_list(session: Session, listed: dict[str, Any]) -> None:
     rows = [[w["webhook_id"], w["url"], ",".join(w["events"])] for w in listed["webhooks"]]
-    for line in table(["WEBHOOK", "URL", "EVENTS"], rows):
-        session.out(line)
+    session.out_table(["WEBHOOK", "URL", "EVENTS"], rows)
     session.out(f"signed in {listed['signature_header']} (agentworks workflow webhook-key)")
-    return EXIT_OK
 
 
 def run_webhooks_delete(session: Session) -> int:
     path = f"/v1/webhooks/{session.args.webhook_id}"
     gone = session.call("DELETE", path, shape=shapes.WEBHOOK_DELETED)
-    if session.json:
-        session.print_json(gone)
-    else:
-        session.out(f"deleted {gone['webhook_id']}")
-    return EXIT_OK
+    return session.show(gone, lambda session, gone: session.out(f"deleted {gone['webhook_id']}"))
 
 
 def run_webhooks_deliveries(session: Session) -> int:
     path = f"/v1/webhooks/{session.args.webhook_id}/deliveries"
     found = session.call("GET", path, shape=shapes.WEBHOOK_DELIVERIES)
-    if session.json:
-        session.print_json(found)
-        return EXIT_OK
+    return session.show(found, _print_webhooks_deliveries)
+
+
+def _print_webhooks_deliveries(session: Session, found: dict[str, Any]) -> None:
     rows = [
         [
             d["created_at"],
@@ -148,6 +142,4 @@ def run_webhooks_deliveries(session: Session) -> int:
         ]
         for d in found["deliveries"]
     ]
-    for line in table(["AT", "EVENT", "STATE", "ATTEMPTS"], rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(["AT", "EVENT", "STATE", "ATTEMPTS"], rows)

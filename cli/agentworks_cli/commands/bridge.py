@@ -19,7 +19,7 @@ from typing import Any
 
 from agentworks_cli.bridge.hook_files import PROVIDERS
 from agentworks_cli.client import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliError
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 EVENTS = ("stop", "user-prompt-submit", "session-start", "session-end")
 MESSAGE_ACTIONS = ("ack", "reply", "send", "read", "peers", "purpose")
@@ -27,28 +27,26 @@ START_TIMEOUT_SECONDS = 10.0
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
-        "bridge", parents=[common], help="the local bridge that delivers messages into chats"
+    actions = add_group(
+        commands, common, "bridge", "the local bridge that delivers messages into chats"
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
-    start = actions.add_parser("start", parents=[common], help="start it in the background")
-    start.set_defaults(handler=run_start)
+    start = add_action(actions, common, "start", run_start, "start it in the background")
     actions.add_parser("stop", parents=[common], help="stop it").set_defaults(handler=run_stop)
     actions.add_parser(
         "status", parents=[common], help="attachments, routes and the runner"
     ).set_defaults(handler=run_status)
-    foreground = actions.add_parser("run", parents=[common], help="run in the foreground")
-    foreground.set_defaults(handler=run_foreground)
+    foreground = add_action(actions, common, "run", run_foreground, "run in the foreground")
     for parser in (start, foreground):
         _runner_options(parser)
-    hook = actions.add_parser("hook", parents=[common], help="what installed CLI hooks run")
+    hook = add_action(actions, common, "hook", run_hook, "what installed CLI hooks run")
     hook.add_argument("event", choices=EVENTS)
     hook.add_argument("--provider", choices=PROVIDERS, required=True)
-    hook.set_defaults(handler=run_hook)
-    install = actions.add_parser(
+    install = add_action(
+        actions,
+        common,
         "install",
-        parents=[common],
-        help="put the hooks (and Claude Code's /agentworks command) in a project",
+        run_install,
+        "put the hooks (and Claude Code's /agentworks command) in a project",
         description="Installs the bridge's hooks in the project's own hook files, naming this "
         "agentworks by its full path, and Claude Code's .claude/commands/agentworks.md, so "
         "`/agentworks attach NAME` typed in a chat works. Attaches nothing.",
@@ -58,12 +56,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help="which CLI (default: claude and codex)",
     )  # fmt: skip
     install.add_argument("--project", type=Path, default=Path("."), help="default: .")
-    install.set_defaults(handler=run_install)
 
-    message = actions.add_parser(
+    message = add_action(
+        actions,
+        common,
         "message",
-        parents=[common],
-        help="the attached chat's messaging, from its own shell (when its tools are not loaded)",
+        run_message,
+        "the attached chat's messaging, from its own shell (when its tools are not loaded)",
         description="Acts as the attachment of the chat this command runs in (its own "
         "connection and name): ack --message-id ID [--delivery admitted|processed]; reply "
         "--inbox INBOX --message TEXT; send --target agent:NAME --message TEXT; read [--inbox "
@@ -73,12 +72,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     message.add_argument("what", choices=MESSAGE_ACTIONS, metavar="|".join(MESSAGE_ACTIONS))
     message.add_argument("--provider", choices=PROVIDERS, help="which chat, if nested")
     message.add_argument("rest", nargs=argparse.REMAINDER, help="the action's options")
-    message.set_defaults(handler=run_message)
 
-    attach = commands.add_parser(
+    attach = add_action(
+        commands,
+        common,
         "attach",
-        parents=[common],
-        help="attach a coding-agent chat to a name (person only)",
+        run_attach,
+        "attach a coding-agent chat to a name (person only)",
         description="Without --session: run inside a chat (its shell tool), it attaches that "
         "chat; from a terminal, it attaches the live chat of this project (or asks which). "
         "A chat is seen once one of its hooks ran: `agentworks bridge install` first.",
@@ -90,29 +90,34 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     attach.add_argument(
         "--project", type=Path, default=Path("."), help="where to install the hooks (default .)"
     )
-    attach.set_defaults(handler=run_attach)
 
-    detach = commands.add_parser(
-        "detach", parents=[common], help="detach a chat (by its name, or pick)"
+    detach = add_action(
+        commands, common, "detach", run_detach, "detach a chat (by its name, or pick)"
     )
     detach.add_argument("name", nargs="?", help="the attached name")
     detach.add_argument("--provider", choices=PROVIDERS, help="with --session")
     detach.add_argument("--session", metavar="ID")
     detach.add_argument("--project", type=Path, default=Path("."), help="default: .")
-    detach.set_defaults(handler=run_detach)
 
-    channel = commands.add_parser(
-        "channel", parents=[common], help="Claude channel route: an MCP stdio server for one chat"
+    channel = add_action(
+        commands,
+        common,
+        "channel",
+        run_channel,
+        "Claude channel route: an MCP stdio server for one chat",
     )
     channel.add_argument("--provider", choices=("claude",), default="claude")
     channel.add_argument("--session", required=True, metavar="ID", help="the chat's session id")
-    channel.set_defaults(handler=run_channel)
 
-    agents = commands.add_parser(
-        "agents", aliases=["agent"], parents=[common], help="attached chats (--all: directory)"
+    agents = add_action(
+        commands,
+        common,
+        "agents",
+        run_agents,
+        "attached chats (--all: directory)",
+        aliases=["agent"],
     )
     agents.add_argument("--all", action="store_true", help="the account's whole directory")
-    agents.set_defaults(handler=run_agents)
 
 
 def _runner_options(parser: argparse.ArgumentParser) -> None:

@@ -9,11 +9,10 @@ import json
 import sys
 import time
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, CliError
-from agentworks_cli.commands.formatting import clean, indent, one_line, shell, table, when
+from agentworks_cli.client import EXIT_OK, CliError, segment
+from agentworks_cli.commands.formatting import clean, indent, one_line, shell, when
 from agentworks_cli.commands.session import Session
 
 EXIT_CALL_FAILED = 6
@@ -81,9 +80,7 @@ class Waiter:
                                "call": status}},
                 )  # fmt: skip
             time.sleep(POLL_SECONDS)
-            status = self.session.call(
-                "GET", f"/v1/calls/{quote(call_id, safe='')}", shape=shapes.CALL
-            )
+            status = self.session.call("GET", f"/v1/calls/{segment(call_id)}", shape=shapes.CALL)
 
     def report(self, status: dict[str, Any]) -> dict[str, Any]:
         """Prints what is new; returns the status to go on with (after an answer, its reply)."""
@@ -124,7 +121,7 @@ class Waiter:
         try:
             answered = self.session.call(
                 "POST",
-                f"/v1/calls/{quote(call_id, safe='')}/reply",
+                f"/v1/calls/{segment(call_id)}/reply",
                 body={"request_id": request_id, "answer": answer},
                 shape=shapes.CALL,
             )
@@ -184,11 +181,10 @@ def show_status(session: Session, status: dict[str, Any]) -> None:
             (f.get("path"), f"{f.get('size')} bytes", shell(session.command(*read, f["path"])))
             for f in files
         ]
-        for line in table(("PATH", "SIZE", "READ"), rows):
-            session.out("  " + line)
+        session.out_table(("PATH", "SIZE", "READ"), rows, indent="  ")
     if not status.get("terminal"):
         wait = ["functions", "status", "--call-id", call_id, "--wait"]
-        session.out("wait: " + shell(session.command(*wait)))
+        session.out_command("wait: ", *wait)
 
 
 def stderr_is_terminal() -> bool:

@@ -3,26 +3,26 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, write_config_file
-from agentworks_cli.commands.formatting import one_line, shell, table, when
-from agentworks_cli.commands.session import Session
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, segment, write_config_file
+from agentworks_cli.commands.formatting import one_line, shell, when
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "connections",
-        parents=[common],
-        help="create, list and revoke connections (tokens) of the account",
+        "create, list and revoke connections (tokens) of the account",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    create = actions.add_parser(
-        "create", parents=[common], help="create a connection; its token is shown once"
+    create = add_action(
+        actions, common, "create", run_create, "create a connection; its token is shown once"
     )
     create.add_argument("--name", required=True, help="a label, e.g. worker")
     create.add_argument(
@@ -51,16 +51,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="also write a CLI config for the new connection (same server, mode 0600)",
     )
-    create.set_defaults(handler=run_create)
 
-    listing = actions.add_parser("list", parents=[common], help="list the account's connections")
-    listing.set_defaults(handler=run_list)
+    add_action(actions, common, "list", run_list, "list the account's connections")
 
-    revoke = actions.add_parser(
-        "revoke", parents=[common], help="revoke a connection (takes effect at once)"
+    revoke = add_action(
+        actions, common, "revoke", run_revoke, "revoke a connection (takes effect at once)"
     )
     revoke.add_argument("connection_id", metavar="CONNECTION_ID")
-    revoke.set_defaults(handler=run_revoke)
 
 
 def _comma_list(value: str) -> list[str]:
@@ -135,13 +132,14 @@ def run_create(session: Session) -> int:
 
 def run_list(session: Session) -> int:
     listed = session.call("GET", "/v1/connections", shape=shapes.CONNECTIONS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_list)
+
+
+def _print_list(session: Session, listed: dict[str, Any]) -> None:
     connections = listed.get("connections") or []
     if not connections:
         session.out("no connections")
-        return EXIT_OK
+        return
     rows = [
         (
             c.get("connection_id"),
@@ -153,21 +151,19 @@ def run_list(session: Session) -> int:
         )
         for c in connections
     ]
-    for line in table(("CONNECTION_ID", "NAME", "STATUS", "SCOPES", "CREATED", "EXPIRES"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("CONNECTION_ID", "NAME", "STATUS", "SCOPES", "CREATED", "EXPIRES"), rows)
 
 
 def run_revoke(session: Session) -> int:
     connection_id = session.args.connection_id
     revoked = session.call(
-        "DELETE", f"/v1/connections/{quote(connection_id, safe='')}", shape=shapes.CONNECTION
+        "DELETE", f"/v1/connections/{segment(connection_id)}", shape=shapes.CONNECTION
     )
-    if session.json:
-        session.print_json(revoked)
-        return EXIT_OK
+    return session.show(revoked, partial(_print_revoked, connection_id=connection_id))
+
+
+def _print_revoked(session: Session, revoked: dict[str, Any], connection_id: str) -> None:
     session.out(
         f"revoked connection {one_line(revoked.get('connection_id', connection_id))} "
         f"({one_line(revoked.get('name'))}); its token no longer works"
     )
-    return EXIT_OK

@@ -7,25 +7,24 @@ from __future__ import annotations
 import argparse
 import re
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
-from agentworks_cli.commands.formatting import one_line, shell, table, when
+from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
+from agentworks_cli.commands.formatting import one_line, when
 from agentworks_cli.commands.messages import message_text
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "conversations",
-        parents=[common],
-        help="requests, replies and notes in conversations with a Crew",
+        "requests, replies and notes in conversations with a Crew",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     request = actions.add_parser("request", parents=[common], help="ask a Crew for something")
     _where(request, first_contact=True)
@@ -46,8 +45,8 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     reply.add_argument("--to", required=True, metavar="MESSAGE_ID", help="the request answered")
     reply.set_defaults(handler=run_send, kind="reply")
 
-    listed = actions.add_parser(
-        "list", parents=[common], help="the conversations you may see, in the Inbox's tabs"
+    listed = add_action(
+        actions, common, "list", run_list, "the conversations you may see, in the Inbox's tabs"
     )
     listed.add_argument(
         "--tab", choices=("needs_you", "active", "waiting_on_others", "closed"), help="one tab"
@@ -55,21 +54,18 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     listed.add_argument("--agent", metavar="AGENT", help="one agent's only (crew:NAME)")
     listed.add_argument("--after", metavar="CURSOR", help="the next page (next_cursor)")
     listed.add_argument("--limit", type=int, metavar="N", help="conversations per page")
-    listed.set_defaults(handler=run_list)
 
-    show = actions.add_parser(
-        "show", parents=[common], help="a conversation's requests and where each stands"
+    show = add_action(
+        actions, common, "show", run_show, "a conversation's requests and where each stands"
     )
     show.add_argument("--inbox", required=True, metavar="INBOX", help="your side of it")
     show.add_argument("--agent", metavar="NAME", help="as this registered name")
-    show.set_defaults(handler=run_show)
 
     _controls(actions, common)
 
-    cancel = actions.add_parser("cancel", parents=[common], help="cancel a request you sent")
+    cancel = add_action(actions, common, "cancel", run_cancel, "cancel a request you sent")
     cancel.add_argument("message_id", metavar="MESSAGE_ID")
     cancel.add_argument("--agent", metavar="NAME", help="as this registered name")
-    cancel.set_defaults(handler=run_cancel)
 
 
 def _controls(actions: Any, common: argparse.ArgumentParser) -> None:
@@ -119,25 +115,24 @@ def run_send(session: Session) -> int:
         body["deadline_seconds"] = seconds
     if getattr(args, "handoff", False):
         body["handoff"] = True
-    for key, value in (
-        ("target", getattr(args, "target", None)),
-        ("inbox_id", args.inbox),
-        ("agent_name", args.agent),
-        ("submission_id", args.submission_id),
-        ("in_reply_to", getattr(args, "to", None)),
-    ):
-        if value is not None:
-            body[key] = value
+    body |= given(
+        target=getattr(args, "target", None),
+        inbox_id=args.inbox,
+        agent_name=args.agent,
+        submission_id=args.submission_id,
+        in_reply_to=getattr(args, "to", None),
+    )
     receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
-    if session.json:
-        session.print_json(receipt)
-        return EXIT_OK
+    return session.show(receipt, _print_send)
+
+
+def _print_send(session: Session, receipt: dict[str, Any]) -> None:
+    args = session.args
     session.out(f"sent {args.kind} {one_line(receipt.get('message_id'))}")
     session.out(f"inbox: {one_line(receipt.get('inbox_id'))}")
     if args.kind == "request":
         words = ["conversations", "show", "--inbox", receipt.get("inbox_id", "")]
-        session.out("where it stands: " + shell(session.command(*words)))
-    return EXIT_OK
+        session.out_command("where it stands: ", *words)
 
 
 def run_list(session: Session) -> int:
@@ -150,9 +145,10 @@ def run_list(session: Session) -> int:
     if args.limit is not None:
         query["limit"] = str(args.limit)
     listing = session.call("GET", "/v1/conversations", query=query, shape=shapes.CONVERSATIONS)
-    if session.json:
-        session.print_json(listing)
-        return EXIT_OK
+    return session.show(listing, _print_list)
+
+
+def _print_list(session: Session, listing: dict[str, Any]) -> None:
     counts = listing.get("counts", {})
     session.out(
         f"Needs You {counts.get('needs_you', 0)} · Active {counts.get('active', 0)} · "
@@ -171,12 +167,10 @@ def run_list(session: Session) -> int:
     ]
     if not rows:
         session.out("no conversations")
-    for line in table(("CONVERSATION", "AGENTS", "TAB", "STATUS", "OPEN REQUESTS"), rows):
-        session.out(line)
+    session.out_table(("CONVERSATION", "AGENTS", "TAB", "STATUS", "OPEN REQUESTS"), rows)
     if listing.get("next_cursor"):
         words = ["conversations", "list", "--after", listing["next_cursor"]]
-        session.out("more: " + shell(session.command(*words)))
-    return EXIT_OK
+        session.out_command("more: ", *words)
 
 
 def run_show(session: Session) -> int:
@@ -185,13 +179,14 @@ def run_show(session: Session) -> int:
     if args.agent:
         query["agent_name"] = args.agent
     listing = session.call("GET", "/v1/requests", query=query, shape=shapes.REQUESTS)
-    if session.json:
-        session.print_json(listing)
-        return EXIT_OK
+    return session.show(listing, _print_show)
+
+
+def _print_show(session: Session, listing: dict[str, Any]) -> None:
     requests = listing.get("requests", [])
     if not requests:
         session.out("no requests in this conversation")
-        return EXIT_OK
+        return
     rows = [
         (
             r["message_id"],
@@ -202,39 +197,37 @@ def run_show(session: Session) -> int:
         )
         for r in requests
     ]
-    for line in table(("REQUEST", "STATE", "DEADLINE", "HAND-OFF", "REASON"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("REQUEST", "STATE", "DEADLINE", "HAND-OFF", "REASON"), rows)
 
 
 def run_cancel(session: Session) -> int:
     args = session.args
     body: dict[str, Any] = {"agent_name": args.agent} if args.agent else {}
-    path = f"/v1/requests/{quote(args.message_id, safe='')}/cancel"
+    path = f"/v1/requests/{segment(args.message_id)}/cancel"
     view = session.call("POST", path, body=body, shape=shapes.REQUEST)
-    if session.json:
-        session.print_json(view)
-        return EXIT_OK
+    return session.show(view, _print_cancel)
+
+
+def _print_cancel(session: Session, view: dict[str, Any]) -> None:
     session.out(f"request {one_line(view.get('message_id'))}: {one_line(view.get('label'))}")
-    return EXIT_OK
 
 
 def run_control(session: Session) -> int:
     args = session.args
-    inbox = quote(args.inbox, safe="")
+    inbox = segment(args.inbox)
     if args.control == "delete":
         view = session.call("DELETE", f"/v1/conversations/{inbox}", shape=shapes.CONVERSATION)
     else:
         body: dict[str, Any] = {"agent_name": args.agent} if args.agent else {}
         path = f"/v1/conversations/{inbox}/{args.control}"
         view = session.call("POST", path, body=body, shape=shapes.CONVERSATION)
-    if session.json:
-        session.print_json(view)
-        return EXIT_OK
+    return session.show(view, _print_control)
+
+
+def _print_control(session: Session, view: dict[str, Any]) -> None:
     line = f"conversation {one_line(view.get('conversation_id'))}: {one_line(view.get('status'))}"
     if view.get("cancelled_requests"):
         line += f" ({view['cancelled_requests']} open requests cancelled)"
     if view.get("started_runs"):
         line += f" ({view['started_runs']} held messages started their runs)"
     session.out(line)
-    return EXIT_OK

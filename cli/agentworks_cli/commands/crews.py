@@ -11,70 +11,61 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
-from agentworks_cli.commands.formatting import one_line, shell, table, when
-from agentworks_cli.commands.session import Session
+from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
+from agentworks_cli.commands.formatting import one_line, when
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 INSTRUCTIONS_SHOWN_CHARS = 200
 JSON_SUFFIXES = (".json",)
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "crews",
-        parents=[common],
-        help="define, show and delete Crews (agents with typed functions)",
+        "define, show and delete Crews (agents with typed functions)",
         description="Crews are agents that expose typed functions; call them with "
         "`agentworks functions`. Defining one takes the admin scope.",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    create = actions.add_parser(
-        "create", parents=[common], help="create a Crew from its file (YAML or JSON; admin)"
+    create = add_action(
+        actions, common, "create", run_create, "create a Crew from its file (YAML or JSON; admin)"
     )
     _file_argument(create)
-    create.set_defaults(handler=run_create)
-
-    update = actions.add_parser(
+    update = add_action(
+        actions,
+        common,
         "update",
-        parents=[common],
-        help="replace a Crew's definition with its file (same name; admin)",
+        run_update,
+        "replace a Crew's definition with its file (same name; admin)",
     )
     _file_argument(update)
-    update.set_defaults(handler=run_update)
-
-    get = actions.add_parser("get", parents=[common], help="show a Crew's definition")
+    get = add_action(actions, common, "get", run_get, "show a Crew's definition")
     get.add_argument("name", metavar="NAME", help="e.g. contracts")
-    get.set_defaults(handler=run_get)
-
-    listing = actions.add_parser("list", parents=[common], help="the Crews you may use")
-    listing.set_defaults(handler=run_list)
-
-    delete = actions.add_parser(
-        "delete", parents=[common], help="delete a Crew (admin); past call records remain"
+    add_action(actions, common, "list", run_list, "the Crews you may use")
+    delete = add_action(
+        actions, common, "delete", run_delete, "delete a Crew (admin); past call records remain"
     )
     delete.add_argument("name", metavar="NAME")
-    delete.set_defaults(handler=run_delete)
-
-    release = actions.add_parser(
+    release = add_action(
+        actions,
+        common,
         "release",
-        parents=[common],
-        help="let a message waiting for review through to the Crew (admin)",
+        run_release,
+        "let a message waiting for review through to the Crew (admin)",
     )
     _review_arguments(release)
-    release.set_defaults(handler=run_release)
-
-    decline = actions.add_parser(
-        "decline", parents=[common], help="turn down a message waiting for review (admin)"
+    decline = add_action(
+        actions, common, "decline", run_decline, "turn down a message waiting for review (admin)"
     )
     _review_arguments(decline)
     decline.add_argument("--reason", metavar="TEXT", help="why; the sender reads it")
-    decline.set_defaults(handler=run_decline)
 
 
 def _review_arguments(parser: argparse.ArgumentParser) -> None:
@@ -164,7 +155,7 @@ def _parse_yaml(raw: str, where: str, what: str) -> Any:
 def run_create(session: Session) -> int:
     definition = read_crew_file(session.args.file)
     crew = session.call("POST", "/v1/crews", body=definition, shape=shapes.CREW)
-    return _show_crew(session, crew, "created")
+    return session.show(crew, partial(_print_crew, verb="created"))
 
 
 def run_update(session: Session) -> int:
@@ -173,26 +164,26 @@ def run_update(session: Session) -> int:
     if not isinstance(name, str) or not name.strip():
         raise CliError("the Crew file needs a name (the Crew to update)", EXIT_USAGE)
     crew = session.call(
-        "PUT", f"/v1/crews/{quote(name.strip(), safe='')}", body=definition, shape=shapes.CREW
+        "PUT", f"/v1/crews/{segment(name.strip())}", body=definition, shape=shapes.CREW
     )
-    return _show_crew(session, crew, "updated")
+    return session.show(crew, partial(_print_crew, verb="updated"))
 
 
 def run_get(session: Session) -> int:
-    crew = session.call("GET", f"/v1/crews/{quote(session.args.name, safe='')}", shape=shapes.CREW)
-    return _show_crew(session, crew, None)
+    crew = session.call("GET", f"/v1/crews/{segment(session.args.name)}", shape=shapes.CREW)
+    return session.show(crew, _print_crew)
 
 
 def run_list(session: Session) -> int:
-    listed = session.call("GET", "/v1/crews", shape=shapes.CREWS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(session.call("GET", "/v1/crews", shape=shapes.CREWS), _print_crews)
+
+
+def _print_crews(session: Session, listed: dict[str, Any]) -> None:
     crews = listed.get("crews") or []
     if not crews:
         session.out("no Crews you may use; an admin creates one with:")
-        session.out("  " + shell(session.command("crews", "create", "--file", "crew.yaml")))
-        return EXIT_OK
+        session.out_command("  ", "crews", "create", "--file", "crew.yaml")
+        return
     rows = [
         (
             c.get("target"),
@@ -206,64 +197,58 @@ def run_list(session: Session) -> int:
         for c in crews
     ]
     headers = ("TARGET", "VERSION", "ADAPTER", "MESSAGING", "RUNNING", "UPDATED", "FUNCTIONS")
-    for line in table(headers, rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(headers, rows)
 
 
 def run_delete(session: Session) -> int:
     name = session.args.name
-    deleted = session.call("DELETE", f"/v1/crews/{quote(name, safe='')}", shape=shapes.CREW_DELETED)
-    if session.json:
-        session.print_json(deleted)
-        return EXIT_OK
-    session.out(f"deleted {one_line(deleted.get('target', 'crew:' + name))}")
-    return EXIT_OK
+    deleted = session.call("DELETE", f"/v1/crews/{segment(name)}", shape=shapes.CREW_DELETED)
+    fallback = "crew:" + name
+    return session.show(
+        deleted,
+        lambda session, gone: session.out(f"deleted {one_line(gone.get('target', fallback))}"),
+    )
 
 
 def run_release(session: Session) -> int:
     args = session.args
     outcome = session.call(
         "POST",
-        f"/v1/crews/{quote(args.crew, safe='')}/release",
+        f"/v1/crews/{segment(args.crew)}/release",
         body={"message_id": args.message_id},
         shape=shapes.REVIEW,
     )
-    if session.json:
-        session.print_json(outcome)
-        return EXIT_OK
+    return session.show(outcome, _print_released)
+
+
+def _print_released(session: Session, outcome: dict[str, Any]) -> None:
     session.out(
         f"released {one_line(outcome.get('message_id'))} to {one_line(outcome.get('target'))}: "
         f"run {one_line(outcome.get('run_id'))} {one_line(outcome.get('state'))}"
     )
-    state = ["messages", "state", "--target", str(outcome.get("target") or "")]
-    session.out("follow: " + shell(session.command(*state)))
-    return EXIT_OK
+    session.out_command(
+        "follow: ", "messages", "state", "--target", str(outcome.get("target") or "")
+    )
 
 
 def run_decline(session: Session) -> int:
     args = session.args
-    body: dict[str, Any] = {"message_id": args.message_id}
-    if args.reason is not None:
-        body["reason"] = args.reason
+    body = given(message_id=args.message_id, reason=args.reason)
     outcome = session.call(
-        "POST", f"/v1/crews/{quote(args.crew, safe='')}/decline", body=body, shape=shapes.REVIEW
+        "POST", f"/v1/crews/{segment(args.crew)}/decline", body=body, shape=shapes.REVIEW
     )
-    if session.json:
-        session.print_json(outcome)
-        return EXIT_OK
+    return session.show(outcome, _print_declined)
+
+
+def _print_declined(session: Session, outcome: dict[str, Any]) -> None:
     reason = f" ({one_line(outcome['reason'])})" if outcome.get("reason") else ""
     session.out(
         f"declined {one_line(outcome.get('message_id'))} for "
         f"{one_line(outcome.get('target'))}{reason}; the sender was told"
     )
-    return EXIT_OK
 
 
-def _show_crew(session: Session, crew: dict[str, Any], verb: str | None) -> int:
-    if session.json:
-        session.print_json(crew)
-        return EXIT_OK
+def _print_crew(session: Session, crew: dict[str, Any], verb: str | None = None) -> None:
     target = one_line(crew.get("target"))
     head = f"{verb} {target}" if verb else target
     session.out(f"{head} (version {crew.get('version')}, {one_line(crew.get('crew_id'))})")
@@ -282,10 +267,8 @@ def _show_crew(session: Session, crew: dict[str, Any], verb: str | None) -> int:
     session.out("")
     if not functions:
         session.out("no functions")
-        return EXIT_OK
+        return
     rows = [(f.get("name"), f.get("description") or "-") for f in functions]
-    for line in table(("FUNCTION", "DESCRIPTION"), rows):
-        session.out(line)
+    session.out_table(("FUNCTION", "DESCRIPTION"), rows)
     session.out("")
-    session.out("schemas: " + shell(session.command("functions", "list", "--target", str(target))))
-    return EXIT_OK
+    session.out_command("schemas: ", "functions", "list", "--target", str(target))

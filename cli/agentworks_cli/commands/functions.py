@@ -14,13 +14,12 @@ import base64
 import json
 import sys
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.call_waiting import note, show_status, wait_and_show
-from agentworks_cli.commands.formatting import clean, one_line, shell, table
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.formatting import clean, one_line, shell
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 WAIT_HELP = "wait for the outcome, polling; exit 0 succeeded, 6 failed, 7 cancelled/interrupted"
 EPILOG = """\
@@ -30,29 +29,28 @@ exit codes of --wait: 0 succeeded, 6 failed, 7 cancelled or interrupted,
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "functions",
-        parents=[common],
-        help="discover and call a Crew's typed functions",
+        "discover and call a Crew's typed functions",
         description="Typed functions of Crews: discover them, call one, follow the call "
         "to its outcome, answer its questions and read its files.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    listing = actions.add_parser(
-        "list", parents=[common], help="a Crew's functions and their input/output schemas"
+    listing = add_action(
+        actions, common, "list", run_list, "a Crew's functions and their input/output schemas"
     )
     listing.add_argument("--target", required=True, metavar="crew:NAME|workflow:NAME")
-    listing.set_defaults(handler=run_list)
 
-    call = actions.add_parser(
+    call = add_action(
+        actions,
+        common,
         "call",
-        parents=[common],
-        help="call a function: checked args, a call_id at once, the outcome later",
+        run_call,
+        "call a function: checked args, a call_id at once, the outcome later",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     call.add_argument("--target", required=True, metavar="crew:NAME|workflow:NAME")
     call.add_argument("--function", required=True, metavar="NAME")
@@ -68,34 +66,33 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help="retry key: calling again with the same id and args returns the original call",
     )
     _wait_arguments(call)
-    call.set_defaults(handler=run_call)
 
-    status = actions.add_parser(
+    status = add_action(
+        actions,
+        common,
         "status",
-        parents=[common],
-        help="a call's state, progress, questions and outcome",
+        run_status,
+        "a call's state, progress, questions and outcome",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     status.add_argument("--call-id", required=True, metavar="ID")
     _wait_arguments(status)
-    status.set_defaults(handler=run_status)
 
-    read = actions.add_parser(
+    read = add_action(
+        actions,
+        common,
         "read",
-        parents=[common],
-        help="a call's file, one page (≤ 2 MiB) at a time, to stdout; without --file, "
-        "the call's files",
+        run_read,
+        "a call's file, one page (≤ 2 MiB) at a time, to stdout; without --file, the call's files",
     )
     read.add_argument("--call-id", required=True, metavar="ID")
     read.add_argument(
         "--file", metavar="PATH", help="a path the call's status lists (omit to list them)"
     )
     read.add_argument("--page", type=int, default=0, metavar="N", help="0, 1, … (default 0)")
-    read.set_defaults(handler=run_read)
 
-    reply = actions.add_parser(
-        "reply", parents=[common], help="answer the question a call is waiting on"
+    reply = add_action(
+        actions, common, "reply", run_reply, "answer the question a call is waiting on"
     )
     reply.add_argument("--call-id", required=True, metavar="ID")
     reply.add_argument(
@@ -104,12 +101,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     reply.add_argument(
         "--answer", required=True, metavar="TEXT", help="your answer ('-' reads stdin)"
     )
-    reply.set_defaults(handler=run_reply)
 
-    complete = actions.add_parser(
+    complete = add_action(
+        actions,
+        common,
         "complete",
-        parents=[common],
-        help="post the outcome of work a Crew handed to your agent name (mailbox adapter)",
+        run_complete,
+        "post the outcome of work a Crew handed to your agent name (mailbox adapter)",
     )
     complete.add_argument("--call-id", required=True, metavar="ID", help="from the work message")
     complete.add_argument(
@@ -121,7 +119,6 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help="the result, JSON matching the output schema ('-' reads stdin, @PATH a file)",
     )
     complete.add_argument("--text", metavar="TEXT", help="your answer as text ('-' reads stdin)")
-    complete.set_defaults(handler=run_complete)
 
 
 def _wait_arguments(parser: argparse.ArgumentParser) -> None:
@@ -142,15 +139,16 @@ def run_list(session: Session) -> int:
     listed = session.call(
         "GET", "/v1/functions", query={"target": session.args.target}, shape=shapes.FUNCTIONS
     )
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_list)
+
+
+def _print_list(session: Session, listed: dict[str, Any]) -> None:
     target = str(listed.get("target") or session.args.target)
     session.out(f"{one_line(target)} (version {listed.get('version')})")
     functions = listed.get("functions") or []
     if not functions:
         session.out("no functions")
-        return EXIT_OK
+        return
     for spec in functions:
         session.out("")
         name = str(spec.get("name") or "")
@@ -160,28 +158,27 @@ def run_list(session: Session) -> int:
             session.out(f"  output: {_compact(spec['output_schema'])}")
         example = json.dumps(_example_args(spec.get("input_schema")), ensure_ascii=False)
         words = ["functions", "call", "--target", target, "--function", name, "--args", example]
-        session.out("  call:   " + shell(session.command(*words, "--wait")))
-    return EXIT_OK
+        session.out_command("  call:   ", *words, "--wait")
 
 
 def run_call(session: Session) -> int:
     args = session.args
     _check_timeout(args)
-    body: dict[str, Any] = {
-        "target": args.target,
-        "function": args.function,
-        "args": parse_args_json(args.args),
-    }
-    if args.submission_id is not None:
-        body["submission_id"] = args.submission_id
+    body = given(
+        target=args.target,
+        function=args.function,
+        args=parse_args_json(args.args),
+        submission_id=args.submission_id,
+    )
     accepted = session.call("POST", "/v1/calls", body=body, shape=shapes.CALL_ACCEPTED)
     if args.wait:
         if accepted.get("replayed"):
             note("replayed: this submission id already started this call; nothing new started")
         return wait_and_show(session, accepted, args.timeout)
-    if session.json:
-        session.print_json(accepted)
-        return EXIT_OK
+    return session.show(accepted, _print_call)
+
+
+def _print_call(session: Session, accepted: dict[str, Any]) -> None:
     call_id = str(accepted.get("call_id") or "")
     session.out(
         f"accepted call {one_line(call_id)} ({one_line(accepted.get('target'))} "
@@ -189,17 +186,16 @@ def run_call(session: Session) -> int:
     )
     if accepted.get("replayed"):
         session.out("replayed: this submission id already started this call; nothing new started")
-    session.out("status: " + shell(session.command("functions", "status", "--call-id", call_id)))
+    session.out_command("status: ", "functions", "status", "--call-id", call_id)
     session.out(
         "wait:   " + shell(session.command("functions", "status", "--call-id", call_id, "--wait"))
     )
-    return EXIT_OK
 
 
 def run_status(session: Session) -> int:
     args = session.args
     _check_timeout(args)
-    status = session.call("GET", f"/v1/calls/{quote(args.call_id, safe='')}", shape=shapes.CALL)
+    status = session.call("GET", f"/v1/calls/{segment(args.call_id)}", shape=shapes.CALL)
     if args.wait:
         return wait_and_show(session, status, args.timeout)
     if session.json:
@@ -217,13 +213,15 @@ def run_read(session: Session) -> int:
         return _list_files(session, args.call_id)
     page = session.call(
         "GET",
-        f"/v1/calls/{quote(args.call_id, safe='')}/files",
+        f"/v1/calls/{segment(args.call_id)}/files",
         query={"path": args.file, "page": args.page},
         shape=shapes.FILE_PAGE,
     )
-    if session.json:
-        session.print_json(page)
-        return EXIT_OK
+    return session.show(page, _print_read)
+
+
+def _print_read(session: Session, page: dict[str, Any]) -> None:
+    args = session.args
     content = str(page.get("content") or "")
     number, pages = int(page.get("page") or 0), int(page.get("pages") or 1)
     if page.get("encoding") == "base64":
@@ -250,12 +248,11 @@ def run_read(session: Session) -> int:
     if number + 1 < pages:
         words = ["functions", "read", "--call-id", args.call_id, "--file", args.file]
         note("next page: " + shell(session.command(*words, "--page", str(number + 1))))
-    return EXIT_OK
 
 
 def _list_files(session: Session, call_id: str) -> int:
     """The files a call wrote, each with the command that reads it (from its status)."""
-    status = session.call("GET", f"/v1/calls/{quote(call_id, safe='')}", shape=shapes.CALL)
+    status = session.call("GET", f"/v1/calls/{segment(call_id)}", shape=shapes.CALL)
     files = [f for f in status.get("files") or [] if isinstance(f, dict)]
     if session.json:
         session.print_json(
@@ -272,8 +269,7 @@ def _list_files(session: Session, call_id: str) -> int:
         (f.get("path"), f"{f.get('size')} bytes", shell(session.command(*read, str(f["path"]))))
         for f in files
     ]
-    for line in table(("PATH", "SIZE", "READ"), rows):
-        session.out(line)
+    session.out_table(("PATH", "SIZE", "READ"), rows)
     return EXIT_OK
 
 
@@ -282,20 +278,21 @@ def run_reply(session: Session) -> int:
     answer = sys.stdin.read().rstrip("\n") if args.answer == "-" else args.answer
     status = session.call(
         "POST",
-        f"/v1/calls/{quote(args.call_id, safe='')}/reply",
+        f"/v1/calls/{segment(args.call_id)}/reply",
         body={"request_id": args.request_id, "answer": answer},
         shape=shapes.CALL,
     )
-    if session.json:
-        session.print_json(status)
-        return EXIT_OK
+    return session.show(status, _print_reply)
+
+
+def _print_reply(session: Session, status: dict[str, Any]) -> None:
+    args = session.args
     session.out(
         f"answered {one_line(args.request_id)}; call {one_line(status.get('call_id'))} is "
         f"{one_line(status.get('state'))}"
     )
     wait = ["functions", "status", "--call-id", str(status.get("call_id") or args.call_id)]
-    session.out("wait: " + shell(session.command(*wait, "--wait")))
-    return EXIT_OK
+    session.out_command("wait: ", *wait, "--wait")
 
 
 def run_complete(session: Session) -> int:
@@ -310,16 +307,17 @@ def run_complete(session: Session) -> int:
     if args.result is not None:
         body["result"] = parse_json_value(args.result, "--result")
     status = session.call(
-        "POST", f"/v1/calls/{quote(args.call_id, safe='')}/result", body=body, shape=shapes.CALL
+        "POST", f"/v1/calls/{segment(args.call_id)}/result", body=body, shape=shapes.CALL
     )
-    if session.json:
-        session.print_json(status)
-        return EXIT_OK
+    return session.show(status, _print_complete)
+
+
+def _print_complete(session: Session, status: dict[str, Any]) -> None:
+    args = session.args
     session.out(
         f"posted the outcome of call {one_line(status.get('call_id'))} as "
         f"agent:{one_line(args.agent)}; it is {one_line(status.get('state'))}"
     )
-    return EXIT_OK
 
 
 # ---- helpers ----

@@ -13,19 +13,20 @@ from typing import Any
 
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    inbox = commands.add_parser(
+    inbox = add_action(
+        commands,
+        common,
         "inbox",
-        parents=[common],
-        help="sign in to the web Inbox with a one-time link",
+        run_inbox,
+        "sign in to the web Inbox with a one-time link",
         description="Prints a one-time link to the web Inbox (valid 5 minutes, one use) and "
         "opens it in a browser when a display is available.",
     )
     inbox.add_argument("--no-open", action="store_true", help="print the link only")
-    inbox.set_defaults(handler=run_inbox)
 
 
 def can_open_browser(environ: dict[str, str] | None = None) -> bool:

@@ -12,14 +12,16 @@ from urllib.parse import urlencode
 
 from agentworks_cli.bridge.push_client import BACKOFF_MAX_SECONDS, notices
 from agentworks_cli.client import EXIT_OK, EXIT_UNREACHABLE, CliError, http_error
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    listen = commands.add_parser(
+    listen = add_action(
+        commands,
+        common,
         "listen",
-        parents=[common],
-        help="wait for new messages over the push channel (no polling)",
+        run_listen,
+        "wait for new messages over the push channel (no polling)",
         description="Prints a line per notice: which inbox has new messages and how to read "
         "them. Reconnects by itself; Ctrl-C stops.",
     )
@@ -28,7 +30,6 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     where.add_argument("--inbox", metavar="INBOX", help="one conversation's inbox")
     listen.add_argument("--push-url", metavar="URL", help="the stack's PushUrl (default: config)")
     listen.add_argument("--once", action="store_true", help="exit after the first notice")
-    listen.set_defaults(handler=run_listen)
 
 
 def _push_url(session: Session) -> str:

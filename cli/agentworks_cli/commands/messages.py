@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from typing import Any
-from urllib.parse import quote
 
 from agentworks import limits
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
-from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
-from agentworks_cli.commands.session import Session
+from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
+from agentworks_cli.commands.formatting import indent, one_line, table, when
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 # Long polls shorter than this finish before a progress line would help anyone.
 PROGRESS_AFTER_SECONDS = 2.0
@@ -19,13 +19,10 @@ PURPOSE_COLUMN_CHARS = 80
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
-        "messages", parents=[common], help="direct messages between named agents"
-    )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions = add_group(commands, common, "messages", "direct messages between named agents")
 
-    register = actions.add_parser(
-        "register", parents=[common], help="register (or re-register) a named agent address"
+    register = add_action(
+        actions, common, "register", run_register, "register (or re-register) a named agent address"
     )
     register.add_argument("--agent", required=True, metavar="NAME", help="e.g. reviewer")
     register.add_argument(
@@ -37,15 +34,11 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     register.add_argument("--purpose", metavar="TEXT", help="what it works on (≤ 512 chars)")
     register.add_argument("--provider", metavar="P", help="e.g. claude, codex, script")
-    register.set_defaults(handler=run_register)
 
-    listing = actions.add_parser(
-        "list", parents=[common], help="the account's directory of named agents"
-    )
-    listing.set_defaults(handler=run_list)
+    add_action(actions, common, "list", run_list, "the account's directory of named agents")
 
-    send = actions.add_parser(
-        "send", parents=[common], help="send a first contact (--target) or reply (--inbox)"
+    send = add_action(
+        actions, common, "send", run_send, "send a first contact (--target) or reply (--inbox)"
     )
     send.add_argument("--agent", metavar="NAME", help="send as this registered name")
     where = send.add_mutually_exclusive_group(required=True)
@@ -64,10 +57,9 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="retry key: resending with the same id and text returns the original message",
     )
-    send.set_defaults(handler=run_send)
 
-    read = actions.add_parser(
-        "read", parents=[common], help="read an inbox (--inbox) or a name's mailbox (--agent)"
+    read = add_action(
+        actions, common, "read", run_read, "read an inbox (--inbox) or a name's mailbox (--agent)"
     )
     read.add_argument("--agent", metavar="NAME", help="the name to read as (alone: its mailbox)")
     read.add_argument("--inbox", metavar="INBOX", help="read this inbox")
@@ -82,19 +74,17 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help=f"long-poll up to S seconds (≤ {limits.WAIT_MAX_SECONDS})",
     )
     read.add_argument("--limit", type=int, metavar="N", help=f"page size (≤ {limits.PAGE_MAX})")
-    read.set_defaults(handler=run_read)
 
-    ack = actions.add_parser(
-        "ack", parents=[common], help="move a received message's receipt forward"
-    )
+    ack = add_action(actions, common, "ack", run_ack, "move a received message's receipt forward")
     ack.add_argument("--message-id", required=True, metavar="ID")
     ack.add_argument("--delivery", required=True, choices=("admitted", "processed", "typed"))
-    ack.set_defaults(handler=run_ack)
 
-    state = actions.add_parser(
+    state = add_action(
+        actions,
+        common,
         "state",
-        parents=[common],
-        help="an inbox's state and delivery records, or a Crew's inboxes (no bodies)",
+        run_state,
+        "an inbox's state and delivery records, or a Crew's inboxes (no bodies)",
     )
     which = state.add_mutually_exclusive_group(required=True)
     which.add_argument("--inbox", metavar="INBOX")
@@ -106,7 +96,6 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     state.add_argument("--agent", metavar="NAME", help="the name that owns the inbox")
     state.add_argument("--after", metavar="CURSOR", help="--target: the next page's cursor")
     state.add_argument("--limit", type=int, metavar="N", help="--target: inboxes a page (≤ 20)")
-    state.set_defaults(handler=run_state)
 
     wakeup = actions.add_parser(
         "wakeup",
@@ -114,28 +103,26 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help="schedule, cancel or move another turn of a Crew in your conversation with it",
     )
     wakeups = wakeup.add_subparsers(dest="wakeup_action", metavar="ACTION", required=True)
-    schedule = wakeups.add_parser(
-        "schedule", parents=[common], help="a wakeup 60 s to 7 days from now"
+    schedule = add_action(
+        wakeups, common, "schedule", run_wakeup_schedule, "a wakeup 60 s to 7 days from now"
     )
     schedule.add_argument(
         "--inbox", required=True, metavar="INBOX", help="your inbox of a conversation with a Crew"
     )
     schedule.add_argument("--agent", metavar="NAME", help="act as this registered name")
     _when_arguments(schedule)
-    schedule.set_defaults(handler=run_wakeup_schedule)
-    cancel = wakeups.add_parser("cancel", parents=[common], help="cancel a scheduled wakeup")
+    cancel = add_action(wakeups, common, "cancel", run_wakeup_cancel, "cancel a scheduled wakeup")
     cancel.add_argument("--wakeup-id", required=True, metavar="ID")
-    cancel.set_defaults(handler=run_wakeup_cancel)
-    reschedule = wakeups.add_parser("reschedule", parents=[common], help="move a scheduled wakeup")
+    reschedule = add_action(
+        wakeups, common, "reschedule", run_wakeup_reschedule, "move a scheduled wakeup"
+    )
     reschedule.add_argument("--wakeup-id", required=True, metavar="ID")
     _when_arguments(reschedule)
-    reschedule.set_defaults(handler=run_wakeup_reschedule)
 
-    unregister = actions.add_parser(
-        "unregister", parents=[common], help="remove a named agent address"
+    unregister = add_action(
+        actions, common, "unregister", run_unregister, "remove a named agent address"
     )
     unregister.add_argument("--agent", required=True, metavar="NAME")
-    unregister.set_defaults(handler=run_unregister)
 
 
 def _when_arguments(parser: argparse.ArgumentParser) -> None:
@@ -153,17 +140,17 @@ def _when_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_register(session: Session) -> int:
     args = session.args
-    body: dict[str, Any] = {"agent_name": args.agent}
-    if args.allow_connection is not None:
-        body["allowed_connection_ids"] = args.allow_connection
-    if args.purpose is not None:
-        body["purpose"] = args.purpose
-    if args.provider is not None:
-        body["provider"] = args.provider
+    body = given(
+        agent_name=args.agent,
+        allowed_connection_ids=args.allow_connection,
+        purpose=args.purpose,
+        provider=args.provider,
+    )
     agent = session.call("POST", "/v1/agents", body=body, shape=shapes.AGENT)
-    if session.json:
-        session.print_json(agent)
-        return EXIT_OK
+    return session.show(agent, _print_register)
+
+
+def _print_register(session: Session, agent: dict[str, Any]) -> None:
     session.out(
         f"registered {one_line(agent.get('agent_name'))} ({one_line(agent.get('agent_id'))})"
     )
@@ -171,21 +158,21 @@ def run_register(session: Session) -> int:
         session.out(f"purpose: {one_line(agent['purpose'])}")
     allowed = agent.get("allowed_connection_ids") or []
     session.out(f"connections allowed to act as it: {', '.join(map(one_line, allowed)) or '-'}")
-    return EXIT_OK
 
 
 def run_list(session: Session, listening: bool = False) -> int:
     """The directory; `listening` (agents --all) adds whether a listener is connected."""
     query = {"listening": "true"} if listening else None
     listed = session.call("GET", "/v1/agents", query=query, shape=shapes.AGENTS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, partial(_print_agents, listening=listening))
+
+
+def _print_agents(session: Session, listed: dict[str, Any], listening: bool) -> None:
     agents = listed.get("agents") or []
     if not agents:
         session.out("no agents registered; register one with:")
-        session.out("  " + shell(session.command("messages", "register", "--agent", "NAME")))
-        return EXIT_OK
+        session.out_command("  ", "messages", "register", "--agent", "NAME")
+        return
     headers = ["NAME", "STATUS", "PROVIDER", "PURPOSE"]
     rows: list[list[object]] = [
         [
@@ -200,27 +187,24 @@ def run_list(session: Session, listening: bool = False) -> int:
         headers.insert(2, "LISTENER")
         for row, a in zip(rows, agents, strict=True):
             row.insert(2, "connected" if a.get("listening") else "-")
-    for line in table(headers, rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(headers, rows)
 
 
 def run_send(session: Session) -> int:
     args = session.args
-    text = message_text(args.message)
-    body: dict[str, Any] = {"message": text}
-    for key, value in (
-        ("target", args.target),
-        ("inbox_id", args.inbox),
-        ("agent_name", args.agent),
-        ("submission_id", args.submission_id),
-    ):
-        if value is not None:
-            body[key] = value
+    body = given(
+        message=message_text(args.message),
+        target=args.target,
+        inbox_id=args.inbox,
+        agent_name=args.agent,
+        submission_id=args.submission_id,
+    )
     receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
-    if session.json:
-        session.print_json(receipt)
-        return EXIT_OK
+    return session.show(receipt, _print_send)
+
+
+def _print_send(session: Session, receipt: dict[str, Any]) -> None:
+    args = session.args
     session.out(
         f"sent message {one_line(receipt.get('message_id'))} "
         f"(receipt: {one_line(receipt.get('receipt'))})"
@@ -232,8 +216,7 @@ def run_send(session: Session) -> int:
     session.out(f"time:         {when(receipt.get('created_at'))}")
     words = ["messages", "read", *_agent_words(args.agent), "--inbox", receipt.get("inbox_id", "")]
     wait = ["--after", "0", "--wait", str(limits.WAIT_MAX_SECONDS)]
-    session.out("read replies: " + shell(session.command(*words, *wait)))
-    return EXIT_OK
+    session.out_command("read replies: ", *words, *wait)
 
 
 def message_text(value: str) -> str:
@@ -266,9 +249,11 @@ def run_read(session: Session) -> int:
         wait_seconds=args.wait,
         shape=shapes.PAGE,
     )
-    if session.json:
-        session.print_json(page)
-        return EXIT_OK
+    return session.show(page, _print_read)
+
+
+def _print_read(session: Session, page: dict[str, Any]) -> None:
+    args = session.args
     messages = page.get("messages") or []
     where = "mailbox of " + one_line(args.agent) if page.get("kind") == "mailbox" else "inbox"
     if not messages:
@@ -286,8 +271,7 @@ def run_read(session: Session) -> int:
     more += ["--after", cursor]
     if args.wait:
         more += ["--wait", f"{args.wait:g}"]
-    session.out("continue: " + shell(session.command(*more)))
-    return EXIT_OK
+    session.out_command("continue: ", *more)
 
 
 def _print_message(session: Session, message: dict[str, Any], agent: str | None) -> None:
@@ -301,26 +285,26 @@ def _print_message(session: Session, message: dict[str, Any], agent: str | None)
     for line in indent(message.get("body", ""), "  | "):
         session.out(line)
     reply = ["messages", "send", *_agent_words(agent), "--inbox", reply_address]
-    session.out("reply: " + shell(session.command(*reply, "--message", "your reply")))
+    session.out_command("reply: ", *reply, "--message", "your reply")
     ack = ["messages", "ack", "--message-id", message.get("message_id", ""), "--delivery"]
-    session.out("ack:   " + shell(session.command(*ack, "admitted")))
+    session.out_command("ack:   ", *ack, "admitted")
 
 
 def run_ack(session: Session) -> int:
     args = session.args
     result = session.call(
         "POST",
-        f"/v1/messages/{quote(args.message_id, safe='')}/ack",
+        f"/v1/messages/{segment(args.message_id)}/ack",
         body={"delivery": args.delivery},
         shape=shapes.ACK,
     )
-    if session.json:
-        session.print_json(result)
-        return EXIT_OK
+    return session.show(result, _print_ack)
+
+
+def _print_ack(session: Session, result: dict[str, Any]) -> None:
     session.out(
         f"message {one_line(result.get('message_id'))} receipt: {one_line(result.get('receipt'))}"
     )
-    return EXIT_OK
 
 
 def run_state(session: Session) -> int:
@@ -331,13 +315,14 @@ def run_state(session: Session) -> int:
         raise CliError("--after and --limit page a Crew's state (--target crew:NAME)", EXIT_USAGE)
     state = session.call(
         "GET",
-        f"/v1/inboxes/{quote(args.inbox, safe='')}/state",
+        f"/v1/inboxes/{segment(args.inbox)}/state",
         query={"agent_name": args.agent},
         shape=shapes.INBOX_STATE,
     )
-    if session.json:
-        session.print_json(state)
-        return EXIT_OK
+    return session.show(state, _print_state)
+
+
+def _print_state(session: Session, state: dict[str, Any]) -> None:
     session.out(
         f"inbox:         {one_line(state.get('inbox_id'))} ({one_line(state.get('status'))})"
     )
@@ -355,12 +340,10 @@ def run_state(session: Session) -> int:
     session.out("")
     if not records:
         session.out("no messages sent from this inbox yet")
-        return EXIT_OK
+        return
     session.out("sent from this inbox (newest first):")
     rows = [(r.get("message_id"), when(r.get("created_at")), r.get("receipt")) for r in records]
-    for line in table(("MESSAGE_ID", "SENT", "RECEIPT"), rows):
-        session.out("  " + line)
-    return EXIT_OK
+    session.out_table(("MESSAGE_ID", "SENT", "RECEIPT"), rows, indent="  ")
 
 
 def _crew_state(session: Session) -> int:
@@ -372,13 +355,15 @@ def _crew_state(session: Session) -> int:
         raise CliError("--agent goes with --inbox", EXIT_USAGE)
     state = session.call(
         "GET",
-        f"/v1/crews/{quote(name, safe='')}/state",
+        f"/v1/crews/{segment(name)}/state",
         query={"after": args.after, "limit": args.limit},
         shape=shapes.CREW_STATE,
     )
-    if session.json:
-        session.print_json(state)
-        return EXIT_OK
+    return session.show(state, _print_crew_state)
+
+
+def _print_crew_state(session: Session, state: dict[str, Any]) -> None:
+    args = session.args
     paused = " (wakeups paused)" if state.get("scheduler_paused") else ""
     session.out(
         f"{one_line(state.get('target'))}: messaging {one_line(state.get('messaging'))}{paused}"
@@ -391,8 +376,7 @@ def _crew_state(session: Session) -> int:
     if state.get("next_cursor"):
         more = ["messages", "state", "--target", str(args.target), "--after"]
         session.out("")
-        session.out("next page: " + shell(session.command(*more, state["next_cursor"])))
-    return EXIT_OK
+        session.out_command("next page: ", *more, state["next_cursor"])
 
 
 def _print_crew_inbox(session: Session, target: str, inbox: dict[str, Any]) -> None:
@@ -419,7 +403,7 @@ def _print_crew_inbox(session: Session, target: str, inbox: dict[str, Any]) -> N
     for record in records:
         if record.get("run_state") == "pending_review":
             words = ["crews", "release", "--crew", name, "--message-id", record["message_id"]]
-            session.out("  release: " + shell(session.command(*words)))
+            session.out_command("  release: ", *words)
     wakeups = inbox.get("wakeups") or []
     if wakeups:
         session.out("  wakeups:")
@@ -427,8 +411,7 @@ def _print_crew_inbox(session: Session, target: str, inbox: dict[str, Any]) -> N
             (w.get("wakeup_id"), when(w.get("due_at")), w.get("state"), w.get("run_state") or "-")
             for w in wakeups
         ]
-        for line in table(("WAKEUP_ID", "DUE", "STATE", "RUN"), rows):
-            session.out("    " + line)
+        session.out_table(("WAKEUP_ID", "DUE", "STATE", "RUN"), rows, indent="    ")
     for error in inbox.get("errors") or []:
         session.out(f"  error: {one_line(error)}")
 
@@ -442,32 +425,24 @@ def run_wakeup_schedule(session: Session) -> int:
     body: dict[str, Any] = {"inbox_id": args.inbox, **_when(args)}
     if args.agent:
         body["agent_name"] = args.agent
-    return _show_wakeup(
-        session, session.call("POST", "/v1/wakeups", body=body, shape=shapes.WAKEUP), "scheduled"
-    )
+    wakeup = session.call("POST", "/v1/wakeups", body=body, shape=shapes.WAKEUP)
+    return session.show(wakeup, partial(_print_wakeup, verb="scheduled"))
 
 
 def run_wakeup_cancel(session: Session) -> int:
-    wakeup_id = quote(session.args.wakeup_id, safe="")
-    return _show_wakeup(
-        session,
-        session.call("DELETE", f"/v1/wakeups/{wakeup_id}", shape=shapes.WAKEUP),
-        "cancelled",
-    )
+    path = f"/v1/wakeups/{segment(session.args.wakeup_id)}"
+    wakeup = session.call("DELETE", path, shape=shapes.WAKEUP)
+    return session.show(wakeup, partial(_print_wakeup, verb="cancelled"))
 
 
 def run_wakeup_reschedule(session: Session) -> int:
     args = session.args
-    path = f"/v1/wakeups/{quote(args.wakeup_id, safe='')}/reschedule"
-    return _show_wakeup(
-        session, session.call("POST", path, body=_when(args), shape=shapes.WAKEUP), "rescheduled"
-    )
+    path = f"/v1/wakeups/{segment(args.wakeup_id)}/reschedule"
+    wakeup = session.call("POST", path, body=_when(args), shape=shapes.WAKEUP)
+    return session.show(wakeup, partial(_print_wakeup, verb="rescheduled"))
 
 
-def _show_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> int:
-    if session.json:
-        session.print_json(wakeup)
-        return EXIT_OK
+def _print_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> None:
     wakeup_id = str(wakeup.get("wakeup_id") or "")
     session.out(
         f"{verb} wakeup {one_line(wakeup_id)}: due {when(wakeup.get('due_at'))}, "
@@ -475,21 +450,19 @@ def _show_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> int:
     )
     if wakeup.get("state") == "scheduled":
         cancel = ["messages", "wakeup", "cancel", "--wakeup-id", wakeup_id]
-        session.out("cancel: " + shell(session.command(*cancel)))
+        session.out_command("cancel: ", *cancel)
     inbox = str(wakeup.get("inbox_id") or "")
     read = ["messages", "read", "--inbox", inbox, "--wait", str(limits.WAIT_MAX_SECONDS)]
-    session.out("answers: " + shell(session.command(*read)))
-    return EXIT_OK
+    session.out_command("answers: ", *read)
 
 
 def run_unregister(session: Session) -> int:
     name = session.args.agent
-    result = session.call("DELETE", f"/v1/agents/{quote(name, safe='')}", shape=shapes.UNREGISTERED)
-    if session.json:
-        session.print_json(result)
-        return EXIT_OK
-    session.out(f"unregistered {one_line(result.get('agent_name', name))}")
-    return EXIT_OK
+    result = session.call("DELETE", f"/v1/agents/{segment(name)}", shape=shapes.UNREGISTERED)
+    return session.show(
+        result,
+        lambda session, gone: session.out(f"unregistered {one_line(gone.get('agent_name', name))}"),
+    )
 
 
 def _agent_words(agent: str | None) -> list[str]:

@@ -11,22 +11,24 @@ from typing import Any
 
 from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
 from agentworks_cli.commands.formatting import one_line
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 REDRIVE_MAX = 100  # messages one run replays unless --max says otherwise
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "ops",
-        parents=[common],
-        help="operate a deployed stack with your AWS credentials (docs/operations.md)",
+        "operate a deployed stack with your AWS credentials (docs/operations.md)",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
-    redrive = actions.add_parser(
+    redrive = add_action(
+        actions,
+        common,
         "redrive",
-        parents=[common],
-        help="replay what a dead-letter queue kept",
+        run_redrive,
+        "replay what a dead-letter queue kept",
         description="Replays each message of a failure queue on the function it names: a "
         "failed tick's event, a schedule's undelivered event, or a notifier or webhooks batch "
         "(its records read again from the stream). A message is deleted once its replay "
@@ -51,11 +53,12 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     redrive.add_argument(
         "--max", type=int, default=REDRIVE_MAX, help=f"at most N messages (default {REDRIVE_MAX})"
     )
-    redrive.set_defaults(handler=run_redrive)
-    prune = actions.add_parser(
+    prune = add_action(
+        actions,
+        common,
         "prune-versions",
-        parents=[common],
-        help="delete a function's old published versions (McpFunction's SnapStart ones)",
+        run_prune_versions,
+        "delete a function's old published versions (McpFunction's SnapStart ones)",
         description="Deletes the function's published versions but the newest --keep and "
         "every version an alias points to. Each deploy that changes McpFunction publishes a "
         "version that the stack keeps (SAM retains it) and SnapStart bills for its snapshot. "
@@ -71,7 +74,6 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "--keep", type=int, default=3, help="newest versions to keep besides aliased ones (3)"
     )
     prune.add_argument("--dry-run", action="store_true", help="list what would go; delete nothing")
-    prune.set_defaults(handler=run_prune_versions)
 
 
 @contextmanager

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import time
 from typing import Any
-from urllib.parse import quote
 
-from agentworks_cli.client import EXIT_OK, CliError
+from agentworks_cli.client import EXIT_OK, CliError, segment
 from agentworks_cli.commands.call_waiting import (
     EXIT_CALL_FAILED,
     EXIT_CALL_STOPPED,
@@ -19,7 +18,7 @@ from agentworks_cli.commands.call_waiting import (
     error_line,
     note,
 )
-from agentworks_cli.commands.formatting import indent, one_line, shell, table, when
+from agentworks_cli.commands.formatting import indent, one_line, shell, when
 from agentworks_cli.commands.session import Session
 from agentworks_cli.shapes import Shape
 
@@ -32,7 +31,7 @@ RUN_EXIT = {
 
 
 def run_path(run_id: str, tail: str = "") -> str:
-    return f"/api/relay-runs/{quote(run_id, safe='')}{tail}"
+    return f"/api/relay-runs/{segment(run_id)}{tail}"
 
 
 def wait_and_show(session: Session, run: dict[str, Any]) -> int:
@@ -141,8 +140,7 @@ def show_run(session: Session, run: dict[str, Any]) -> None:
             (s["name"], s["status"], s["attempt"], "yes" if s["safe"] else "no", s["replays"])
             for s in steps
         ]
-        for line in table(("STEP", "STATUS", "ATTEMPT", "SAFE", "REPLAYS"), rows):
-            session.out("  " + line)
+        session.out_table(("STEP", "STATUS", "ATTEMPT", "SAFE", "REPLAYS"), rows, indent="  ")
     calls = run.get("mcp_calls") or []
     if calls:
         session.out("mcp tool calls:" + (" (the first ones)" if run.get("mcp_calls_more") else ""))
@@ -153,12 +151,13 @@ def show_run(session: Session, run: dict[str, Any]) -> None:
                 c["outcome"],
                 f"{c['duration_ms']} ms",
                 c["result_bytes"],
-                c.get("error") or "",
+                one_line(c.get("error") or ""),
             )
             for c in calls
         ]
-        for line in table(("TOOL", "STEP", "OUTCOME", "TOOK", "BYTES", "ERROR"), call_rows):
-            session.out("  " + one_line(line))
+        session.out_table(
+            ("TOOL", "STEP", "OUTCOME", "TOOK", "BYTES", "ERROR"), call_rows, indent="  "
+        )
     if run.get("error"):
         session.out(f"error:    {one_line(run['error'])}")
     if run.get("evidence"):
@@ -168,7 +167,7 @@ def show_run(session: Session, run: dict[str, Any]) -> None:
         for line in indent(json.dumps(run.get("result"), indent=2, ensure_ascii=False), "  "):
             session.out(line)
     if not run["terminal"]:
-        session.out("wait:     " + shell(session.command("relays", "status", run_id, "--wait")))
+        session.out_command("wait:     ", "relays", "status", run_id, "--wait")
     elif run["status"] != "succeeded":
         session.out("retry:    " + _retry_command(session, run))
 

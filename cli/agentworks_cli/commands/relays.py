@@ -15,13 +15,12 @@ import sys
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
-from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.call_waiting import note
-from agentworks_cli.commands.formatting import one_line, shell, table, when
+from agentworks_cli.commands.formatting import one_line, when
 from agentworks_cli.commands.relay_runs import RUN, run_path, show_run, wait_and_show
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action, add_group
 from agentworks_cli.shapes import Shape
 
 if TYPE_CHECKING:
@@ -42,22 +41,23 @@ WAIT_HELP = "follow the run to its end: progress on stderr, the final JSON on st
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "relays",
-        parents=[common],
-        help="publish Python Relays and run their functions durably",
+        "publish Python Relays and run their functions durably",
         description="A Relay is a folder of Python code and its relay.yaml. Publishing makes\n"
         "its source the active release; a run is pinned to one release, and its durable\n"
         "steps are not redone when it is retried.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    publish = actions.add_parser(
+    publish = add_action(
+        actions,
+        common,
         "publish",
-        parents=[common],
-        help="publish a Relay folder, or one .py file, as the active release (admin)",
+        run_publish,
+        "publish a Relay folder, or one .py file, as the active release (admin)",
         description="DIR is a Relay folder (relay.yaml and its modules). FILE is one .py "
         "file: it becomes a Relay with one function, run, taking any JSON object, whose "
         "entrypoint is the file's `run`. Publishing identical source changes nothing.",
@@ -69,23 +69,21 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help="publish under this name (default: relay.yaml's; for a FILE, its name with "
         "'_' as '-')",
     )
-    publish.set_defaults(handler=run_publish)
 
-    listing = actions.add_parser("list", parents=[common], help="the account's Relays")
-    listing.set_defaults(handler=run_list)
+    add_action(actions, common, "list", run_list, "the account's Relays")
 
-    releases = actions.add_parser(
-        "releases", parents=[common], help="a Relay's releases, the latest first"
+    releases = add_action(
+        actions, common, "releases", run_releases, "a Relay's releases, the latest first"
     )
     releases.add_argument("relay", metavar="NAME")
-    releases.set_defaults(handler=run_releases)
 
-    run = actions.add_parser(
+    run = add_action(
+        actions,
+        common,
         "run",
-        parents=[common],
-        help="run a Relay function: a run id at once, the outcome later",
+        run_run,
+        "run a Relay function: a run id at once, the outcome later",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("relay", metavar="NAME")
     run.add_argument("function", metavar="FUNCTION")
@@ -105,25 +103,25 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "--version", type=int, metavar="N", help="run this release (default: the active one)"
     )
     run.add_argument("--wait", action="store_true", help=WAIT_HELP)
-    run.set_defaults(handler=run_run)
 
-    status = actions.add_parser(
+    status = add_action(
+        actions,
+        common,
         "status",
-        parents=[common],
-        help="a run's status, durable steps and final JSON",
+        run_status,
+        "a run's status, durable steps and final JSON",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     status.add_argument("run_id", metavar="RUN", help="rrun_…")
     status.add_argument("--wait", action="store_true", help=WAIT_HELP)
-    status.set_defaults(handler=run_status)
 
-    retry = actions.add_parser(
+    retry = add_action(
+        actions,
+        common,
         "retry",
-        parents=[common],
-        help="run a failed run again: completed steps are reused, not redone",
+        run_retry,
+        "run a failed run again: completed steps are reused, not redone",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     retry.add_argument("run_id", metavar="RUN", help="rrun_…")
     retry.add_argument(
@@ -133,7 +131,6 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "uncertain steps, so they run again",
     )
     retry.add_argument("--wait", action="store_true", help=WAIT_HELP)
-    retry.set_defaults(handler=run_retry)
 
 
 # ---- publishing ----
@@ -146,9 +143,10 @@ def run_publish(session: Session) -> int:
     if session.args.name and path.is_dir():
         body["name"] = session.args.name  # a FILE's relay.yaml carries the name already
     release = session.call("POST", "/api/relays", body=body, shape=RELEASE)
-    if session.json:
-        session.print_json(release)
-        return EXIT_OK
+    return session.show(release, _print_publish)
+
+
+def _print_publish(session: Session, release: dict[str, Any]) -> None:
     relay = str(release["relay"])
     head = f"{one_line(relay)} version {release['version']} (hash {_short(release)})"
     if release["created"]:
@@ -160,8 +158,7 @@ def run_publish(session: Session) -> int:
         session.out(f"  {one_line(function['name'])}{described}")
     first = str(release["functions"][0]["name"]) if release["functions"] else "FUNCTION"
     words = ["relays", "run", relay, first, "--input", "JSON", "--wait"]
-    session.out("run it: " + shell(session.command(*words)))
-    return EXIT_OK
+    session.out_command("run it: ", *words)
 
 
 def _package(path: Path, name: str | None) -> RelayPackage:
@@ -219,39 +216,37 @@ def _short(release: dict[str, Any]) -> str:
 
 def run_list(session: Session) -> int:
     listed = session.call("GET", "/api/relays", shape=RELAYS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_list)
+
+
+def _print_list(session: Session, listed: dict[str, Any]) -> None:
     relays = listed["relays"]
     if not relays:
         session.out("no Relays yet; publish one with:")
-        session.out("  " + shell(session.command("relays", "publish", "DIR")))
-        return EXIT_OK
+        session.out_command("  ", "relays", "publish", "DIR")
+        return
     rows = [
         (r["relay"], r["active_version"], r["latest_version"], when(r["updated_at"]),
          r["description"])
         for r in relays
     ]  # fmt: skip
-    for line in table(("RELAY", "ACTIVE", "LATEST", "UPDATED", "DESCRIPTION"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("RELAY", "ACTIVE", "LATEST", "UPDATED", "DESCRIPTION"), rows)
 
 
 def run_releases(session: Session) -> int:
-    path = f"/api/relays/{quote(session.args.relay, safe='')}/releases"
+    path = f"/api/relays/{segment(session.args.relay)}/releases"
     listed = session.call("GET", path, shape=RELEASES)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_releases)
+
+
+def _print_releases(session: Session, listed: dict[str, Any]) -> None:
     rows = [
         (r["version"], "*" if r["active"] else "", _short(r), when(r["published_at"]),
          ", ".join(f["name"] for f in r["functions"]))
         for r in listed["releases"]
     ]  # fmt: skip
     session.out(f"{one_line(listed['relay'])}: active version {listed['active_version']}")
-    for line in table(("VERSION", "ACTIVE", "HASH", "PUBLISHED", "FUNCTIONS"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("VERSION", "ACTIVE", "HASH", "PUBLISHED", "FUNCTIONS"), rows)
 
 
 # ---- runs ----
@@ -260,14 +255,10 @@ def run_releases(session: Session) -> int:
 def run_run(session: Session) -> int:
     args = session.args
     key = args.key or f"cli-{uuid.uuid4().hex}"
-    body: dict[str, Any] = {
-        "function": args.function,
-        "input": _input(args),
-        "idempotency_key": key,
-    }
-    if args.version is not None:
-        body["version"] = args.version
-    path = f"/api/relays/{quote(args.relay, safe='')}/runs"
+    body = given(
+        function=args.function, input=_input(args), idempotency_key=key, version=args.version
+    )
+    path = f"/api/relays/{segment(args.relay)}/runs"
     run = session.call("POST", path, body=body, shape=RUN)
     if args.wait:
         if run["replayed"]:
@@ -291,11 +282,7 @@ def run_status(session: Session) -> int:
     run = session.call("GET", run_path(session.args.run_id), shape=RUN)
     if session.args.wait:
         return wait_and_show(session, run)
-    if session.json:
-        session.print_json(run)
-    else:
-        show_run(session, run)
-    return EXIT_OK
+    return session.show(run, show_run)
 
 
 def run_retry(session: Session) -> int:
@@ -312,9 +299,9 @@ def run_retry(session: Session) -> int:
 
 def _next_steps(session: Session, run: dict[str, Any]) -> int:
     run_id = str(run["run_id"])
-    session.out("status: " + shell(session.command("relays", "status", run_id)))
+    session.out_command("status: ", "relays", "status", run_id)
     if not run["terminal"]:
-        session.out("wait:   " + shell(session.command("relays", "status", run_id, "--wait")))
+        session.out_command("wait:   ", "relays", "status", run_id, "--wait")
     return EXIT_OK
 
 

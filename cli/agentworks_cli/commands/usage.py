@@ -7,9 +7,8 @@ import argparse
 from typing import Any
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK
-from agentworks_cli.commands.formatting import one_line, table
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.formatting import one_line
+from agentworks_cli.commands.session import Session, add_action
 
 # (column, field) of the daily table, in the order shown.
 COLUMNS = (
@@ -27,10 +26,12 @@ COLUMNS = (
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    usage = commands.add_parser(
+    usage = add_action(
+        commands,
+        common,
         "usage",
-        parents=[common],
-        help="the account's usage per day and its estimated cost (admin)",
+        run_usage,
+        "the account's usage per day and its estimated cost (admin)",
         description="Messages sent and read, function calls, state transitions, stored bytes "
         "and push minutes per UTC day, with a cost estimated from AWS list prices.",
     )
@@ -40,7 +41,6 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     usage.add_argument(
         "--days", type=int, metavar="N", help="today and the N-1 days before it (default 7)"
     )
-    usage.set_defaults(handler=run_usage)
 
 
 def _size(n: float) -> str:
@@ -65,9 +65,10 @@ def run_usage(session: Session) -> int:
     args = session.args
     query = {"account": args.account, "days": args.days}
     report = session.call("GET", "/v1/usage", query=query, shape=shapes.USAGE)
-    if session.json:
-        session.print_json(report)
-        return EXIT_OK
+    return session.show(report, _print_usage)
+
+
+def _print_usage(session: Session, report: dict[str, Any]) -> None:
     session.out(
         f"usage of {one_line(report['account_id'])}, {report['first_day']} to "
         f"{report['last_day']} (UTC days)"
@@ -76,8 +77,7 @@ def run_usage(session: Session) -> int:
     total = {**report["total"], "day": "total"}
     total["estimated_cost_usd"] = report["estimated_cost"]["total_usd"]
     rows.append([_cell(field, total.get(field)) for _, field in COLUMNS])
-    for line in table([column for column, _ in COLUMNS], rows):
-        session.out(line)
+    session.out_table([column for column, _ in COLUMNS], rows)
     cost = report["estimated_cost"]
     parts = ", ".join(
         f"{label} {float(cost[key]):.4f}"
@@ -91,4 +91,3 @@ def run_usage(session: Session) -> int:
     )
     session.out(f"estimated cost: {float(cost['total_usd']):.4f} USD ({parts})")
     session.out(one_line(report["prices"]))
-    return EXIT_OK

@@ -11,10 +11,9 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from agentworks_cli import shapes
-from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError
+from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, segment
 from agentworks_cli.commands.call_waiting import (
     EXIT_CALL_FAILED,
     EXIT_CALL_STOPPED,
@@ -23,80 +22,78 @@ from agentworks_cli.commands.call_waiting import (
 )
 from agentworks_cli.commands.crews import read_definition_file
 from agentworks_cli.commands.formatting import one_line, shell, table, when
-from agentworks_cli.commands.session import Session
+from agentworks_cli.commands.session import Session, add_action, add_group
 
 RUN_EXIT = {"succeeded": EXIT_OK, "failed": EXIT_CALL_FAILED, "cancelled": EXIT_CALL_STOPPED}
 OUTPUT_CHARS = 60  # of a step's output in the table; `--json` has all of it
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser(
+    actions = add_group(
+        commands,
+        common,
         "workflow",
-        parents=[common],
-        help="start and follow staged multi-agent workflows",
+        "start and follow staged multi-agent workflows",
         description="A workflow is stages of steps: a stage's steps run in parallel, the next "
         "stage starts when all of them ended. Steps name an adapter profile "
         "(agentworks adapters list) or continue an earlier step's session (sessionRef).",
     )
-    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    start = actions.add_parser("start", parents=[common], help="start a run from its JSON")
+    start = add_action(actions, common, "start", run_start, "start a run from its JSON")
     start.add_argument(
         "--file", "-f", required=True, metavar="STAGES.json",
         help="the workflow_start JSON (or YAML); '-' reads stdin",
     )  # fmt: skip
     _input_option(start)
     _watch_option(start)
-    start.set_defaults(handler=run_start)
 
-    run_file = actions.add_parser("run-file", parents=[common], help="start a WORKFLOW.md")
+    run_file = add_action(actions, common, "run-file", run_run_file, "start a WORKFLOW.md")
     run_file.add_argument("path", metavar="WORKFLOW.md")
     _input_option(run_file)
     _watch_option(run_file)
-    run_file.set_defaults(handler=run_run_file)
 
-    status = actions.add_parser("status", parents=[common], help="a run's stages and steps")
+    status = add_action(actions, common, "status", run_status, "a run's stages and steps")
     _run_id_option(status)
     _watch_option(status)
-    status.set_defaults(handler=run_status)
 
-    listing = actions.add_parser("list", parents=[common], help="your latest runs")
-    listing.set_defaults(handler=run_list)
+    add_action(actions, common, "list", run_list, "your latest runs")
 
-    cancel = actions.add_parser("cancel", parents=[common], help="stop a running run")
+    cancel = add_action(actions, common, "cancel", run_cancel, "stop a running run")
     _run_id_option(cancel)
-    cancel.set_defaults(handler=run_cancel)
 
-    resolve = actions.add_parser("resolve", parents=[common], help="answer a waiting step")
+    resolve = add_action(actions, common, "resolve", run_resolve, "answer a waiting step")
     _run_id_option(resolve)
     resolve.add_argument("--step", required=True, metavar="LABEL")
     resolve.add_argument("--answer", required=True, metavar="TEXT")
     resolve.add_argument("--item", type=int, default=0, metavar="N", help="a pipeline's item")
-    resolve.set_defaults(handler=run_resolve)
 
-    retry = actions.add_parser(
-        "retry", parents=[common], help="a new run from a failed or cancelled one"
+    retry = add_action(
+        actions, common, "retry", run_retry, "a new run from a failed or cancelled one"
     )
     _run_id_option(retry)
     _input_option(retry)
     _watch_option(retry)
-    retry.set_defaults(handler=run_retry)
 
-    key = actions.add_parser(
-        "webhook-key", parents=[common], help="the key that signs notifyUrl webhooks (admin)"
+    add_action(
+        actions,
+        common,
+        "webhook-key",
+        run_webhook_key,
+        "the key that signs notifyUrl webhooks (admin)",
     )
-    key.set_defaults(handler=run_webhook_key)
 
-    register = actions.add_parser(
-        "register", parents=[common], help="register a WORKFLOW.md and its triggers (admin)"
+    register = add_action(
+        actions, common, "register", run_register, "register a WORKFLOW.md and its triggers (admin)"
     )
     register.add_argument("path", metavar="WORKFLOW.md")
-    register.set_defaults(handler=run_register)
-    registered = actions.add_parser(
-        "registered", parents=[common], help="registered workflows, or one with its triggers"
+    registered = add_action(
+        actions,
+        common,
+        "registered",
+        run_registered,
+        "registered workflows, or one with its triggers",
     )
     registered.add_argument("workflow_id", nargs="?", metavar="WORKFLOW_ID")
-    registered.set_defaults(handler=run_registered)
 
 
 def _run_id_option(parser: argparse.ArgumentParser) -> None:
@@ -129,7 +126,7 @@ def _variables(session: Session) -> dict[str, Any] | None:
 
 
 def _run_path(run_id: str, tail: str = "") -> str:
-    return f"/v1/workflows/{quote(run_id, safe='')}{tail}"
+    return f"/v1/workflows/{segment(run_id)}{tail}"
 
 
 def run_start(session: Session) -> int:
@@ -258,21 +255,20 @@ def _step_row(item: int | None, stage: str, step: dict[str, Any]) -> tuple[objec
 
 def run_list(session: Session) -> int:
     listed = session.call("GET", "/v1/workflows", shape=shapes.RUNS)
-    if session.json:
-        session.print_json(listed)
-        return EXIT_OK
+    return session.show(listed, _print_list)
+
+
+def _print_list(session: Session, listed: dict[str, Any]) -> None:
     runs = listed.get("runs") or []
     if not runs:
         session.out("no workflow runs yet; start one with:")
-        session.out("  " + shell(session.command("workflow", "run-file", "WORKFLOW.md")))
-        return EXIT_OK
+        session.out_command("  ", "workflow", "run-file", "WORKFLOW.md")
+        return
     rows = [
         (r["runId"], r["workflowId"], r["status"], when(r["createdAt"]), r.get("retryOf") or "")
         for r in runs
     ]
-    for line in table(("RUN", "WORKFLOW", "STATUS", "CREATED", "RETRY OF"), rows):
-        session.out(line)
-    return EXIT_OK
+    session.out_table(("RUN", "WORKFLOW", "STATUS", "CREATED", "RETRY OF"), rows)
 
 
 def run_cancel(session: Session) -> int:
@@ -299,23 +295,23 @@ def _show(session: Session, run: dict[str, Any]) -> int:
 
 def run_webhook_key(session: Session) -> int:
     key = session.call("GET", "/v1/workflows/webhook-key", shape=shapes.WEBHOOK_KEY)
-    if session.json:
-        session.print_json(key)
-        return EXIT_OK
+    return session.show(key, _print_webhook_key)
+
+
+def _print_webhook_key(session: Session, key: dict[str, Any]) -> None:
     session.out(key["key"])
     session.out(f"(verify {key['header']}: t=<unix seconds>,v1=<hex HMAC-SHA256 of '<t>.<body>'>)")
-    return EXIT_OK
 
 
 def run_register(session: Session) -> int:
     body = {"content": _workflow_file(session.args.path)}
     registered = session.call("PUT", "/v1/workflow-definitions", body=body, shape=shapes.REGISTERED)
-    if session.json:
-        session.print_json(registered)
-        return EXIT_OK
+    return session.show(registered, _print_register)
+
+
+def _print_register(session: Session, registered: dict[str, Any]) -> None:
     session.out(f"registered {registered['workflowId']} (version {registered['version']})")
     _show_triggers(session, registered)
-    return EXIT_OK
 
 
 def run_registered(session: Session) -> int:
@@ -330,18 +326,17 @@ def run_registered(session: Session) -> int:
         ]
         if not rows:
             session.out("no registered workflows; register one with:")
-            session.out("  " + shell(session.command("workflow", "register", "WORKFLOW.md")))
-        for line in table(("WORKFLOW", "VERSION", "TRIGGERS", "UPDATED"), rows):
-            session.out(line)
+            session.out_command("  ", "workflow", "register", "WORKFLOW.md")
+        session.out_table(("WORKFLOW", "VERSION", "TRIGGERS", "UPDATED"), rows)
         return EXIT_OK
-    path = f"/v1/workflow-definitions/{quote(session.args.workflow_id, safe='')}"
+    path = f"/v1/workflow-definitions/{segment(session.args.workflow_id)}"
     found = session.call("GET", path, shape=shapes.REGISTERED)
-    if session.json:
-        session.print_json(found)
-        return EXIT_OK
+    return session.show(found, _print_registered)
+
+
+def _print_registered(session: Session, found: dict[str, Any]) -> None:
     session.out(f"{found['workflowId']} (version {found['version']})")
     _show_triggers(session, found)
-    return EXIT_OK
 
 
 def _show_triggers(session: Session, registered: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -61,12 +61,33 @@ def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: _plain(_deserializer().deserialize(v)) for k, v in item.items()}
 
 
+def read_item(client: DynamoDBClient, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+    """The item at `key`, read consistently (a write just made is seen), as plain values;
+    None when there is none."""
+    response = client.get_item(TableName=table, Key=to_item(key), ConsistentRead=True)
+    return from_item(response.get("Item"))
+
+
 def query_items(client: DynamoDBClient, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Every item a Query answers, as plain values, page after page (boto3's paginator
     follows LastEvaluatedKey)."""
     for page in client.get_paginator("query").paginate(**request):
         for raw in page["Items"]:
             yield from_item(raw) or {}
+
+
+def applied(write: Callable[..., Any], **request: Any) -> bool:
+    """Runs one conditional write (put_item, update_item, delete_item with `request`); False
+    when its condition was false, so the caller says what that means."""
+    from botocore.exceptions import ClientError
+
+    try:
+        write(**request)
+    except ClientError as error:
+        if condition_failed(error):
+            return False
+        raise
+    return True
 
 
 def condition_failed(error: ClientError) -> bool:

@@ -11,6 +11,16 @@ class AgentWorksError(Exception):
     status = 400
     code = "invalid_request"
 
+    def __init_subclass__(
+        cls, *, status: int | None = None, code: str | None = None, **kwargs: Any
+    ) -> None:
+        # A subclass declares its status and code in its header: one line says what it is.
+        super().__init_subclass__(**kwargs)
+        if status is not None:
+            cls.status = status
+        if code is not None:
+            cls.code = code
+
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
         self.message = message
@@ -20,51 +30,39 @@ class AgentWorksError(Exception):
         return {"error": {"code": self.code, "message": self.message, **self.details}}
 
 
-class InvalidInput(AgentWorksError):
-    status = 400
-    code = "invalid_request"
+class InvalidInput(AgentWorksError, status=400, code="invalid_request"):
+    pass
 
 
-class Unauthenticated(AgentWorksError):
-    status = 401
-    code = "unauthenticated"
+class Unauthenticated(AgentWorksError, status=401, code="unauthenticated"):
+    pass
 
 
-class MissingScope(AgentWorksError):
+class MissingScope(AgentWorksError, status=403, code="forbidden"):
     """The connection lacks a scope. Says nothing about any target, so it leaks nothing."""
 
-    status = 403
-    code = "forbidden"
 
-
-class Unavailable(AgentWorksError):
+class Unavailable(AgentWorksError, status=404, code="unavailable"):
     """Unknown and unauthorized look the same (A5)."""
-
-    status = 404
-    code = "unavailable"
 
     def __init__(self, message: str = "Not found or not available to this connection.") -> None:
         super().__init__(message)
 
 
-class Expired(AgentWorksError):
-    status = 410
-    code = "expired"
+class Expired(AgentWorksError, status=410, code="expired"):
+    pass
 
 
-class Conflict(AgentWorksError):
-    status = 409
-    code = "conflict"
+class Conflict(AgentWorksError, status=409, code="conflict"):
+    pass
 
 
-class InboxFull(AgentWorksError):
-    status = 409
-    code = "inbox_full"
+class InboxFull(AgentWorksError, status=409, code="inbox_full"):
+    pass
 
 
-class LimitReached(AgentWorksError):
-    status = 409
-    code = "limit_reached"
+class LimitReached(AgentWorksError, status=409, code="limit_reached"):
+    pass
 
 
 class Retryable(AgentWorksError):
@@ -76,31 +74,21 @@ class Retryable(AgentWorksError):
         self.retry_after = retry_after
 
 
-class RateLimited(Retryable):
-    status = 429
-    code = "rate_limited"
+class RateLimited(Retryable, status=429, code="rate_limited"):
+    pass
 
 
-class SchemaViolation(AgentWorksError):
+class SchemaViolation(AgentWorksError, status=422, code="invalid_arguments"):
     """Arguments don't match the function's input schema (F3)."""
 
-    status = 422
-    code = "invalid_arguments"
 
-
-class Busy(AgentWorksError):
+class Busy(AgentWorksError, status=429, code="busy"):
     """A Crew's execution slots are all taken (F5): retry later, nothing was queued."""
 
-    status = 429
-    code = "busy"
 
-
-class TryAgain(Retryable):
+class TryAgain(Retryable, status=503, code="unavailable_retry"):
     """The store throttled or could not commit after its retries: send the same request
     again after `retry_after` seconds (with the same submission_id it is not stored twice)."""
-
-    status = 503
-    code = "unavailable_retry"
 
     def __init__(self, message: str, retry_after: int = 1) -> None:
         super().__init__(message, retry_after)

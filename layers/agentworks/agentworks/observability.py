@@ -156,6 +156,22 @@ metrics = _metrics()
 tracer = LazyTracer()
 
 
+def observed_handler(correlation_id_path: str | None = None) -> Callable[[Handler], Handler]:
+    """How every function's handler is observed: the logger's Lambda context, its keys
+    cleared per invocation (one invocation's ids never reach the next one's lines); the
+    tracer's handler segment, without the response (it may hold message bodies); metrics
+    flushed when it returns."""
+
+    def observe(handler: Handler) -> Handler:
+        traced = tracer.capture_lambda_handler(metrics.log_metrics(handler), capture_response=False)
+        observed: Handler = logger.inject_lambda_context(
+            traced, correlation_id_path=correlation_id_path, clear_state=True
+        )
+        return observed
+
+    return observe
+
+
 def count(name: str, value: int = 1) -> None:
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 

@@ -15,13 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
 from agentworks import limits
 from agentworks.dynamo import (
     TransactionCancelled,
-    condition_failed,
+    applied,
     from_item,
+    read_item,
     to_item,
     transact_write,
 )
@@ -154,12 +153,9 @@ class SubscriptionStore:
         return [_subscription_from(from_item(raw) or {}) for raw in response["Items"]]
 
     def get(self, account_id: str, webhook_id: str) -> Subscription | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": _account_pk(account_id), "sk": f"SUB#{webhook_id}"}),
-            ConsistentRead=True,
+        data = read_item(
+            self._db, self._table, {"pk": _account_pk(account_id), "sk": f"SUB#{webhook_id}"}
         )
-        data = from_item(response.get("Item"))
         return _subscription_from(data) if data else None
 
     def delete(self, account_id: str, webhook_id: str) -> bool:
@@ -198,30 +194,25 @@ class SubscriptionStore:
     def claim(self, record: DeliveryRecord) -> bool:
         """The delivery's item, before its first attempt; False when it exists (a retried
         stream batch: this event went to this subscription already)."""
-        try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=to_item(
-                    {
-                        "pk": _deliveries_pk(record.account_id, record.webhook_id),
-                        "sk": f"DLV#{record.entry_key}",
-                        "event": record.event,
-                        "conversation": record.conversation,
-                        "message_id": record.message_id,
-                        "state": "sending",
-                        "attempts": [],
-                        "created_at": record.created_at,
-                        "expires_ttl": record.created_at // 1000
-                        + limits.CONVERSATION_WEBHOOK_DELIVERY_SECONDS,
-                    }
-                ),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return applied(
+            self._db.put_item,
+            TableName=self._table,
+            Item=to_item(
+                {
+                    "pk": _deliveries_pk(record.account_id, record.webhook_id),
+                    "sk": f"DLV#{record.entry_key}",
+                    "event": record.event,
+                    "conversation": record.conversation,
+                    "message_id": record.message_id,
+                    "state": "sending",
+                    "attempts": [],
+                    "created_at": record.created_at,
+                    "expires_ttl": record.created_at // 1000
+                    + limits.CONVERSATION_WEBHOOK_DELIVERY_SECONDS,
+                }
+            ),
+            ConditionExpression="attribute_not_exists(pk)",
+        )
 
     def add_attempt(self, record: DeliveryRecord, attempt: Attempt, state: str) -> None:
         """One attempt (status or error, and when), and where the delivery stands now."""

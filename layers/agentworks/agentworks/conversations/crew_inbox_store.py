@@ -39,6 +39,7 @@ from agentworks.dynamo import (
     TransactionCancelled,
     condition_failed,
     from_item,
+    read_item,
     to_item,
     transact_write,
 )
@@ -90,12 +91,7 @@ class CrewInboxStore(WakeupRecords):
         return True
 
     def get_delivery(self, conversation: str, seq: int) -> Delivery | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item(delivery_key(conversation, seq)),
-            ConsistentRead=True,
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, delivery_key(conversation, seq))
         return delivery_from(data) if data else None
 
     def release(
@@ -259,12 +255,11 @@ class CrewInboxStore(WakeupRecords):
 
     def ask_back(self, conversation: str, seq: int) -> tuple[str, str] | None:
         """(run_id, request_id) of the run waiting on request `seq`, if one asked it."""
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": conversation_pk(conversation), "sk": f"ASKBACK#{seq:010d}"}),
-            ConsistentRead=True,
+        data = read_item(
+            self._db,
+            self._table,
+            {"pk": conversation_pk(conversation), "sk": f"ASKBACK#{seq:010d}"},
         )
-        data = from_item(response.get("Item"))
         return (str(data["run_id"]), str(data["request_id"])) if data else None
 
     def audit(self, entry: AuditEntry, now: int) -> None:

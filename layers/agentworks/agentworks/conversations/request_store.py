@@ -22,7 +22,7 @@ from agentworks.conversations.delivery_items import (
     parse_deadline_key,
 )
 from agentworks.crews.open_call_store import OPEN_CALLS
-from agentworks.dynamo import condition_failed, from_item, to_item
+from agentworks.dynamo import condition_failed, from_item, read_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -132,10 +132,5 @@ class RequestStore:
         return found[:limit]
 
     def of_message(self, conversation: str, seq: int) -> Delivery | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item(delivery_key(conversation, seq)),
-            ConsistentRead=True,
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, delivery_key(conversation, seq))
         return delivery_from(data) if data else None

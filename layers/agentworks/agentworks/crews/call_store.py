@@ -25,6 +25,7 @@ from agentworks.dynamo import (
     TransactionCancelled,
     condition_failed,
     from_item,
+    read_item,
     to_item,
     transact_write,
 )
@@ -312,12 +313,9 @@ class CallStore:
         self, account_id: str, connection_id: str, submission_id: str, now_ms: int
     ) -> tuple[str, str] | None:
         """The call a submission id names; an expired binding not yet deleted names none."""
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item(binding_key(account_id, connection_id, submission_id)),
-            ConsistentRead=True,
+        data = read_item(
+            self._db, self._table, binding_key(account_id, connection_id, submission_id)
         )
-        data = from_item(response.get("Item"))
         if not data or int(data.get("expires_ttl", 0)) <= now_ms // 1000:
             return None
         return data["call_id"], data["args_hash"]

@@ -63,10 +63,8 @@ class RoutedFunctions(Protocol):
     def status(self, principal: Principal, call_id: str) -> dict[str, Any]: ...
 
 
-class InvalidResult(SchemaViolation):
+class InvalidResult(SchemaViolation, code="invalid_result"):
     """A posted result does not match the function's output schema; the call still waits."""
-
-    code = "invalid_result"
 
 
 def _args_hash(target: str, function: str, args: dict[str, Any]) -> str:

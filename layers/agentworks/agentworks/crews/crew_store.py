@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from agentworks.crews.models import Crew, CrewDefinition
-from agentworks.dynamo import condition_failed, from_item, to_item
+from agentworks.dynamo import applied, condition_failed, from_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -93,28 +93,23 @@ class CrewStore:
 
     def update_definition(self, crew: Crew, definition: CrewDefinition, now_ms: int) -> bool:
         """A new definition for the same Crew identity; running calls keep their slots."""
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=to_item(crew_key(crew.account_id, crew.name)),
-                UpdateExpression="SET #definition = :d, version = :next, updated_at = :now",
-                ConditionExpression="crew_id = :id AND version = :v",
-                ExpressionAttributeNames={"#definition": "definition"},
-                ExpressionAttributeValues=to_item(
-                    {
-                        ":d": definition.model_dump_json(),
-                        ":next": crew.version + 1,
-                        ":now": now_ms,
-                        ":id": crew.crew_id,
-                        ":v": crew.version,
-                    }
-                ),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return applied(
+            self._db.update_item,
+            TableName=self._table,
+            Key=to_item(crew_key(crew.account_id, crew.name)),
+            UpdateExpression="SET #definition = :d, version = :next, updated_at = :now",
+            ConditionExpression="crew_id = :id AND version = :v",
+            ExpressionAttributeNames={"#definition": "definition"},
+            ExpressionAttributeValues=to_item(
+                {
+                    ":d": definition.model_dump_json(),
+                    ":next": crew.version + 1,
+                    ":now": now_ms,
+                    ":id": crew.crew_id,
+                    ":v": crew.version,
+                }
+            ),
+        )
 
     def delete(self, crew: Crew) -> bool:
         try:

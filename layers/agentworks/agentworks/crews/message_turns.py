@@ -370,9 +370,8 @@ class MessageTurns:
             self._askers.tell(asked, answer)
 
 
-class AskRefused(AgentWorksError):
-    status = 409
-    code = "ask_refused"
+class AskRefused(AgentWorksError, status=409, code="ask_refused"):
+    pass
 
 
 class RunAsRefused(Exception):

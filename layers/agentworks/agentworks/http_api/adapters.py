@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from agentworks.crews.views import AdapterProfileDeleted, AdapterProfileList, AdapterProfileView
+from agentworks.http_api.params import Definition, PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.runtime import services
 
 router = Router()
-
-_NAME = Path(max_length=64)
 
 
 def _view(profile: Any) -> AdapterProfileView:
@@ -29,7 +27,7 @@ def _view(profile: Any) -> AdapterProfileView:
     status_code=201,
     responses=documented(201, 400, 403, 409, 413),
 )
-def create_adapter(definition: Annotated[dict[str, Any], Body()]) -> AdapterProfileView:
+def create_adapter(definition: Definition) -> AdapterProfileView:
     return _view(services().crews.adapters.create(current_principal(router), definition))
 
 
@@ -42,7 +40,7 @@ def list_adapters() -> AdapterProfileList:
 @router.get(
     "/adapters/<name>", summary="One adapter profile", responses=documented(200, 400, 403, 404)
 )
-def get_adapter(name: Annotated[str, _NAME]) -> AdapterProfileView:
+def get_adapter(name: PathId) -> AdapterProfileView:
     return _view(services().crews.adapters.get(current_principal(router), name))
 
 
@@ -51,9 +49,7 @@ def get_adapter(name: Annotated[str, _NAME]) -> AdapterProfileView:
     summary="Replace an adapter profile's settings (same name; admin without target bounds)",
     responses=documented(200, 400, 403, 404, 409, 413),
 )
-def update_adapter(
-    name: Annotated[str, _NAME], definition: Annotated[dict[str, Any], Body()]
-) -> AdapterProfileView:
+def update_adapter(name: PathId, definition: Definition) -> AdapterProfileView:
     return _view(services().crews.adapters.update(current_principal(router), name, definition))
 
 
@@ -62,6 +58,6 @@ def update_adapter(
     summary="Delete an adapter profile (admin without target bounds)",
     responses=documented(200, 400, 403, 404),
 )
-def delete_adapter(name: Annotated[str, _NAME]) -> AdapterProfileDeleted:
+def delete_adapter(name: PathId) -> AdapterProfileDeleted:
     services().crews.adapters.delete(current_principal(router), name)
     return AdapterProfileDeleted(name=name.lower(), deleted=True)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.identity.views import (
@@ -80,7 +81,7 @@ def list_connections() -> ConnectionList:
     summary="Revoke a connection (admin)",
     responses=documented(200, 400, 403, 404),
 )
-def revoke_connection(connection_id: Annotated[str, Path(max_length=64)]) -> ConnectionView:
+def revoke_connection(connection_id: PathId) -> ConnectionView:
     identity = services().identity
     revoked = identity.revoke(current_principal(router), connection_id)
     return ConnectionView.model_validate(identity.view(revoked))

@@ -6,20 +6,21 @@ from __future__ import annotations
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from agentworks import limits
 from agentworks.conversations.inbox_models import ConversationDetail, ConversationList, Tab
 from agentworks.conversations.models import ConversationControl, ConversationStatusView
 from agentworks.conversations.stepping_in import AnswerForAgent
+from agentworks.http_api.params import AfterCursor, PathId
 from agentworks.http_api.principal import current_principal
-from agentworks.http_api.responses import also, documented
+from agentworks.http_api.responses import documented, new_or_replayed, or_replayed
 from agentworks.messaging.models import SendReceipt
 from agentworks.runtime import services
 
 router = Router()
 
-_INBOX = Annotated[str, Path(max_length=64)]
+_Control = Annotated[ConversationControl, Body()]
 
 
 @router.get(
@@ -30,7 +31,7 @@ _INBOX = Annotated[str, Path(max_length=64)]
 def list_conversations(
     tab: Annotated[Tab | None, Query()] = None,
     agent: Annotated[str | None, Query(max_length=200)] = None,
-    after: Annotated[str | None, Query(max_length=64)] = None,
+    after: AfterCursor = None,
     limit: Annotated[int | None, Query(ge=1, le=limits.CONVERSATIONS_PAGE_MAX)] = None,
 ) -> ConversationList:
     return services().crews.inbox.listing(current_principal(router), tab, agent, after, limit)
@@ -41,7 +42,7 @@ def list_conversations(
     summary="One conversation: its messages, requests and what waits for you (C5)",
     responses=documented(200, 400, 403, 404),
 )
-def show_conversation(conversation_id: Annotated[str, Path(max_length=64)]) -> ConversationDetail:
+def show_conversation(conversation_id: PathId) -> ConversationDetail:
     return services().crews.inbox.show(current_principal(router), conversation_id)
 
 
@@ -50,9 +51,7 @@ def show_conversation(conversation_id: Annotated[str, Path(max_length=64)]) -> C
     summary="Pause a conversation: no new runs start in it until it resumes",
     responses=documented(200, 400, 403, 404, 409),
 )
-def pause(
-    inbox_id: _INBOX, request: Annotated[ConversationControl, Body()]
-) -> ConversationStatusView:
+def pause(inbox_id: PathId, request: _Control) -> ConversationStatusView:
     return services().crews.controls.pause(current_principal(router), inbox_id, request.agent_name)
 
 
@@ -61,9 +60,7 @@ def pause(
     summary="Resume a paused conversation: what arrived meanwhile starts its runs",
     responses=documented(200, 400, 403, 404, 409),
 )
-def resume(
-    inbox_id: _INBOX, request: Annotated[ConversationControl, Body()]
-) -> ConversationStatusView:
+def resume(inbox_id: PathId, request: _Control) -> ConversationStatusView:
     return services().crews.controls.resume(current_principal(router), inbox_id, request.agent_name)
 
 
@@ -72,9 +69,7 @@ def resume(
     summary="Close a conversation for good: its open requests are cancelled",
     responses=documented(200, 400, 403, 404, 409),
 )
-def close(
-    inbox_id: _INBOX, request: Annotated[ConversationControl, Body()]
-) -> ConversationStatusView:
+def close(inbox_id: PathId, request: _Control) -> ConversationStatusView:
     return services().crews.controls.close(current_principal(router), inbox_id, request.agent_name)
 
 
@@ -83,25 +78,19 @@ def close(
     summary="Delete a conversation (account admins): closed, then its messages deleted",
     responses=documented(200, 400, 403, 404),
 )
-def delete(inbox_id: _INBOX) -> ConversationStatusView:
+def delete(inbox_id: PathId) -> ConversationStatusView:
     return services().crews.controls.delete(current_principal(router), inbox_id)
 
 
 @router.post(
     "/conversations/<inbox_id>/answer",
     summary="Answer for a Crew you can edit: a note, request or reply marked as written by you",
-    responses=also(
-        documented(201, 400, 403, 404, 409, 413, 429, description="Sent"),
-        200,
-        "A retry with the same submission_id: the original receipt (replayed)",
+    responses=or_replayed(
+        documented(201, 400, 403, 404, 409, 413, 429, description="Sent"), "receipt"
     ),
 )
 def answer_for_agent(
-    inbox_id: _INBOX, request: Annotated[AnswerForAgent, Body()]
+    inbox_id: PathId, request: Annotated[AnswerForAgent, Body()]
 ) -> Response[SendReceipt]:
     receipt = services().crews.stepping_in.answer_for(current_principal(router), inbox_id, request)
-    return Response(
-        status_code=200 if receipt.replayed else 201,
-        content_type="application/json",
-        body=receipt,
-    )
+    return new_or_replayed(receipt, 201)

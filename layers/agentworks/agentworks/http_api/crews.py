@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from agentworks import limits
 from agentworks.conversations.models import CrewState, DeclineMessage, ReleaseMessage, ReviewOutcome
@@ -20,8 +20,9 @@ from agentworks.crews.views import (
     FilePage,
     FunctionList,
 )
+from agentworks.http_api.params import AfterCursor, Definition, PathId
 from agentworks.http_api.principal import current_principal
-from agentworks.http_api.responses import also, documented
+from agentworks.http_api.responses import documented, new_or_replayed, or_replayed
 from agentworks.runtime import services
 
 router = Router()
@@ -34,16 +35,13 @@ def crew_view(crew: Any) -> CrewView:
     return CrewView.model_validate(view(crew, current_principal(router)))
 
 
-_JSON = "application/json"
-
-
 @router.post(
     "/crews",
     summary="Create a Crew from its definition (admin)",
     status_code=201,
     responses=documented(201, 400, 403, 404, 409, 413),
 )
-def create_crew(definition: Annotated[dict[str, Any], Body()]) -> CrewView:
+def create_crew(definition: Definition) -> CrewView:
     return crew_view(services().crews.definitions.create(current_principal(router), definition))
 
 
@@ -58,7 +56,7 @@ def list_crews() -> CrewList:
     summary="A Crew's current definition",
     responses=documented(200, 400, 403, 404),
 )
-def get_crew(name: Annotated[str, Path(max_length=64)]) -> CrewView:
+def get_crew(name: PathId) -> CrewView:
     return crew_view(services().crews.definitions.get(current_principal(router), name))
 
 
@@ -67,9 +65,7 @@ def get_crew(name: Annotated[str, Path(max_length=64)]) -> CrewView:
     summary="Replace a Crew's definition (admin)",
     responses=documented(200, 400, 403, 404, 409, 413),
 )
-def update_crew(
-    name: Annotated[str, Path(max_length=64)], definition: Annotated[dict[str, Any], Body()]
-) -> CrewView:
+def update_crew(name: PathId, definition: Definition) -> CrewView:
     return crew_view(
         services().crews.definitions.update(current_principal(router), name, definition)
     )
@@ -80,7 +76,7 @@ def update_crew(
     summary="Delete a Crew (admin); call records remain",
     responses=documented(200, 400, 403, 404),
 )
-def delete_crew(name: Annotated[str, Path(max_length=64)]) -> CrewDeleted:
+def delete_crew(name: PathId) -> CrewDeleted:
     services().crews.definitions.delete(current_principal(router), name)
     return CrewDeleted(target=f"crew:{name.lower()}", deleted=True)
 
@@ -90,9 +86,7 @@ def delete_crew(name: Annotated[str, Path(max_length=64)]) -> CrewDeleted:
     summary="Release a message waiting for review (admin)",
     responses=documented(200, 400, 403, 404, 409, 413),
 )
-def release_message(
-    name: Annotated[str, Path(max_length=64)], request: Annotated[ReleaseMessage, Body()]
-) -> ReviewOutcome:
+def release_message(name: PathId, request: Annotated[ReleaseMessage, Body()]) -> ReviewOutcome:
     return services().crews.inboxes.release(current_principal(router), name, request.message_id)
 
 
@@ -101,9 +95,7 @@ def release_message(
     summary="Decline a message waiting for review (admin)",
     responses=documented(200, 400, 403, 404, 409, 413),
 )
-def decline_message(
-    name: Annotated[str, Path(max_length=64)], request: Annotated[DeclineMessage, Body()]
-) -> ReviewOutcome:
+def decline_message(name: PathId, request: Annotated[DeclineMessage, Body()]) -> ReviewOutcome:
     return services().crews.inboxes.decline(
         current_principal(router), name, request.message_id, request.reason
     )
@@ -115,8 +107,8 @@ def decline_message(
     responses=documented(200, 400, 403, 404),
 )
 def crew_state(
-    name: Annotated[str, Path(max_length=64)],
-    after: Annotated[str | None, Query(max_length=64)] = None,
+    name: PathId,
+    after: AfterCursor = None,
     limit: Annotated[int | None, Query()] = None,
 ) -> CrewState:
     return services().crews.inboxes.state(current_principal(router), name, after, limit)
@@ -135,19 +127,15 @@ def list_functions(target: Annotated[str, Query(max_length=80)]) -> FunctionList
 @router.post(
     "/calls",
     summary="Call a function: checked inputs, a call_id, a tracked outcome",
-    responses=also(
-        documented(202, 400, 403, 404, 409, 413, 422, 429, description="Accepted"),
-        200,
-        "A retry with the same submission_id: the original call (replayed)",
+    responses=or_replayed(
+        documented(202, 400, 403, 404, 409, 413, 422, 429, description="Accepted"), "call"
     ),
 )
 def call_function(request: Annotated[CallFunction, Body()]) -> Response[CallAccepted]:
     accepted = CallAccepted.model_validate(
         services().crews.calls.call(current_principal(router), request)
     )
-    return Response(
-        status_code=200 if accepted.replayed else 202, body=accepted, content_type=_JSON
-    )
+    return new_or_replayed(accepted, 202)
 
 
 @router.get(
@@ -166,7 +154,7 @@ def list_calls(
     summary="A call's state, progress, questions and outcome",
     responses=documented(200, 400, 403, 404),
 )
-def call_status(call_id: Annotated[str, Path(max_length=64)]) -> CallView:
+def call_status(call_id: PathId) -> CallView:
     return CallView.model_validate(
         services().crews.calls.status(current_principal(router), call_id)
     )
@@ -178,7 +166,7 @@ def call_status(call_id: Annotated[str, Path(max_length=64)]) -> CallView:
     responses=documented(200, 400, 403, 404, 410),
 )
 def read_call_file(
-    call_id: Annotated[str, Path(max_length=64)],
+    call_id: PathId,
     path: Annotated[str, Query(max_length=512)],
     page: Annotated[int, Query()] = 0,
 ) -> FilePage:
@@ -191,9 +179,7 @@ def read_call_file(
     summary="Answer a call's pending question",
     responses=documented(200, 400, 403, 404, 409, 413),
 )
-def reply_to_call(
-    call_id: Annotated[str, Path(max_length=64)], request: Annotated[ReplyToCall, Body()]
-) -> CallView:
+def reply_to_call(call_id: PathId, request: Annotated[ReplyToCall, Body()]) -> CallView:
     replied = services().crews.calls.reply(current_principal(router), call_id, request)
     return CallView.model_validate(replied)
 
@@ -203,8 +189,6 @@ def reply_to_call(
     summary="Post the outcome of work handed to your agent name (mailbox adapter)",
     responses=documented(200, 400, 403, 404, 409, 413, 422),
 )
-def post_call_result(
-    call_id: Annotated[str, Path(max_length=64)], request: Annotated[PostCallResult, Body()]
-) -> CallView:
+def post_call_result(call_id: PathId, request: Annotated[PostCallResult, Body()]) -> CallView:
     posted = services().crews.calls.post_result(current_principal(router), call_id, request)
     return CallView.model_validate(posted)

@@ -7,8 +7,9 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
-from agentworks.http_api.responses import also, documented
+from agentworks.http_api.responses import documented, new_or_replayed, or_replayed
 from agentworks.messaging.models import (
     AckMessage,
     AckResult,
@@ -60,19 +61,13 @@ def unregister_agent(agent_name: Annotated[str, Path(max_length=200)]) -> AgentU
 @router.post(
     "/messages",
     summary="Send a message (first contact or into an inbox)",
-    responses=also(
-        documented(201, 400, 403, 404, 409, 410, 413, 429, description="Sent"),
-        200,
-        "A retry with the same submission_id: the original receipt (replayed)",
+    responses=or_replayed(
+        documented(201, 400, 403, 404, 409, 410, 413, 429, description="Sent"), "receipt"
     ),
 )
 def send_message(request: Annotated[SendMessage, Body()]) -> Response[SendReceipt]:
     receipt = services().messaging.send(current_principal(router), request)
-    return Response(
-        status_code=200 if receipt.replayed else 201,
-        body=receipt,
-        content_type="application/json",
-    )
+    return new_or_replayed(receipt, 201)
 
 
 @router.get(
@@ -102,9 +97,7 @@ def read_messages(
     summary="Move a received message's receipt forward",
     responses=documented(200, 400, 403, 404, 409, 413),
 )
-def ack_message(
-    message_id: Annotated[str, Path(max_length=64)], request: Annotated[AckMessage, Body()]
-) -> AckResult:
+def ack_message(message_id: PathId, request: Annotated[AckMessage, Body()]) -> AckResult:
     return services().messaging.ack(current_principal(router), message_id, request.delivery)
 
 
@@ -114,7 +107,7 @@ def ack_message(
     responses=documented(200, 400, 403, 404),
 )
 def inbox_state(
-    inbox_id: Annotated[str, Path(max_length=64)],
+    inbox_id: PathId,
     agent_name: Annotated[str | None, Query(max_length=200)] = None,
 ) -> InboxState:
     return services().messaging.inbox_state(current_principal(router), inbox_id, agent_name)

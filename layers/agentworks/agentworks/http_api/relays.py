@@ -9,6 +9,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel
 
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.relays.views import (
@@ -27,9 +28,8 @@ from agentworks.runtime import services
 
 router = Router()
 
-_RELAY = Path(max_length=63)
-_RUN_ID = Path(max_length=64)
-_STEP = Path(max_length=100)
+_Relay = Annotated[str, Path(max_length=63)]
+_Step = Annotated[str, Path(max_length=100)]
 
 
 class StepRecorded(BaseModel):
@@ -55,7 +55,7 @@ def list_relays() -> RelayList:
     summary="A Relay's releases, the latest first, and which one is active",
     responses=documented(200, 403, 404),
 )
-def list_releases(relay: Annotated[str, _RELAY]) -> ReleaseList:
+def list_releases(relay: _Relay) -> ReleaseList:
     return services().relays.releases.releases(current_principal(router), relay)
 
 
@@ -65,9 +65,7 @@ def list_releases(relay: Annotated[str, _RELAY]) -> ReleaseList:
     status_code=202,
     responses=documented(202, 400, 403, 404, 409, 413, description="Accepted"),
 )
-def start_run(
-    relay: Annotated[str, _RELAY], request: Annotated[StartRelayRun, Body()]
-) -> RelayRunView:
+def start_run(relay: _Relay, request: Annotated[StartRelayRun, Body()]) -> RelayRunView:
     return services().relays.runs.start(current_principal(router), relay, request)
 
 
@@ -76,7 +74,7 @@ def start_run(
     summary="A run's status, durable steps and final JSON",
     responses=documented(200, 403, 404),
 )
-def get_run(relay: Annotated[str, _RELAY], run_id: Annotated[str, _RUN_ID]) -> RelayRunView:
+def get_run(relay: _Relay, run_id: PathId) -> RelayRunView:
     return services().relays.runs.status(current_principal(router), run_id, relay)
 
 
@@ -87,8 +85,8 @@ def get_run(relay: Annotated[str, _RELAY], run_id: Annotated[str, _RUN_ID]) -> R
     responses=documented(202, 400, 403, 404, 409, description="Accepted"),
 )
 def retry_run(
-    relay: Annotated[str, _RELAY],
-    run_id: Annotated[str, _RUN_ID],
+    relay: _Relay,
+    run_id: PathId,
     request: Annotated[RetryRelayRun, Body()],
 ) -> RelayRunView:
     return services().relays.runs.retry(current_principal(router), run_id, request, relay)
@@ -99,7 +97,7 @@ def retry_run(
     summary="A run by its id alone (the CLI's `relays status RUN`)",
     responses=documented(200, 403, 404),
 )
-def get_run_by_id(run_id: Annotated[str, _RUN_ID]) -> RelayRunView:
+def get_run_by_id(run_id: PathId) -> RelayRunView:
     return services().relays.runs.status(current_principal(router), run_id)
 
 
@@ -109,9 +107,7 @@ def get_run_by_id(run_id: Annotated[str, _RUN_ID]) -> RelayRunView:
     status_code=202,
     responses=documented(202, 400, 403, 404, 409, description="Accepted"),
 )
-def retry_run_by_id(
-    run_id: Annotated[str, _RUN_ID], request: Annotated[RetryRelayRun, Body()]
-) -> RelayRunView:
+def retry_run_by_id(run_id: PathId, request: Annotated[RetryRelayRun, Body()]) -> RelayRunView:
     return services().relays.runs.retry(current_principal(router), run_id, request)
 
 
@@ -124,9 +120,9 @@ def retry_run_by_id(
     responses=documented(200, 400, 404, 409),
 )
 def start_step(
-    relay: Annotated[str, _RELAY],
-    run_id: Annotated[str, _RUN_ID],
-    step: Annotated[str, _STEP],
+    relay: _Relay,
+    run_id: PathId,
+    step: _Step,
     request: Annotated[StepStart, Body()],
 ) -> StepDecision:
     return services().relays.steps.start(current_principal(router), run_id, step, request.safe)
@@ -138,9 +134,9 @@ def start_step(
     responses=documented(200, 400, 404, 409),
 )
 def finish_step(
-    relay: Annotated[str, _RELAY],
-    run_id: Annotated[str, _RUN_ID],
-    step: Annotated[str, _STEP],
+    relay: _Relay,
+    run_id: PathId,
+    step: _Step,
     request: Annotated[StepFinish, Body()],
 ) -> StepRecorded:
     services().relays.steps.finish(current_principal(router), run_id, step, request.result)
@@ -152,8 +148,6 @@ def finish_step(
     summary="Relay code: a durable step raised; it runs again on the next attempt",
     responses=documented(200, 400, 404),
 )
-def abandon_step(
-    relay: Annotated[str, _RELAY], run_id: Annotated[str, _RUN_ID], step: Annotated[str, _STEP]
-) -> StepRecorded:
+def abandon_step(relay: _Relay, run_id: PathId, step: _Step) -> StepRecorded:
     services().relays.steps.abandon(current_principal(router), run_id, step)
     return StepRecorded()

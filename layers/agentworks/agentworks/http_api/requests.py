@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from agentworks.conversations.models import CancelRequest, RequestList, RequestView
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.runtime import services
@@ -37,7 +38,7 @@ def list_requests(
     responses=documented(200, 400, 403, 404, 409, 410),
 )
 def cancel_request(
-    message_id: Annotated[str, Path(max_length=64)],
+    message_id: PathId,
     request: Annotated[CancelRequest, Body()],
 ) -> RequestView:
     return services().crews.requests.cancel(

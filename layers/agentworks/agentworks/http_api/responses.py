@@ -3,8 +3,9 @@ codes it really returns, every error in the one error shape."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
+from aws_lambda_powertools.event_handler.api_gateway import Response
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,6 +61,20 @@ def documented(success: int, *errors: int, description: str = "Success") -> dict
     return responses
 
 
-def also(responses: dict[int, Any], code: int, description: str) -> dict[int, Any]:
-    """A second success code with the same body (e.g. 200 for a replayed retry)."""
-    return {**responses, code: {"description": description}}
+def or_replayed(responses: dict[int, Any], what: str) -> dict[int, Any]:
+    """`responses` of a submission, and the 200 of its retry with the same submission_id,
+    which answers with the original `what` (the same body)."""
+    replayed = f"A retry with the same submission_id: the original {what} (replayed)"
+    return {**responses, 200: {"description": replayed}}
+
+
+class _Submitted(Protocol):
+    replayed: bool
+
+
+Submitted = TypeVar("Submitted", bound=_Submitted)
+
+
+def new_or_replayed(answer: Submitted, status: int) -> Response[Submitted]:
+    """`status` for a new submission, 200 for a retry that replayed the original."""
+    return Response(status_code=200 if answer.replayed else status, content_type=_JSON, body=answer)

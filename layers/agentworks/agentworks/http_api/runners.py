@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body
 
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.runners.views import (
@@ -22,8 +23,6 @@ from agentworks.runners.views import (
 from agentworks.runtime import services
 
 router = Router()
-
-_JOB_ID = Path(max_length=64)
 
 
 @router.post(
@@ -40,9 +39,7 @@ def claim_job(request: Annotated[ClaimRequest, Body()]) -> JobClaim:
     summary="Extend this runner's claim on a job while its CLI runs",
     responses=documented(200, 403, 404, 409),
 )
-def renew_job(
-    job_id: Annotated[str, _JOB_ID], request: Annotated[RenewRequest, Body()]
-) -> JobLease:
+def renew_job(job_id: PathId, request: Annotated[RenewRequest, Body()]) -> JobLease:
     jobs = services().workflows.runners.jobs
     return jobs.renew(current_principal(router), job_id, request.runner_id)
 
@@ -52,7 +49,5 @@ def renew_job(
     summary="Report a claimed job's outcome: the output and CLI session id, or the CLI's error",
     responses=documented(200, 403, 404, 409, 413),
 )
-def finish_job(
-    job_id: Annotated[str, _JOB_ID], request: Annotated[FinishRequest, Body()]
-) -> JobFinished:
+def finish_job(job_id: PathId, request: Annotated[FinishRequest, Body()]) -> JobFinished:
     return services().workflows.runners.jobs.finish(current_principal(router), job_id, request)

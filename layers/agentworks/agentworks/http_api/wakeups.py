@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from agentworks.conversations.models import (
     RescheduleWakeup,
@@ -14,6 +14,7 @@ from agentworks.conversations.models import (
     WakeupView,
 )
 from agentworks.crews.views import SchedulerView
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.runtime import services
@@ -36,7 +37,7 @@ def schedule_wakeup(request: Annotated[ScheduleWakeup, Body()]) -> WakeupView:
     summary="Cancel a scheduled wakeup",
     responses=documented(200, 400, 403, 404, 409),
 )
-def cancel_wakeup(wakeup_id: Annotated[str, Path(max_length=64)]) -> WakeupView:
+def cancel_wakeup(wakeup_id: PathId) -> WakeupView:
     return services().crews.wakeups.cancel(current_principal(router), wakeup_id)
 
 
@@ -46,7 +47,7 @@ def cancel_wakeup(wakeup_id: Annotated[str, Path(max_length=64)]) -> WakeupView:
     responses=documented(200, 400, 403, 404, 409, 413),
 )
 def reschedule_wakeup(
-    wakeup_id: Annotated[str, Path(max_length=64)],
+    wakeup_id: PathId,
     request: Annotated[RescheduleWakeup, Body()],
 ) -> WakeupView:
     return services().crews.wakeups.reschedule(current_principal(router), wakeup_id, request)

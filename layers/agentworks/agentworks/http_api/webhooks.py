@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from agentworks.conversation_webhooks.models import (
     CreateWebhook,
@@ -14,13 +14,12 @@ from agentworks.conversation_webhooks.models import (
     WebhookList,
     WebhookView,
 )
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.runtime import services
 
 router = Router()
-
-_WEBHOOK = Annotated[str, Path(max_length=64)]
 
 
 @router.post(
@@ -47,7 +46,7 @@ def list_webhooks() -> WebhookList:
     summary="Delete a conversation webhook (admin)",
     responses=documented(200, 403, 404),
 )
-def delete_webhook(webhook_id: _WEBHOOK) -> DeletedWebhook:
+def delete_webhook(webhook_id: PathId) -> DeletedWebhook:
     return services().webhooks.delete(current_principal(router), webhook_id)
 
 
@@ -56,5 +55,5 @@ def delete_webhook(webhook_id: _WEBHOOK) -> DeletedWebhook:
     summary="A webhook's newest deliveries, with each attempt's status (admin)",
     responses=documented(200, 403, 404),
 )
-def webhook_deliveries(webhook_id: _WEBHOOK) -> WebhookDeliveries:
+def webhook_deliveries(webhook_id: PathId) -> WebhookDeliveries:
     return services().webhooks.deliveries(current_principal(router), webhook_id)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body
 
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.runtime import services
@@ -20,8 +21,6 @@ from agentworks.workflows.registry_views import (
 from agentworks.workflows.views import RunStarted
 
 router = Router()
-
-_WORKFLOW_ID = Path(max_length=64)
 
 
 @router.put(
@@ -47,7 +46,7 @@ def list_registered() -> RegisteredWorkflowList:
     summary="A registered workflow: its definition, triggers and their latest runs",
     responses=documented(200, 400, 403, 404),
 )
-def get_registered(workflow_id: Annotated[str, _WORKFLOW_ID]) -> RegisteredWorkflowView:
+def get_registered(workflow_id: PathId) -> RegisteredWorkflowView:
     return services().workflows.registry.get(current_principal(router), workflow_id)
 
 
@@ -56,7 +55,7 @@ def get_registered(workflow_id: Annotated[str, _WORKFLOW_ID]) -> RegisteredWorkf
     summary="Remove a registered workflow and its triggers (admin)",
     responses=documented(200, 400, 403, 404),
 )
-def delete_registered(workflow_id: Annotated[str, _WORKFLOW_ID]) -> RegisteredWorkflowDeleted:
+def delete_registered(workflow_id: PathId) -> RegisteredWorkflowDeleted:
     return services().workflows.registry.delete(current_principal(router), workflow_id)
 
 
@@ -67,7 +66,7 @@ def delete_registered(workflow_id: Annotated[str, _WORKFLOW_ID]) -> RegisteredWo
     responses=documented(202, 400, 401, 404, description="Accepted"),
 )
 def fire_webhook(
-    trigger_id: Annotated[str, Path(max_length=64)],
+    trigger_id: PathId,
     payload: Annotated[Any, Body()] = None,
 ) -> RunStarted:
     event = router.current_event

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body
 
+from agentworks.http_api.params import PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.runtime import services
@@ -22,8 +23,6 @@ from agentworks.workflows.views import (
 )
 
 router = Router()
-
-_RUN_ID = Path(max_length=64)
 
 
 @router.post(
@@ -68,7 +67,7 @@ def webhook_key() -> WebhookKey:
     summary="A run's stages and steps: status, sessionId, output, cost, replayed",
     responses=documented(200, 400, 403, 404),
 )
-def workflow_status(run_id: Annotated[str, _RUN_ID]) -> RunView:
+def workflow_status(run_id: PathId) -> RunView:
     return services().workflows.runs.status(current_principal(router), run_id)
 
 
@@ -77,9 +76,7 @@ def workflow_status(run_id: Annotated[str, _RUN_ID]) -> RunView:
     summary="A session of the run: every turn of the steps that share it",
     responses=documented(200, 400, 403, 404),
 )
-def workflow_session(
-    run_id: Annotated[str, _RUN_ID], session_id: Annotated[str, Path(max_length=64)]
-) -> SessionView:
+def workflow_session(run_id: PathId, session_id: PathId) -> SessionView:
     return services().workflows.runs.session(current_principal(router), run_id, session_id)
 
 
@@ -88,7 +85,7 @@ def workflow_session(
     summary="Cancel a running run: its execution stops, unfinished steps are cancelled",
     responses=documented(200, 400, 403, 404, 409),
 )
-def cancel_workflow(run_id: Annotated[str, _RUN_ID]) -> RunView:
+def cancel_workflow(run_id: PathId) -> RunView:
     return services().workflows.runs.cancel(current_principal(router), run_id)
 
 
@@ -97,9 +94,7 @@ def cancel_workflow(run_id: Annotated[str, _RUN_ID]) -> RunView:
     summary="Answer the question a waiting step escalated",
     responses=documented(200, 400, 403, 404, 409),
 )
-def resolve_workflow_step(
-    run_id: Annotated[str, _RUN_ID], request: Annotated[ResolveStep, Body()]
-) -> RunView:
+def resolve_workflow_step(run_id: PathId, request: Annotated[ResolveStep, Body()]) -> RunView:
     runs = services().workflows.runs
     principal = current_principal(router)
     return runs.resolve(principal, run_id, request.step, request.answer, request.item)
@@ -111,7 +106,5 @@ def resolve_workflow_step(
     status_code=202,
     responses=documented(202, 400, 403, 404, 409, description="Accepted"),
 )
-def retry_workflow(
-    run_id: Annotated[str, _RUN_ID], request: Annotated[RetryRun, Body()]
-) -> RunStarted:
+def retry_workflow(run_id: PathId, request: Annotated[RetryRun, Body()]) -> RunStarted:
     return services().workflows.runs.retry(current_principal(router), run_id, request.input)

@@ -41,9 +41,8 @@ def session_cookie(event: Mapping[str, Any]) -> str:
     return ""
 
 
-class CsrfRefused(Unauthenticated):
-    status = 403
-    code = "forbidden"
+class CsrfRefused(Unauthenticated, status=403, code="forbidden"):
+    pass
 
 
 def require_csrf_header(event: Mapping[str, Any]) -> None:

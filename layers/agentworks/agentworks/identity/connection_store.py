@@ -25,6 +25,7 @@ from agentworks.dynamo import (
     TransactionCancelled,
     condition_failed,
     from_item,
+    read_item,
     to_item,
     transact_write,
 )
@@ -238,12 +239,7 @@ class ConnectionStore:
                 raise  # another request started the count meanwhile: that one stands
 
     def get_connection(self, account_id: str, connection_id: str) -> Connection | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item(connection_key(account_id, connection_id)),
-            ConsistentRead=True,
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, connection_key(account_id, connection_id))
         return connection_from_item(data) if data else None
 
     def get_connections(self, account_id: str, connection_ids: list[str]) -> list[Connection]:

@@ -20,9 +20,8 @@ from agentworks.mcp_server.results import error_result, invalid_arguments
 from agentworks.observability import logger
 
 
-class InternalError(AgentWorksError):
-    status = 500
-    code = "internal"
+class InternalError(AgentWorksError, status=500, code="internal"):
+    pass
 
 
 def _transient(cause: BaseException | None) -> AgentWorksError | None:

@@ -16,6 +16,7 @@ from agentworks.dynamo import (
     TransactionCancelled,
     condition_failed,
     from_item,
+    read_item,
     to_item,
     transact_write,
 )
@@ -111,12 +112,7 @@ class AgentStore:
 
     def connection(self, account_id: str, connection_id: str) -> Connection | None:
         """The connection as stored now (for re-checking authority after a read, M8)."""
-        response = self._db.get_item(
-            TableName=self._identity_table,
-            Key=to_item(connection_key(account_id, connection_id)),
-            ConsistentRead=True,
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._identity_table, connection_key(account_id, connection_id))
         return connection_from_item(data) if data else None
 
     def list_all(self, account_id: str) -> list[Registration]:

@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 from agentworks import limits
 from agentworks.dynamo import (
     TransactionCancelled,
+    applied,
     condition_failed,
     from_item,
     to_item,
@@ -347,29 +348,24 @@ class ConversationStore(MessagePages, SubmissionBindings):
         """Moves a live conversation to a later activity hour in the idle indexes (and its
         META expiry): at most once an hour per conversation. False when it was retired or
         someone already moved it at least as far."""
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=to_item(keys.conversation(conversation)),
-                UpdateExpression=(
-                    "SET activity_hour = :hour, idle_key = :idle, last_activity = :now, "
-                    f"{keys.TTL_ATTRIBUTE} = :ttl"
-                ),
-                ConditionExpression="attribute_exists(idle_store) AND activity_hour < :hour",
-                ExpressionAttributeValues=to_item(
-                    {
-                        ":hour": hour,
-                        ":idle": idle_key(hour, conversation),
-                        ":now": now_ms,
-                        ":ttl": conversation_ttl(now_ms),
-                    }
-                ),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return applied(
+            self._db.update_item,
+            TableName=self._table,
+            Key=to_item(keys.conversation(conversation)),
+            UpdateExpression=(
+                "SET activity_hour = :hour, idle_key = :idle, last_activity = :now, "
+                f"{keys.TTL_ATTRIBUTE} = :ttl"
+            ),
+            ConditionExpression="attribute_exists(idle_store) AND activity_hour < :hour",
+            ExpressionAttributeValues=to_item(
+                {
+                    ":hour": hour,
+                    ":idle": idle_key(hour, conversation),
+                    ":now": now_ms,
+                    ":ttl": conversation_ttl(now_ms),
+                }
+            ),
+        )
 
     def set_receipt(
         self,
@@ -383,23 +379,18 @@ class ConversationStore(MessagePages, SubmissionBindings):
         """Moves a receipt forward; False when the message is gone, was not delivered to
         `side`, or is already further."""
         names = {f":from{i}": state for i, state in enumerate(allowed_from)}
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=to_item(keys.message(conversation, seq)),
-                UpdateExpression="SET receipt = :receipt, receipt_at = :now",
-                ConditionExpression="attribute_exists(pk) AND to_side = :side AND receipt IN ("
-                + ", ".join(names)
-                + ")",
-                ExpressionAttributeValues=to_item(
-                    {":receipt": receipt, ":now": now_ms, ":side": side, **names}
-                ),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return applied(
+            self._db.update_item,
+            TableName=self._table,
+            Key=to_item(keys.message(conversation, seq)),
+            UpdateExpression="SET receipt = :receipt, receipt_at = :now",
+            ConditionExpression="attribute_exists(pk) AND to_side = :side AND receipt IN ("
+            + ", ".join(names)
+            + ")",
+            ExpressionAttributeValues=to_item(
+                {":receipt": receipt, ":now": now_ms, ":side": side, **names}
+            ),
+        )
 
     # ---- status (C4) ----
 
@@ -423,13 +414,7 @@ class ConversationStore(MessagePages, SubmissionBindings):
             allowed[":status"] = status
         if allowed:
             request["ExpressionAttributeValues"] = to_item(allowed)
-        try:
-            self._db.update_item(**request)
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return applied(self._db.update_item, **request)
 
     def delete_messages(self, conversation: str) -> int:
         """Deletes every message of the conversation (its META stays, closed); how many."""

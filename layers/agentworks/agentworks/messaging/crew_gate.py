@@ -19,11 +19,8 @@ from agentworks.messaging.message_kinds import PLAIN, Framing
 Switch = Literal["off", "review", "on"]
 
 
-class MessagingOff(AgentWorksError):
+class MessagingOff(AgentWorksError, status=409, code="messaging_off"):
     """M10: the Crew's messaging switch is off; says why and who can turn it on."""
-
-    status = 409
-    code = "messaging_off"
 
     def __init__(self, crew_name: str) -> None:
         super().__init__(
@@ -37,11 +34,8 @@ class MessagingOff(AgentWorksError):
         )
 
 
-class ConversationClosed(AgentWorksError):
+class ConversationClosed(AgentWorksError, status=409, code="conversation_closed"):
     """C4: a closed conversation takes no more messages."""
-
-    status = 409
-    code = "conversation_closed"
 
     def __init__(self) -> None:
         super().__init__(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.dynamo import condition_failed, from_item, to_item
+from agentworks.dynamo import applied, condition_failed, from_item, to_item
 from agentworks.messaging import keys
 from agentworks.messaging.models import SubmissionBinding
 
@@ -104,18 +104,13 @@ class SubmissionBindings:
 
     def take_over(self, stale: SubmissionBinding, binding: SubmissionBinding) -> bool:
         """Replaces a pending binding whose send stopped (claimed long ago) with ours."""
-        try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=to_item(binding_to_item(binding)),
-                ConditionExpression="claim = :claim AND attribute_not_exists(message_id)",
-                ExpressionAttributeValues=to_item({":claim": stale.claim}),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return applied(
+            self._db.put_item,
+            TableName=self._table,
+            Item=to_item(binding_to_item(binding)),
+            ConditionExpression="claim = :claim AND attribute_not_exists(message_id)",
+            ExpressionAttributeValues=to_item({":claim": stale.claim}),
+        )
 
     def complete_binding(
         self, binding: SubmissionBinding, message_id: str, created_at: int

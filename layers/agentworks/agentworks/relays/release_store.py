@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentworks.dynamo import TransactionCancelled, from_item, to_item, transact_write
+from agentworks.dynamo import TransactionCancelled, from_item, read_item, to_item, transact_write
 from agentworks.relays.records import RelayHead, Release
 
 if TYPE_CHECKING:
@@ -41,12 +41,7 @@ class ReleaseStore:
         self._bucket = bucket
 
     def head(self, account_id: str, relay: str) -> RelayHead | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": f"RELAYS#{account_id}", "sk": relay}),
-            ConsistentRead=True,
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, {"pk": f"RELAYS#{account_id}", "sk": relay})
         return _head(data) if data else None
 
     def heads(self, account_id: str) -> list[RelayHead]:
@@ -58,21 +53,17 @@ class ReleaseStore:
         return [_head(from_item(item) or {}) for item in response.get("Items", [])]
 
     def release(self, account_id: str, relay: str, version: int) -> Release | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": f"RELAY#{account_id}#{relay}", "sk": f"REL#{version:08d}"}),
-            ConsistentRead=True,
+        data = read_item(
+            self._db, self._table, {"pk": f"RELAY#{account_id}#{relay}", "sk": f"REL#{version:08d}"}
         )
-        data = from_item(response.get("Item"))
         return Release.from_json(str(data["record"])) if data else None
 
     def version_of_hash(self, account_id: str, relay: str, content_hash: str) -> int | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": f"RELAY#{account_id}#{relay}", "sk": f"HASH#{content_hash}"}),
-            ConsistentRead=True,
+        data = read_item(
+            self._db,
+            self._table,
+            {"pk": f"RELAY#{account_id}#{relay}", "sk": f"HASH#{content_hash}"},
         )
-        data = from_item(response.get("Item"))
         return int(data["version"]) if data else None
 
     def releases(self, account_id: str, relay: str, limit: int) -> list[Release]:

@@ -19,17 +19,15 @@ forgetting a step gives its place back.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
-
-from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.dynamo import (
     TransactionCancelled,
-    condition_failed,
+    applied,
     from_item,
+    read_item,
     to_item,
     transact_write,
 )
@@ -97,12 +95,9 @@ class RelayRunStore:
         return str(record["status"]), int(record.get("attempt", 0))
 
     def by_key(self, account_id: str, relay: str, caller: str, key: str) -> RelayRun | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": f"RRKEY#{account_id}#{relay}#{caller}", "sk": f"K#{key}"}),
-            ConsistentRead=True,
+        data = read_item(
+            self._db, self._table, {"pk": f"RRKEY#{account_id}#{relay}#{caller}", "sk": f"K#{key}"}
         )
-        data = from_item(response.get("Item"))
         found = self.get(str(data["run_id"])) if data else None
         return found[0] if found else None
 
@@ -174,7 +169,7 @@ class RelayRunStore:
     def recheck(self, run_id: str, at_ms: int) -> None:
         """Asks again at `at_ms` (the execution was found running); a run that left the
         index meanwhile stays out of it."""
-        _applied(
+        applied(
             self._db.update_item,
             TableName=self._table,
             Key=_run_key(run_id),
@@ -227,7 +222,7 @@ class RelayRunStore:
     def restart_step(self, run_id: str, checkpoint: Checkpoint, seen_attempt: int) -> bool:
         """An uncertain step runs again in this attempt (it was declared safe, or the run's
         owner said so); False if another attempt took it meanwhile."""
-        return _applied(
+        return applied(
             self._db.put_item,
             TableName=self._table,
             Item=_checkpoint_item(run_id, checkpoint),
@@ -242,7 +237,7 @@ class RelayRunStore:
         condition["ExpressionAttributeValues"].update(
             to_item({":completed": "completed", ":at": completed_at, ":r": result_json})
         )
-        return _applied(
+        return applied(
             self._db.update_item,
             TableName=self._table,
             Key=_step_key(run_id, name),
@@ -317,17 +312,6 @@ def _started_by(attempt: int) -> dict[str, Any]:
         "ExpressionAttributeNames": {"#s": "status"},
         "ExpressionAttributeValues": to_item({":started": "started", ":attempt": attempt}),
     }
-
-
-def _applied(write: Callable[..., Any], **request: Any) -> bool:
-    """Runs a conditional write; False when its condition was false."""
-    try:
-        write(**request)
-    except ClientError as error:
-        if condition_failed(error):
-            return False
-        raise
-    return True
 
 
 RELAY_OPEN = "RELAYOPEN"

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from botocore.exceptions import ClientError
-
 from agentworks import limits
 from agentworks.dynamo import from_item, to_item
 from agentworks.usage.counts import COUNTERS, Counts, day_end, day_of, shard_of
@@ -71,17 +69,15 @@ class UsageStore:
         """One conditional write (PutItem or UpdateItem `request`) of a run's end, and what it
         adds to its account's counters in one transaction with it, so a repeated end never
         counts twice; False when the write's condition failed (nothing was written)."""
-        from agentworks.dynamo import TransactionCancelled, condition_failed, transact_write
+        from agentworks.dynamo import (
+            TransactionCancelled,
+            applied,
+            transact_write,
+        )
 
         if not usage:
             write = self._db.put_item if kind == "Put" else self._db.update_item
-            try:
-                write(**request)
-            except ClientError as error:
-                if condition_failed(error):
-                    return False
-                raise
-            return True
+            return applied(write, **request)
         counted = self.transaction_item(
             account_id, day_of(at_ms / 1000), shard_of(spread_by), usage
         )

@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentworks.dynamo import from_item, to_item, transact_write
+from agentworks.dynamo import read_item, to_item, transact_write
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -47,12 +47,7 @@ class WorkflowCallStore:
         self._table = table
 
     def get(self, call_id: str) -> WorkflowCall | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": f"WFCALL#{call_id}", "sk": "META"}),
-            ConsistentRead=True,
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, {"pk": f"WFCALL#{call_id}", "sk": "META"})
         return WorkflowCall(**json.loads(data["record"])) if data else None
 
     def by_submission(
@@ -60,12 +55,11 @@ class WorkflowCallStore:
     ) -> WorkflowCall | None:
         if not submission_id:
             return None
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": f"WFCALLSUB#{account_id}#{caller}", "sk": f"S#{submission_id}"}),
-            ConsistentRead=True,
+        data = read_item(
+            self._db,
+            self._table,
+            {"pk": f"WFCALLSUB#{account_id}#{caller}", "sk": f"S#{submission_id}"},
         )
-        data = from_item(response.get("Item"))
         return self.get(str(data["call_id"])) if data else None
 
     def items(self, call: WorkflowCall) -> dict[str, dict[str, Any]]:

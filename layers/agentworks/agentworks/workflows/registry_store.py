@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from agentworks.conversations.wakeup_queue_store import DUE_WAKEUPS
-from agentworks.dynamo import condition_failed, from_item, to_item
+from agentworks.dynamo import applied, condition_failed, from_item, read_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -66,12 +66,9 @@ class RegistryStore:
     # ---- workflows ----
 
     def get(self, account_id: str, workflow_id: str) -> RegisteredWorkflow | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": f"WFDEF#{account_id}", "sk": f"DEF#{workflow_id}"}),
-            ConsistentRead=True,
+        data = read_item(
+            self._db, self._table, {"pk": f"WFDEF#{account_id}", "sk": f"DEF#{workflow_id}"}
         )
-        data = from_item(response.get("Item"))
         return RegisteredWorkflow(**json.loads(data["record"])) if data else None
 
     def list_all(self, account_id: str) -> list[RegisteredWorkflow]:
@@ -119,12 +116,7 @@ class RegistryStore:
     # ---- triggers ----
 
     def trigger(self, trigger_id: str) -> TriggerRecord | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": f"WFTRIGGER#{trigger_id}", "sk": "META"}),
-            ConsistentRead=True,
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, {"pk": f"WFTRIGGER#{trigger_id}", "sk": "META"})
         return TriggerRecord(**json.loads(data["record"])) if data else None
 
     def put_trigger(self, trigger: TriggerRecord) -> None:
@@ -158,26 +150,21 @@ class RegistryStore:
     def claim(self, trigger: TriggerRecord, due: int, next_due: int) -> bool:
         """Moves a schedule from `due` to `next_due`; False when another tick did first."""
         claimed = TriggerRecord(**{**asdict(trigger), "next_due": next_due})
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=to_item({"pk": f"WFTRIGGER#{trigger.trigger_id}", "sk": "META"}),
-                UpdateExpression="SET wake_due = :next, #r = :record",
-                ConditionExpression="wake_due = :due",
-                ExpressionAttributeNames={"#r": "record"},
-                ExpressionAttributeValues=to_item(
-                    {
-                        ":next": _due_key(next_due, trigger.trigger_id),
-                        ":due": _due_key(due, trigger.trigger_id),
-                        ":record": json.dumps(asdict(claimed), ensure_ascii=False),
-                    }
-                ),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return applied(
+            self._db.update_item,
+            TableName=self._table,
+            Key=to_item({"pk": f"WFTRIGGER#{trigger.trigger_id}", "sk": "META"}),
+            UpdateExpression="SET wake_due = :next, #r = :record",
+            ConditionExpression="wake_due = :due",
+            ExpressionAttributeNames={"#r": "record"},
+            ExpressionAttributeValues=to_item(
+                {
+                    ":next": _due_key(next_due, trigger.trigger_id),
+                    ":due": _due_key(due, trigger.trigger_id),
+                    ":record": json.dumps(asdict(claimed), ensure_ascii=False),
+                }
+            ),
+        )
 
     def record_run(self, trigger_id: str, run_id: str, at: int, error: str | None) -> None:
         self._db.put_item(

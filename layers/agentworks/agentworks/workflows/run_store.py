@@ -25,6 +25,7 @@ from agentworks.dynamo import (
     condition_failed,
     from_item,
     query_items,
+    read_item,
     to_item,
     transact_write,
 )
@@ -349,12 +350,7 @@ class RunStore:
     # ---- steps ----
 
     def get_step(self, run_id: str, at: Position) -> tuple[StepRecord, int] | None:
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item({"pk": run_pk(run_id), "sk": step_sk(at)}),
-            ConsistentRead=True,
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, {"pk": run_pk(run_id), "sk": step_sk(at)})
         return (self._step(data), int(data["version"])) if data else None
 
     def save_step(self, step: StepRecord, version: int) -> int:
@@ -408,12 +404,7 @@ class RunStore:
         self, account_id: str, cache_key: str, label: str, input_hash: str, now_s: int
     ) -> CachedStep | None:
         key = {"pk": f"WFCACHE#{account_id}#{cache_key}", "sk": _entry(label, input_hash)}
-        response = self._db.get_item(
-            TableName=self._table,
-            Key=to_item(key),
-            ConsistentRead=True,
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, key)
         # TTL deletes lag (and moto never deletes): an expired entry is no entry.
         if not data or int(data.get("expires_ttl", 0)) <= now_s:
             return None
