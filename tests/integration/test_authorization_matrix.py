@@ -645,6 +645,9 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
                 "outside_bounds": "forbidden",
                 "not_on_allow_list": "forbidden",
                 "bounded_admin": "forbidden",
+                # Relay code is admitted by its Relay's mcp_tools, not a scope: this one
+                # declares none, so the call is refused before the server is looked up.
+                "relay_run": 403,
             },
         )
     ],

@@ -141,6 +141,23 @@ def show_run(session: Session, run: dict[str, Any]) -> None:
             for s in steps
         ]
         session.out_table(("STEP", "STATUS", "ATTEMPT", "SAFE", "REPLAYS"), rows, indent="  ")
+    calls = run.get("mcp_calls") or []
+    if calls:
+        session.out("mcp tool calls:" + (" (the first ones)" if run.get("mcp_calls_more") else ""))
+        call_rows: list[tuple[object, ...]] = [
+            (
+                f"{c['server']}/{c['tool']}",
+                c.get("step") or "-",
+                c["outcome"],
+                f"{c['duration_ms']} ms",
+                c["result_bytes"],
+                one_line(c.get("error") or ""),
+            )
+            for c in calls
+        ]
+        session.out_table(
+            ("TOOL", "STEP", "OUTCOME", "TOOK", "BYTES", "ERROR"), call_rows, indent="  "
+        )
     if run.get("error"):
         session.out(f"error:    {one_line(run['error'])}")
     if run.get("evidence"):

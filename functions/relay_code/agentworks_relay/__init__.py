@@ -6,6 +6,8 @@
         order = await step("charge", charge_card, INPUT["card"])       # at most once
         total = await step("total", add_up, order, safe=True)          # may run again
         platform.send("done", target="agent:billing")
+        found = await platform.mcp("github").call("search_issues", {"q": "bug"})
+        # found.is_error: the tool's own error (a result); McpCallError: refused or failed
         return {"total": total}
 
 A step's result is checkpointed when it returns: a retried run reuses it and does not call
@@ -21,11 +23,21 @@ relay code runs in a process of its own that holds just this run's credential.
 
 from __future__ import annotations
 
-from agentworks_relay._platform import Platform, PlatformError, platform
+from agentworks_relay._platform import (
+    McpCallError,
+    McpResult,
+    McpServer,
+    Platform,
+    PlatformError,
+    platform,
+)
 from agentworks_relay._steps import Context, NeedsReconciliation, attempt, run_id, step
 
 __all__ = [
     "Context",
+    "McpCallError",
+    "McpResult",
+    "McpServer",
     "NeedsReconciliation",
     "Platform",
     "PlatformError",

@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from agentworks_relay._platform import Platform, platform
+from agentworks_relay._platform import Platform, current_step, platform
 
 
 class NeedsReconciliation(Exception):
@@ -45,13 +45,16 @@ async def step(
     runs, earlier = await asyncio.to_thread(_begin, platform, name, safe)
     if not runs:
         return earlier
+    inside = current_step.set(name)  # tool calls made inside are recorded on this step
     try:
         value = fn(*args, **kwargs)
         if inspect.isawaitable(value):
             value = await value
     except BaseException:
+        current_step.reset(inside)
         await asyncio.to_thread(platform.abandon_step, name)
         raise
+    current_step.reset(inside)
     await asyncio.to_thread(platform.finish_step, name, value)
     return value
 
@@ -70,11 +73,14 @@ class Context:
         runs, earlier = _begin(self.platform, name, safe)
         if not runs:
             return earlier
+        inside = current_step.set(name)
         try:
             value = fn(*args, **kwargs)
         except BaseException:
             self.platform.abandon_step(name)
             raise
+        finally:
+            current_step.reset(inside)
         self.platform.finish_step(name, value)
         return value
 

@@ -370,3 +370,12 @@ MCP_LIST_TIMEOUT_SECONDS = 10.0
 MCP_TOOLS_DECLARED_SERVERS_MAX = 20
 MCP_TOOLS_DECLARED_TOOLS_MAX = 100
 MCP_TOOL_NAME_MAX_CHARS = 128
+# Tool calls made by relay code (platform.mcp(NAME).call): each is recorded on its run with
+# its arguments and result kept inline up to this size (compact JSON, both together); a
+# larger one goes to the outputs bucket, as a large step output does.
+RELAY_MCP_CALL_INLINE_MAX_BYTES = 16 * 1024
+# The run view shows a run's first tool calls (the count says how many there were).
+RELAY_MCP_CALLS_SHOWN = 100
+# An in-flight call re-reads its run this often; a run that ended (or moved to another
+# attempt) meanwhile cancels the call.
+RELAY_MCP_RUN_WATCH_SECONDS = 1.0

@@ -147,7 +147,10 @@ def build_services(
         settings, client, signer, clock, s3, stepfunctions, adapter_clients, scheduler
     )
 
-    relays = build_relays(settings, client, clock, s3, stepfunctions, lambda_client)
+    mcp_servers = build_mcp_servers(settings, client, clock, secrets)
+    relays = build_relays(
+        settings, client, clock, s3, stepfunctions, lambda_client, mcp_servers=mcp_servers
+    )
     route_workflows(crews.calls, workflows.functions)  # target=workflow:NAME (W10)
     route_relays(crews.calls, relays.functions)  # target=relay:NAME (issue 9)
     route_relays(workflows.calls, relays.functions)  # …from a workflow's steps too
@@ -166,7 +169,7 @@ def build_services(
         usage=UsageReports(usage, clock, pending=reads_tally),
         audit=audit,
         webhooks=webhooks,
-        mcp_servers=build_mcp_servers(settings, client, clock, secrets),
+        mcp_servers=mcp_servers,
     )
 
 

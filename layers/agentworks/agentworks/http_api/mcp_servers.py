@@ -84,7 +84,8 @@ def remove_mcp_server(name: Annotated[str, _NAME]) -> McpServerRemoved:
 
 @router.post(
     "/mcp-servers/<name>/tools/<tool>:call",
-    summary="Call a tool of an attached MCP server (account admin with mcp-servers:call)",
+    summary="Call a tool of an attached MCP server (account admin with mcp-servers:call, "
+    "or relay code whose Relay's mcp_tools admits the tool)",
     responses=documented(200, 400, 403, 404, 502),
 )
 def call_mcp_tool(
@@ -92,12 +93,21 @@ def call_mcp_tool(
     tool: Annotated[str, _TOOL],
     arguments: Annotated[dict[str, Any], Body()],
     timeout: Annotated[float | None, Query(gt=0)] = None,
+    step: Annotated[str | None, Query(max_length=100)] = None,
 ) -> McpToolCallResult:
     context = router.lambda_context
     remaining = context.get_remaining_time_in_millis() / 1000 if context is not None else None
-    result = services().mcp_servers.call(
-        current_principal(router), name, tool, arguments, timeout=timeout, time_left=remaining
-    )
+    principal = current_principal(router)
+    relay_calls = services().relays.mcp_calls
+    if principal.relay_run is not None and relay_calls is not None:
+        # Relay code with its run's credential: admitted by the run's release, recorded on it.
+        result = relay_calls.call(
+            principal, name, tool, arguments, timeout=timeout, step=step, time_left=remaining
+        )
+    else:
+        result = services().mcp_servers.call(
+            principal, name, tool, arguments, timeout=timeout, time_left=remaining
+        )
     return McpToolCallResult(
         server=name.lower(),
         tool=tool,

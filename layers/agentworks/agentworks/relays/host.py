@@ -104,6 +104,7 @@ class RelayHost:
             execution_attempts=run.execution_attempts + 1,
             credential_hash=tokens.hash_secret(secret),
             updated_at=self._now(),
+            attempt_started_at=self._now(),
         )
         version = self._runs.replace(run, version)
         module, _, attribute = function.entrypoint.partition(":")

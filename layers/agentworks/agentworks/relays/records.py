@@ -84,6 +84,13 @@ class RelayRun:
     evidence: dict[str, Any] | None = None  # why a run needs reconciliation
     updated_at: int = 0
     retries: int = 0  # explicit `relays retry`
+    attempt_started_at: int = 0  # ms; when the current attempt began (0: before issue 28)
+
+    def attempt_ends_at(self, timeout_seconds: int) -> int | None:
+        """When the current attempt's time is up (ms), if known."""
+        if not self.attempt_started_at:
+            return None
+        return self.attempt_started_at + timeout_seconds * 1000
 
     @property
     def input(self) -> dict[str, Any]:
@@ -107,3 +114,28 @@ class Checkpoint:
     completed_at: int | None = None
     result_json: str | None = None
     replays: int = 0
+
+
+McpCallOutcome = Literal["ok", "tool_error", "failed", "cancelled", "refused"]
+
+
+@dataclass(frozen=True)
+class McpCall:
+    """One tool call relay code made (issue 28): on its run, and its step when it said so.
+    The arguments and result are inline up to RELAY_MCP_CALL_INLINE_MAX_BYTES, else in
+    the outputs bucket under `content_key`."""
+
+    call_id: str
+    run_id: str
+    attempt: int
+    step: str | None
+    server: str
+    tool: str
+    started_at: int  # ms
+    duration_ms: int
+    outcome: McpCallOutcome
+    result_bytes: int
+    error: str | None = None
+    arguments_json: str | None = None
+    result_json: str | None = None
+    content_key: str | None = None

@@ -78,6 +78,22 @@ class RelayRunStore:
             **record, input_json=str(data["input"]), result_json=data.get("result")
         ), int(data["v"])
 
+    def state(self, run_id: str) -> tuple[str, int] | None:
+        """The run's status and attempt only (its record without the input and result: a
+        small read, for a caller that asks often)."""
+        response = self._db.get_item(
+            TableName=self._table,
+            Key=_run_key(run_id),
+            ConsistentRead=True,
+            ProjectionExpression="#r",
+            ExpressionAttributeNames={"#r": "record"},
+        )
+        data = from_item(response.get("Item"))
+        if not data:
+            return None
+        record = json.loads(str(data["record"]))
+        return str(record["status"]), int(record.get("attempt", 0))
+
     def by_key(self, account_id: str, relay: str, caller: str, key: str) -> RelayRun | None:
         data = read_item(
             self._db, self._table, {"pk": f"RRKEY#{account_id}#{relay}#{caller}", "sk": f"K#{key}"}

@@ -27,6 +27,7 @@ from agentworks.relays.views import RelayRunView, RetryRelayRun, StartRelayRun
 
 if TYPE_CHECKING:
     from agentworks.crews.execution import Executions
+    from agentworks.relays.mcp_call_store import McpCallStore
 
 RUN_PREFIX = "rrun_"
 
@@ -47,11 +48,13 @@ class RelayRuns:
         store: RelayRunStore,
         executions: Executions,
         clock: Clock = SYSTEM_CLOCK,
+        calls: McpCallStore | None = None,
     ) -> None:
         self._releases = releases
         self._store = store
         self._executions = executions
         self._clock = clock
+        self._calls = calls  # the MCP tool calls its code made (issue 28)
 
     def start(
         self, principal: Principal, relay: str, request: StartRelayRun, caller: str | None = None
@@ -138,7 +141,8 @@ class RelayRuns:
 
     def status(self, principal: Principal, run_id: str, relay: str | None = None) -> RelayRunView:
         run = self._visible(principal, run_id, relay)[0]
-        return RelayRunView.of(run, self._store.steps(run_id))
+        calls = self._calls.calls(run_id, limits.RELAY_MCP_CALLS_SHOWN) if self._calls else None
+        return RelayRunView.of(run, self._store.steps(run_id), calls=calls or ([], False))
 
     def retry(
         self, principal: Principal, run_id: str, request: RetryRelayRun, relay: str | None = None

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentworks import limits
 from agentworks.messaging.models import iso
-from agentworks.relays.records import Checkpoint, RelayHead, RelayRun, Release
+from agentworks.relays.records import Checkpoint, McpCall, RelayHead, RelayRun, Release
 
 
 class _Strict(BaseModel):
@@ -132,6 +132,46 @@ class StepView(BaseModel):
     replays: int
 
 
+class McpCallView(BaseModel):
+    """A tool call of an attached MCP server that the run's code made (issue 28)."""
+
+    server: str
+    tool: str
+    step: str | None = Field(description="The durable step that made it, if any.")
+    attempt: int
+    outcome: Literal["ok", "tool_error", "failed", "cancelled", "refused"]
+    duration_ms: int
+    result_bytes: int
+    error: str | None = None
+    started_at: str
+    arguments: dict[str, Any] | None = None
+    result: dict[str, Any] | None = Field(
+        None, description="{is_error, content, structured_content}, as the code received it."
+    )
+    content_file: str | None = Field(
+        None,
+        description="Large arguments and results are kept in the outputs bucket under this "
+        "key instead of inline.",
+    )
+
+    @classmethod
+    def of(cls, call: McpCall) -> McpCallView:
+        return cls(
+            server=call.server,
+            tool=call.tool,
+            step=call.step,
+            attempt=call.attempt,
+            outcome=call.outcome,
+            duration_ms=call.duration_ms,
+            result_bytes=call.result_bytes,
+            error=call.error,
+            started_at=iso(call.started_at) or "",
+            arguments=json.loads(call.arguments_json) if call.arguments_json else None,
+            result=json.loads(call.result_json) if call.result_json else None,
+            content_file=call.content_key,
+        )
+
+
 class RelayRunView(BaseModel):
     run_id: str
     relay: str
@@ -148,9 +188,21 @@ class RelayRunView(BaseModel):
     created_at: str
     updated_at: str
     replayed: bool = Field(False, description="True when the key returned the original run.")
+    mcp_calls: list[McpCallView] = Field(
+        default_factory=list,
+        description="Issue 28: the attached MCP servers' tools its code called, oldest first "
+        f"(the first {limits.RELAY_MCP_CALLS_SHOWN}).",
+    )
+    mcp_calls_more: bool = Field(False, description="More calls were made than are shown.")
 
     @classmethod
-    def of(cls, run: RelayRun, steps: list[Checkpoint], replayed: bool = False) -> RelayRunView:
+    def of(
+        cls,
+        run: RelayRun,
+        steps: list[Checkpoint],
+        replayed: bool = False,
+        calls: tuple[list[McpCall], bool] = ([], False),
+    ) -> RelayRunView:
 
         return cls(
             run_id=run.run_id,
@@ -168,6 +220,8 @@ class RelayRunView(BaseModel):
             created_at=iso(run.created_at) or "",
             updated_at=iso(run.updated_at or run.created_at) or "",
             replayed=replayed,
+            mcp_calls=[McpCallView.of(c) for c in calls[0]],
+            mcp_calls_more=calls[1],
         )
 
 

@@ -12,9 +12,11 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from agentworks.mcp_servers.service import McpServers
     from agentworks.relays.credentials import RunCredentials
     from agentworks.relays.functions import RelayFunctions
     from agentworks.relays.host import RelayHost
+    from agentworks.relays.mcp_calls import RelayMcpCalls
     from agentworks.relays.reconcile import RelayReconciler
     from agentworks.relays.releases import RelayReleases
     from agentworks.relays.runs import RelayRuns
@@ -33,6 +35,9 @@ class Relays:
     host: RelayHost
     functions: RelayFunctions  # target=relay:NAME on the functions surface
     reconciler: RelayReconciler
+    # Tool calls of attached MCP servers from relay code (issue 28); None where the
+    # function that built these services answers no such call.
+    mcp_calls: RelayMcpCalls | None = None
 
 
 def build_relays(
@@ -43,12 +48,15 @@ def build_relays(
     stepfunctions: Any = None,
     lambda_client: Any = None,
     ssm: Any = None,
+    mcp_servers: McpServers | None = None,
 ) -> Relays:
     from agentworks.aws_clients import relay_lambda
     from agentworks.aws_clients import s3 as default_s3
     from agentworks.crews.execution import Executions
     from agentworks.relays.functions import RelayFunctions
     from agentworks.relays.host import RelayHost, lambda_launcher
+    from agentworks.relays.mcp_call_store import McpCallStore
+    from agentworks.relays.mcp_calls import RelayMcpCalls
     from agentworks.relays.platform_url import PlatformUrl
     from agentworks.relays.reconcile import RelayReconciler
     from agentworks.relays.release_store import ReleaseStore
@@ -70,7 +78,13 @@ def build_relays(
         (lambda: lambda_client) if lambda_client is not None else relay_lambda,
     )
     executions = Executions(settings.relay_state_machine_arn, stepfunctions)
-    relay_runs = RelayRuns(releases, runs, executions, clock)
+    calls = McpCallStore(
+        client,
+        settings.work_table,
+        (lambda: s3) if s3 is not None else default_s3,
+        settings.outputs_bucket,
+    )
+    relay_runs = RelayRuns(releases, runs, executions, clock, calls)
     credentials = build_credentials(settings, client, clock)
     return Relays(
         releases=releases,
@@ -91,6 +105,11 @@ def build_relays(
             clock,
         ),
         reconciler=RelayReconciler(runs, executions, clock),
+        mcp_calls=(
+            RelayMcpCalls(runs, releases, calls, mcp_servers, clock)
+            if mcp_servers is not None
+            else None
+        ),
     )
 
 

@@ -23,6 +23,7 @@ class UsageCounters(BaseModel):
     )
     push_minutes: float = Field(0.0, description="Push channel connection time.")
     push_notices: int = Field(0, description="Notices posted on the push channel.")
+    mcp_tool_calls: int = Field(0, description="Calls of attached MCP servers' tools.")
 
 
 class UsageCost(BaseModel):
