@@ -283,7 +283,15 @@ def test_m2_a_send_that_stopped_after_storing_is_recovered_not_repeated(
     )
     # While the claim is fresh, a retry waits for the send in progress, then says so.
     busy = api("POST", "/v1/messages", worker, body)
-    assert busy.status == 409 and "in progress" in busy.body["error"]["message"]
+    assert (busy.status, busy.body["error"]) == (
+        409,
+        {
+            "code": "conflict",
+            "message": "A send with this submission_id is still in progress; retry in a few "
+            "seconds with the same submission_id.",
+            "field": "submission_id",
+        },
+    )
     # What the stopped send had stored: its message, never named on the binding.
     from agentworks.messaging.conversation_store import ConversationStore
     from agentworks.messaging.models import StoredMessage

@@ -164,7 +164,15 @@ def test_an_answer_with_a_submission_id_is_stored_once_and_only_for_that_content
     assert again.status in (200, 201), again.body
     assert again.body["message_id"] == sent.body["message_id"]
     changed = answer(api, stack.admin_token, mine, **dict(note, message="Other words."))
-    assert changed.status == 409, changed.body
+    assert (changed.status, changed.body["error"]) == (
+        409,
+        {
+            "code": "conflict",
+            "message": "submission_id was already used for a different message; use a new "
+            "submission_id for new content.",
+            "field": "submission_id",
+        },
+    )
     elsewhere = answer(api, stack.admin_token, other, **note)
     assert elsewhere.status == 409, elsewhere.body
     assert [m["body"] for m in wait_for_messages(api, first_caller, first["inbox_id"])] == [

@@ -241,3 +241,14 @@ def test_m9_an_interrupted_delivery_is_recorded_interrupted_and_never_resent(api
     assert tick()["wakeups_interrupted"] == 0
     state = api("GET", "/v1/crews/contracts/state", stack.admin_token).body
     assert wakeup_in_state(state, stuck)["state"] == "interrupted"
+
+
+def test_m9_an_expired_inbox_takes_no_wakeup_and_says_why(api, stack, agents):
+    caller = agents.connection("caller")["token"]
+    sent = conversation(api, stack, caller)
+    stack.clock.advance(limits.INBOX_IDLE_SECONDS + 1)
+    refused = schedule(api, caller, sent["inbox_id"], delay_seconds=120)
+    assert (refused.status, refused.body["error"]["message"]) == (
+        410,
+        "This inbox expired after 7 idle days. Start a new conversation with target=agent:NAME.",
+    ), refused.body

@@ -316,6 +316,40 @@ LEFT = {"survived", "suspicious", "no tests"}
 EXPLAINED = (
     (
         f"{LAYER}/messaging/message_page_store.py",
+        '":first": keys.message(conversation, max(1, seq - 3 * limit))["sk"],',
+        "the window read before a request: a wider one reads more and answers the same "
+        "newest `limit` notes",
+    ),
+    (
+        f"{LAYER}/messaging/message_page_store.py",
+        '":before": keys.message(None, max(1, seq - 1))["sk"],',
+        "a message's sort key is its seq alone (the conversation is in the partition key)",
+    ),
+    (
+        f"{LAYER}/messaging/message_page_store.py",
+        '":first": keys.message(None, max(1, seq - 2 * limit))["sk"],',
+        "a message's sort key is its seq alone (the conversation is in the partition key)",
+    ),
+    (
+        f"{LAYER}/messaging/submissions.py",
+        "payload = json.dumps([destination, sender, body], ensure_ascii=None).encode()",
+        "any one encoding hashes the same send alike (bindings last a day; the encoding "
+        "does not change under a live binding)",
+    ),
+    (
+        f"{LAYER}/messaging/submissions.py",
+        "payload = json.dumps([destination, sender, body], ).encode()",
+        "any one encoding hashes the same send alike (bindings last a day; the encoding "
+        "does not change under a live binding)",
+    ),
+    (
+        f"{LAYER}/messaging/submissions.py",
+        "payload = json.dumps([destination, sender, body], ensure_ascii=True).encode()",
+        "any one encoding hashes the same send alike (bindings last a day; the encoding "
+        "does not change under a live binding)",
+    ),
+    (
+        f"{LAYER}/messaging/message_page_store.py",
         '"Limit": 3 * limit,',
         "the page size of a filtered query: a larger page reads more per request and "
         "answers the same records (the loop reads on until it has `limit`)",
