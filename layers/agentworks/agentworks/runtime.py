@@ -129,6 +129,7 @@ def build_services(
         crew_gate=build_reception(settings, client, clock, stepfunctions),
         usage=reads_tally,  # read pages, written at most once a minute
     )
+    mcp_servers = build_mcp_servers(settings, client, clock, secrets)
     crews = build_crews(
         settings,
         client,
@@ -139,12 +140,21 @@ def build_services(
         messaging=messaging,
         is_live_connection=identity.is_live_connection,
         starter_principal=identity.live_principal,
+        mcp_servers=mcp_servers,
     )
     from agentworks.relays.wiring import build_relays
     from agentworks.workflows.wiring import build_workflows, route_workflows
 
     workflows = build_workflows(
-        settings, client, signer, clock, s3, stepfunctions, adapter_clients, scheduler
+        settings,
+        client,
+        signer,
+        clock,
+        s3,
+        stepfunctions,
+        adapter_clients,
+        scheduler,
+        mcp_servers=mcp_servers,
     )
 
     relays = build_relays(settings, client, clock, s3, stepfunctions, lambda_client)
@@ -166,7 +176,7 @@ def build_services(
         usage=UsageReports(usage, clock, pending=reads_tally),
         audit=audit,
         webhooks=webhooks,
-        mcp_servers=build_mcp_servers(settings, client, clock, secrets),
+        mcp_servers=mcp_servers,
     )
 
 
@@ -199,6 +209,7 @@ def build_crews(
     messaging: MessagingService | None = None,
     is_live_connection: LiveConnection | None = None,
     starter_principal: StarterPrincipal | None = None,
+    mcp_servers: McpServers | None = None,
 ) -> Crews:
     """The Crew services, with a call's end answering the workflow steps waiting for it
     (W9 `crew`)."""
@@ -213,6 +224,7 @@ def build_crews(
         is_live_connection=is_live_connection,
         starter_principal=starter_principal,
         call_ended=_call_ended(settings, client, clock, stepfunctions),
+        mcp_servers=mcp_servers,
     )
 
 
@@ -361,7 +373,9 @@ def _default_engine() -> WorkflowEngine:
     signer = signer_from_secret(settings.signing_secret_arn)
     from agentworks.workflows.wiring import build_workflows
 
-    workflows = build_workflows(settings, dynamodb(), signer)
+    workflows = build_workflows(
+        settings, dynamodb(), signer, mcp_servers=build_mcp_servers(settings, dynamodb())
+    )
     # A step may call a Relay's function (target=relay:NAME): that starts a run.
     route_relays(workflows.calls, build_relays(settings, dynamodb()).functions)
     return workflows.engine

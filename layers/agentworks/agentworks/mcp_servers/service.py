@@ -33,6 +33,7 @@ from agentworks.mcp_servers.server_store import McpServer, McpServerStore, Serve
 from agentworks.observability import logger
 
 Tools = list[mcp_client.ToolInfo]
+Offered = list[tuple[str, mcp_client.ToolInfo]]  # (server, tool)
 
 # What is kept back of the caller's remaining time for answering after the call.
 _ANSWER_MARGIN_SECONDS = 1.0
@@ -146,6 +147,22 @@ class McpServers:
             return Shown(server, None, failure.message)
 
     # ---- calls ----
+
+    def offered(self, principal: Principal, declaration: McpToolsDeclaration) -> Offered:
+        """(server, tool) for every tool the declaration admits that its server offers now,
+        as a hosted agent is shown them; a server that is gone or cannot be reached is left
+        out (calling one of its tools says why)."""
+        found: Offered = []
+        for grant in declaration:
+            server = self._store.get(principal.account_id, grant.server)
+            if server is None:
+                continue
+            try:
+                tools = self._tools(server)
+            except mcp_client.ServerFailure:
+                continue
+            found.extend((server.name, t) for t in tools if admit(declaration, server.name, t.name))
+        return found
 
     def call(
         self,

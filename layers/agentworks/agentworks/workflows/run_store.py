@@ -367,9 +367,13 @@ class RunStore:
             self._s3().put_object(
                 Bucket=self._bucket,
                 Key=key,
-                Body=_json({"turns": step.turns, "output": step.output}).encode(),
+                Body=_json(
+                    {"turns": step.turns, "output": step.output, "mcp_calls": step.mcp_calls}
+                ).encode(),
             )
-            encoded = _json({**stored, "turns": [], "output": None, "turns_file": key})
+            encoded = _json(
+                {**stored, "turns": [], "output": None, "mcp_calls": [], "turns_file": key}
+            )
         request: dict[str, Any] = {
             "TableName": self._table,
             "Item": to_item(
@@ -400,7 +404,15 @@ class RunStore:
             body = self._s3().get_object(Bucket=self._bucket, Key=step.turns_file)["Body"]
             moved = json.loads(body.read())
             step.turns, step.output = moved["turns"], moved["output"]
+            step.mcp_calls = moved.get("mcp_calls", [])
         return step
+
+    def keep_content(self, step: StepRecord, name: str, data: bytes) -> str:
+        """Content too large for the step's record (an MCP call's arguments and result),
+        kept beside its session in S3; returns the key the record names."""
+        key = f"sessions/{step.run_id}/{step.item:03d}-{step.stage:02d}-{step.index:02d}/{name}"
+        self._s3().put_object(Bucket=self._bucket, Key=key, Body=data)
+        return key
 
     # ---- resume cache (W6) ----
 

@@ -1,0 +1,236 @@
+"""Issue 28 items 2–5 from a hosted agent: a scripted Crew's function call and a scripted
+workflow step call an attached server's tools (the real MCP test server), admitted by the
+Crew's or the adapter profile's `mcp_tools`, as the run's caller or starter, checked at
+call time. A tool no declaration admits is refused before any request reaches the server
+(its log is empty); a removed server fails the call with a clear message; an `isError`
+result is the tool's error the agent sees, not a platform failure; each call is recorded
+on the call or the step (never the secret); no function record or inbox comes of it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from tests.integration.crew_support import wait_for
+from tests.integration.workflow_support import define, start, step_of, wait_run
+from tests.support.mcp_test_server import McpTestServer
+
+LOOKUP_INPUT = {"type": "object", "properties": {"tool": {"type": "string"}}}
+
+
+def _crew(tools: list[str]) -> dict[str, Any]:
+    """A Crew whose `lookup` calls the tool its args name and answers what came of it."""
+    return {
+        "name": "helper",
+        "instructions": "Look things up.",
+        "adapter": {
+            "type": "scripted",
+            "rules": [
+                {
+                    "function": "lookup",
+                    "mcp": {
+                        "server": "tools",
+                        "tool": "{args.tool}",
+                        "arguments": {"text": "hello from the crew"},
+                    },
+                    "result": {"outcome": "{mcp.outcome}", "text": "{mcp.text}"},
+                }
+            ],
+        },
+        "functions": [{"name": "lookup", "input_schema": LOOKUP_INPUT}],
+        "mcp_tools": [{"server": "tools", "tools": tools}],
+    }
+
+
+def _attach(api: Any, admin: str, server: McpTestServer) -> None:
+    body = {
+        "name": "tools",
+        "url": server.url,
+        "headers": {"Authorization": f"Bearer {server.token}"},
+    }
+    added = api("POST", "/v1/mcp-servers", admin, body)
+    assert added.status == 201, added.body
+
+
+def _lookup(api: Any, token: str, tool: str) -> dict[str, Any]:
+    accepted = api(
+        "POST",
+        "/v1/calls",
+        token,
+        {"target": "crew:helper", "function": "lookup", "args": {"tool": tool}},
+    )
+    assert accepted.status == 202, accepted.body
+    return wait_for(api, token, accepted.body["call_id"], {"succeeded", "failed", "interrupted"})
+
+
+def _call_record(stack: Any, call_id: str) -> Any:
+    from agentworks.crews.call_store import CallStore
+
+    found = CallStore(stack.client, stack.settings.work_table).get(call_id)
+    assert found is not None
+    return found[0]
+
+
+def _everything_stored(stack: Any) -> str:
+    """Every item of every table and every S3 object, as text (for the secret's grep)."""
+    import boto3
+
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    s3 = boto3.client("s3", region_name="us-east-1")
+    parts = []
+    for table in dynamodb.list_tables()["TableNames"]:
+        parts.append(json.dumps(dynamodb.scan(TableName=table)["Items"]))
+    for bucket in s3.list_buckets()["Buckets"]:
+        for item in s3.list_objects_v2(Bucket=bucket["Name"]).get("Contents", []):
+            parts.append(
+                s3.get_object(Bucket=bucket["Name"], Key=item["Key"])["Body"]
+                .read()
+                .decode("utf-8", "replace")
+            )
+    return "\n".join(parts)
+
+
+def test_an_admitted_call_from_a_crew_succeeds_and_is_recorded(
+    api, stack, agents, mcp_server, caplog
+) -> None:
+    caplog.set_level("INFO")
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    assert api("POST", "/v1/crews", admin, _crew(["echo", "fails"])).status == 201
+    caller = agents.connection("caller")["token"]
+
+    done = _lookup(api, caller, "echo")
+    assert done["state"] == "succeeded", done
+    assert done["result"] == {"outcome": "ok", "text": "hello from the crew"}
+    seen = mcp_server.wait_for_call("echo")
+    assert seen.authorized
+
+    record = _call_record(stack, done["call_id"])
+    [call] = record.mcp_calls
+    assert call["server"] == "tools" and call["tool"] == "echo" and call["outcome"] == "ok"
+    assert call["arguments"] == {"text": "hello from the crew"}
+    assert call["result"] == "hello from the crew"
+    assert call["result_bytes"] > 0 and call["duration_ms"] >= 0
+    # No function record or inbox comes of a tool call: the call is the only one.
+    assert [c["call_id"] for c in api("GET", "/v1/calls", admin).body["calls"]] == [done["call_id"]]
+    assert mcp_server.token not in _everything_stored(stack)
+    assert mcp_server.token not in caplog.text
+
+
+def test_is_error_is_the_tools_error_the_agent_sees(api, stack, agents, mcp_server) -> None:
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    assert api("POST", "/v1/crews", admin, _crew(["echo", "fails"])).status == 201
+    done = _lookup(api, admin, "fails")
+    assert done["state"] == "succeeded", done  # not a platform failure
+    assert done["result"]["outcome"] == "tool_error"
+    assert _call_record(stack, done["call_id"]).mcp_calls[0]["outcome"] == "tool_error"
+
+
+def test_a_non_admitted_tool_is_refused_before_any_request_reaches_the_server(
+    api, stack, agents, mcp_server
+) -> None:
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    assert api("POST", "/v1/crews", admin, _crew(["echo"])).status == 201
+    done = _lookup(api, admin, "big")
+    assert done["state"] == "succeeded", done
+    assert done["result"]["outcome"] == "refused"
+    assert "mcp_tools" in done["result"]["text"]
+    assert mcp_server.requests == []  # nothing reached the server, not even a listing
+    assert _call_record(stack, done["call_id"]).mcp_calls[0]["outcome"] == "refused"
+
+
+def test_a_removed_server_fails_the_call_clearly(api, stack, agents, mcp_server) -> None:
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    assert api("POST", "/v1/crews", admin, _crew(["echo"])).status == 201
+    assert api("DELETE", "/v1/mcp-servers/tools", admin).status == 200
+    done = _lookup(api, admin, "echo")
+    assert done["result"]["outcome"] == "refused"
+    assert "No MCP server tools is attached" in done["result"]["text"]
+    assert mcp_server.requests == []
+
+
+def test_the_callers_scopes_count_at_call_time(api, stack, agents, mcp_server) -> None:
+    """A connection revoked since the run started, or one without the run's scope, calls
+    nothing: refused before any request reaches the server."""
+    from agentworks.crews.mcp_tool_use import TurnMcpTools
+    from agentworks.mcp_servers.declarations import parse_declaration
+
+    _attach(api, stack.admin_token, mcp_server)
+    reader = agents.connection("reader", scopes=["functions:read"])
+    declared = parse_declaration([{"server": "tools", "tools": ["echo"]}])
+    for principal, why in (
+        (lambda: None, "revoked or expired"),
+        (lambda: stack.principal(reader["token"]), "lacks the 'functions:call' scope"),
+    ):
+        tools = TurnMcpTools(
+            stack.services.mcp_servers, declared, principal, "functions:call", lambda n, d: n
+        )
+        assert tools.tools() == []
+        outcome = tools.call("tools", "echo", {"text": "x"})
+        assert outcome.outcome == "refused" and why in outcome.text, outcome
+        assert tools.calls[0]["outcome"] == "refused"
+    assert mcp_server.requests == []
+
+
+def _workflow(tool: str) -> dict[str, Any]:
+    return {
+        "workflowId": "research",
+        "stages": [{"steps": [{"label": "look", "adapter": "researcher", "prompt": tool}]}],
+    }
+
+
+PROFILE: dict[str, Any] = {
+    "name": "researcher",
+    "type": "scripted",
+    "rules": [
+        {
+            "when": "^(\\w+)$",
+            "mcp": {"server": "tools", "tool": "{match.1}", "arguments": {"text": "from a step"}},
+            "reply": "{mcp.outcome}: {mcp.text}",
+        }
+    ],
+    "mcp_tools": [{"server": "tools", "tools": ["echo"]}],
+}
+
+
+def test_an_admitted_call_from_a_workflow_step_succeeds_and_is_recorded(
+    api, stack, mcp_server
+) -> None:
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    define(api, admin, copy.deepcopy(PROFILE))
+    run = wait_run(api, admin, start(api, admin, _workflow("echo")))
+    step = step_of(run, "look")
+    assert run["status"] == "succeeded", run
+    assert step["output"] == "ok: from a step"
+    assert mcp_server.wait_for_call("echo").authorized
+    found = _step_record(stack, run["runId"])
+    [call] = found.mcp_calls
+    assert (call["server"], call["tool"], call["outcome"]) == ("tools", "echo", "ok")
+    assert call["arguments"] == {"text": "from a step"} and call["result"] == "from a step"
+    assert mcp_server.token not in _everything_stored(stack)
+
+
+def test_a_workflow_step_cannot_call_a_tool_its_profile_does_not_admit(
+    api, stack, mcp_server
+) -> None:
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    define(api, admin, copy.deepcopy(PROFILE))
+    run = wait_run(api, admin, start(api, admin, _workflow("big")))
+    assert step_of(run, "look")["output"].startswith("refused: ")
+    assert mcp_server.requests == []
+
+
+def _step_record(stack: Any, run_id: str) -> Any:
+    from agentworks.workflows.records import Position
+    from agentworks.workflows.run_store import RunStore
+
+    runs = RunStore(stack.client, stack.settings.work_table, lambda: None, "")
+    found = runs.get_step(run_id, Position(0, 0, 0))
+    assert found is not None
+    return found[0]
