@@ -112,6 +112,19 @@ def test_an_admitted_call_from_a_crew_succeeds_and_is_recorded(
     assert call["arguments"] == {"text": "hello from the crew"}
     assert call["result"] == "hello from the crew"
     assert call["result_bytes"] > 0 and call["duration_ms"] >= 0
+    # Shown on the call's status (functions status), without its content.
+    assert done["mcp_calls"] == [
+        {
+            "server": "tools",
+            "tool": "echo",
+            "outcome": "ok",
+            "duration_ms": call["duration_ms"],
+            "result_bytes": call["result_bytes"],
+        }
+    ]
+    # Counted in usage with the call's end.
+    usage = api("GET", "/v1/usage", admin).body
+    assert usage["total"]["mcp_tool_calls"] == 1 and usage["total"]["function_calls"] == 1
     # No function record or inbox comes of a tool call: the call is the only one.
     assert [c["call_id"] for c in api("GET", "/v1/calls", admin).body["calls"]] == [done["call_id"]]
     assert mcp_server.token not in _everything_stored(stack)
@@ -212,6 +225,16 @@ def test_an_admitted_call_from_a_workflow_step_succeeds_and_is_recorded(
     [call] = found.mcp_calls
     assert (call["server"], call["tool"], call["outcome"]) == ("tools", "echo", "ok")
     assert call["arguments"] == {"text": "from a step"} and call["result"] == "from a step"
+    assert step["mcpCalls"] == [
+        {
+            "server": "tools",
+            "tool": "echo",
+            "outcome": "ok",
+            "durationMs": call["duration_ms"],
+            "resultBytes": call["result_bytes"],
+        }
+    ]
+    assert api("GET", "/v1/usage", admin).body["total"]["mcp_tool_calls"] == 1
     assert mcp_server.token not in _everything_stored(stack)
 
 

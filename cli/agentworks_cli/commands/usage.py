@@ -21,6 +21,7 @@ COLUMNS = (
     ("STORED", "stored_bytes"),
     ("PUSH_MIN", "push_minutes"),
     ("NOTICES", "push_notices"),
+    ("MCP_CALLS", "mcp_tool_calls"),
     ("EST_USD", "estimated_cost_usd"),
 )
 

@@ -100,6 +100,13 @@ def handoff_instructions(call_id: str, agent: str, output_schema: dict[str, Any]
     )
 
 
+def _take_mcp_calls(record: CallRecord, tools: TurnMcpTools | None) -> None:
+    """The turn's MCP tool calls onto the record, counted for usage at the call's end."""
+    if tools is not None:
+        record.mcp_calls.extend(tools.calls)
+        record.mcp_calls_made += len(tools.calls)
+
+
 def _turn_time() -> float:
     """Without the invocation's clock (a direct call): the longest a call may take."""
     return limits.MCP_CALL_TIMEOUT_MAX_SECONDS
@@ -236,12 +243,12 @@ class StepRunner(MessageTurns):
         try:
             result = self._adapters(crew.definition.adapter).run_turn(request)
         except AdapterError as error:
-            record.mcp_calls.extend(tools.calls if tools else [])
+            _take_mcp_calls(record, tools)
             record.outcome = "failed"
             record.errors.append(str(error) or "The agent failed.")
             self._save(record, version)
             return "finish"
-        record.mcp_calls.extend(tools.calls if tools else [])
+        _take_mcp_calls(record, tools)
         return self._after_turn(record, version, crew, result, spec.output_schema if spec else None)
 
     def _mcp_tool_use(

@@ -100,6 +100,9 @@ PER_UNIT: dict[str, Takes] = {
     "state_transitions": Takes(transitions=1),
     "push_seconds": Takes(connection_minutes=1 / 60),
     "push_notices": Takes(websocket_messages=1),
+    # Inside the turn's invocation: the server's item (a read; its secret is Secrets
+    # Manager's, its time the turn's own). No state, no request of its own.
+    "mcp_tool_calls": Takes(read_units=1),
 }
 
 

@@ -23,6 +23,9 @@ class UsageCounters(BaseModel):
     )
     push_minutes: float = Field(0.0, description="Push channel connection time.")
     push_notices: int = Field(0, description="Notices posted on the push channel.")
+    mcp_tool_calls: int = Field(
+        0, description="Attached MCP servers' tools called by Crews and workflow steps."
+    )
 
 
 class UsageCost(BaseModel):

@@ -327,11 +327,11 @@ class WorkflowEngine:
                     adapter = self._adapters(context.profile)
                     result = adapter.run_turn(self._request(context, answer, correction, tools))
                 except AdapterError as error:
-                    record.mcp_calls.extend(tools.calls if tools else [])
+                    self._take_mcp_calls(context, tools)
                     return self._end(
                         record, version, "failed", error=str(error) or "the agent failed"
                     )
-                record.mcp_calls.extend(tools.calls if tools else [])
+                self._take_mcp_calls(context, tools)
                 if result.runner_work is not None:  # a cli turn: AwaitRunner hands it out
                     record.job_id = self._runner.create(run, record, result.runner_work)
                     record.correction = correction
@@ -379,6 +379,12 @@ class WorkflowEngine:
             self._end(record, version, "succeeded")
             self._journal(context)
             return "done"
+
+    def _take_mcp_calls(self, context: _Context, tools: TurnMcpTools | None) -> None:
+        """The turn's MCP tool calls onto the step, counted on the run (its end's usage)."""
+        if tools is not None and tools.calls:
+            context.record.mcp_calls.extend(tools.calls)
+            self._runs.add_mcp_calls(context.run.run_id, len(tools.calls))
 
     def _mcp_tool_use(self, context: _Context) -> TurnMcpTools | None:
         """Issue 28: the step's session calls the profile's declared MCP tools as the run's

@@ -93,6 +93,7 @@ class RunEnd:
     run_version: int
     item_transitions: int  # states its items' child executions entered (usage)
     statuses: dict[Position, str]
+    mcp_tool_calls: int = 0  # its steps' MCP tool calls (usage)
 
 
 def _position(sk: str) -> Position:
@@ -207,7 +208,11 @@ class RunStore:
             for step in query_items(self._db, kwargs)
         }
         return RunEnd(
-            _run(data), int(data["version"]), int(data.get("item_transitions", 0)), statuses
+            _run(data),
+            int(data["version"]),
+            int(data.get("item_transitions", 0)),
+            statuses,
+            int(data.get("mcp_tool_calls", 0)),
         )
 
     def read_all(self, run_id: str) -> RunState | None:
@@ -310,6 +315,15 @@ class RunStore:
             Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
             UpdateExpression="ADD item_transitions :n",
             ExpressionAttributeValues=to_item({":n": entered}),
+        )
+
+    def add_mcp_calls(self, run_id: str, made: int) -> None:
+        """A step's MCP tool calls, counted on the run for its end's usage (issue 28)."""
+        self._db.update_item(
+            TableName=self._table,
+            Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
+            UpdateExpression="ADD mcp_tool_calls :n",
+            ExpressionAttributeValues=to_item({":n": made}),
         )
 
     def add_cost(self, run_id: str, cost_usd: float) -> None:
