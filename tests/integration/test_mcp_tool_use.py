@@ -257,3 +257,87 @@ def _step_record(stack: Any, run_id: str) -> Any:
     found = runs.get_step(run_id, Position(0, 0, 0))
     assert found is not None
     return found[0]
+
+
+def test_the_bedrock_tool_loop_calls_the_mcp_tool_and_returns_its_result(
+    api, stack, agents, mcp_server
+) -> None:
+    """Converse (botocore's Stubber) offers the admitted tools with their servers' input
+    schemas under Bedrock-safe names; a toolUse is called on the real server, its result
+    goes back as the toolResult (status error for isError) and the final answer ends it."""
+    import boto3
+    from botocore.stub import ANY, Stubber
+
+    from agentworks.crews.adapters.base import TurnRequest
+    from agentworks.crews.adapters.bedrock import BedrockAdapter
+    from agentworks.crews.mcp_tool_use import TurnMcpTools
+    from agentworks.mcp_servers.declarations import parse_declaration
+
+    _attach(api, stack.admin_token, mcp_server)
+    caller = stack.principal(agents.connection("caller")["token"])
+    tools = TurnMcpTools(
+        stack.services.mcp_servers,
+        parse_declaration([{"server": "tools", "tools": ["echo", "fails"]}]),
+        lambda: caller,
+        "functions:call",
+        lambda name, data: name,
+    )
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    offered: list[dict[str, Any]] = []
+
+    def converse(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
+        return {
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": stop,
+            "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+            "metrics": {"latencyMs": 1},
+        }
+
+    def use(tool_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"toolUse": {"toolUseId": tool_id, "name": name, "input": args}}
+
+    with Stubber(client) as stubber:
+        stubber.add_response(
+            "converse",
+            converse(
+                [use("t1", "mcp_tools_echo", {"text": "hi"}), use("t2", "mcp_tools_fails", {})],
+                "tool_use",
+            ),
+            {"modelId": ANY, "system": ANY, "messages": ANY, "toolConfig": ANY},
+        )
+        stubber.add_response(
+            "converse",
+            converse([{"text": "The echo said hi."}], "end_turn"),
+            {"modelId": ANY, "system": ANY, "messages": ANY, "toolConfig": ANY},
+        )
+
+        def seen(params: dict[str, Any], **_: Any) -> None:
+            offered.append(copy.deepcopy(params))  # the adapter goes on using its list
+
+        client.meta.events.register("provide-client-params.bedrock-runtime.Converse", seen)
+        adapter = BedrockAdapter({"type": "bedrock", "model_id": "m"}, lambda: client)
+        result = adapter.run_turn(
+            TurnRequest("helper", "", {}, "message", "Say hi through echo.", mcp_tools=tools)
+        )
+        stubber.assert_no_pending_responses()
+
+    assert result.final_text == "The echo said hi."
+    specs = {t["toolSpec"]["name"]: t["toolSpec"] for t in offered[0]["toolConfig"]["tools"]}
+    assert {"mcp_tools_echo", "mcp_tools_fails", "human_feedback"} <= set(specs)
+    assert "mcp_tools_big" not in specs and "mcp_tools_slow" not in specs  # not admitted
+    shown = api("GET", "/v1/mcp-servers/tools", stack.admin_token).body["tools"]
+    echo_schema = next(t for t in shown if t["name"] == "echo")["input_schema"]
+    assert specs["mcp_tools_echo"]["inputSchema"]["json"] == echo_schema  # as given
+    returned = offered[1]["messages"][-1]["content"]
+    assert returned[0]["toolResult"] == {
+        "toolUseId": "t1",
+        "content": [{"text": "hi"}],
+    }
+    assert returned[1]["toolResult"]["status"] == "error"
+    assert [c["outcome"] for c in tools.calls] == ["ok", "tool_error"]
+    assert [s.tool for s in mcp_server.calls()] == ["echo", "fails"]
