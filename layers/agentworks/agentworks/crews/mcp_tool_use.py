@@ -59,26 +59,29 @@ class TurnMcpTools:
 
     def tools(self) -> list[McpTool]:
         """The admitted tools its servers offer now (none while the principal may not call)."""
-        if not self.declaration or self._refusal() is not None:
+        principal = self.principal()
+        if not self.declaration or _refusal(principal, self.scope) is not None:
             return []
+        assert principal is not None
         return [
             McpTool(server, info.name, info.description, info.input_schema)
-            for server, info in self.servers.offered(self._acting(), self.declaration)
+            for server, info in self.servers.offered(principal, self.declaration)
         ]
 
     def call(self, server: str, tool: str, arguments: Any) -> McpToolOutcome:
         started = time.monotonic()
         size = 0
         try:
-            refusal = self._refusal()
-            if refusal is not None:
-                raise NotAdmitted(refusal)
+            principal = self.principal()  # read once per call: revocation counts at once
+            refusal = _refusal(principal, self.scope)
+            if refusal is not None or principal is None:
+                raise NotAdmitted(refusal or "")
             if len(self.calls) >= limits.MCP_CALLS_PER_TURN_MAX:
                 raise NotAdmitted(
                     f"A turn makes at most {limits.MCP_CALLS_PER_TURN_MAX} MCP tool calls."
                 )
             result = self.servers.call(
-                self._acting(),
+                principal,
                 server,
                 tool,
                 arguments,
@@ -102,20 +105,6 @@ class TurnMcpTools:
         return outcome
 
     # ---- internals ----
-
-    def _acting(self) -> Principal:
-        principal = self.principal()
-        assert principal is not None  # _refusal said so
-        return principal
-
-    def _refusal(self) -> str | None:
-        """Why the acting principal may not call at all just now (None when it may)."""
-        principal = self.principal()
-        if principal is None:
-            return "The connection this run acts for was revoked or expired: no tool calls."
-        if self.scope not in principal.scopes:
-            return f"The connection this run acts for lacks the '{self.scope}' scope now."
-        return None
 
     def _record(
         self,
@@ -145,6 +134,15 @@ class TurnMcpTools:
             else:
                 entry["content_file"] = self.keep(f"mcp-calls/{index:03d}.json", encoded)
             self.calls.append(entry)
+
+
+def _refusal(principal: Principal | None, scope: str) -> str | None:
+    """Why the acting principal may not call at all just now (None when it may)."""
+    if principal is None:
+        return "The connection this run acts for was revoked or expired: no tool calls."
+    if scope not in principal.scopes:
+        return f"The connection this run acts for lacks the '{scope}' scope now."
+    return None
 
 
 def _error(kind: str, message: str) -> McpToolOutcome:
