@@ -12,6 +12,8 @@ import copy
 import json
 from typing import Any
 
+import pytest
+
 from tests.integration.crew_support import wait_for
 from tests.integration.workflow_support import define, start, step_of, wait_run
 from tests.support.mcp_test_server import McpTestServer
@@ -341,3 +343,102 @@ def test_the_bedrock_tool_loop_calls_the_mcp_tool_and_returns_its_result(
     assert returned[1]["toolResult"]["status"] == "error"
     assert [c["outcome"] for c in tools.calls] == ["ok", "tool_error"]
     assert [s.tool for s in mcp_server.calls()] == ["echo", "fails"]
+
+
+def _token_tools(stack: Any, principal: Any, tools: list[str]) -> Any:
+    from agentworks.crews.mcp_tool_use import TurnMcpTools
+    from agentworks.mcp_servers.declarations import parse_declaration
+
+    return TurnMcpTools(
+        stack.services.mcp_servers,
+        parse_declaration([{"server": "tools", "tools": tools}]),
+        lambda: principal,
+        "functions:call",
+        lambda name, data: name,
+        time_left=lambda: 30.0,
+        tokens=stack.services.mcp_call_tokens,
+    )
+
+
+def test_a_lambda_agents_call_token_calls_its_turns_tools_only(
+    api, stack, agents, mcp_server
+) -> None:
+    """The lambda adapter's event carries the admitted tools and a token for the call route:
+    it calls those tools as the run's caller until it expires; another tool, another
+    account's server, an expired token, a revoked caller or another route are refused."""
+    from agentworks.crews.adapters.base import TurnRequest
+    from agentworks.crews.adapters.lambda_adapter import request_payload
+
+    _attach(api, stack.admin_token, mcp_server)
+    created = agents.connection("caller")
+    caller = stack.principal(created["token"])
+    tools = _token_tools(stack, caller, ["echo"])
+    payload = request_payload(TurnRequest("helper", "", {}, "message", "hi", mcp_tools=tools))
+    [offered] = payload["mcp_tools"]
+    assert (offered["server"], offered["name"]) == ("tools", "echo")
+    assert offered["call_path"] == "/v1/mcp-servers/tools/tools/echo:call"
+    token = payload["mcp_call_token"]
+    assert mcp_server.token not in json.dumps(payload)
+
+    echoed = api("POST", offered["call_path"], token, {"text": "from lambda"})
+    assert echoed.status == 200, echoed.body
+    assert echoed.body["content"] == [{"type": "text", "text": "from lambda"}]
+    other_tool = api("POST", "/v1/mcp-servers/tools/tools/fails:call", token, {})
+    assert (other_tool.status, other_tool.body["error"]["code"]) == (404, "unavailable")
+    assert api("GET", "/v1/mcp-servers", token).status == 401  # no other route
+    assert api("GET", "/v1/calls", token).status == 401
+    assert [s.tool for s in mcp_server.calls()] == ["echo"]  # fails never reached it
+
+    # Another account: its token names its own account, where no server is attached.
+    other = stack.services.identity.bootstrap("other-account")
+    elsewhere = _token_tools(stack, stack.principal(other.token), ["echo"])
+    foreign = elsewhere.call_token(elsewhere.tools() or [_echo()])
+    refused = api("POST", "/v1/mcp-servers/tools/tools/echo:call", foreign, {"text": "x"})
+    assert (refused.status, refused.body["error"]["code"]) == (404, "unavailable")
+
+    # Expired: the turn's remaining time (30 s here) is its life.
+    stack.clock.advance(31)
+    assert api("POST", offered["call_path"], token, {"text": "late"}).status == 401
+    fresh = tools.call_token(tools.tools())
+    assert api("POST", offered["call_path"], fresh, {"text": "again"}).status == 200
+    # The caller revoked: every token of its runs stops at once.
+    assert (
+        api("DELETE", f"/v1/connections/{created['connection_id']}", stack.admin_token).status
+        == 200
+    )
+    assert api("POST", offered["call_path"], fresh, {"text": "revoked"}).status == 401
+    assert [s.tool for s in mcp_server.calls()] == ["echo", "echo"]
+
+
+def _echo() -> Any:
+    from agentworks.crews.adapters.tool_use import McpTool
+
+    return McpTool("tools", "echo", "", {"type": "object"})
+
+
+def test_a_call_token_lasts_the_turn_and_at_most_its_bound(stack, agents) -> None:
+    from agentworks import limits
+    from agentworks.errors import Unauthenticated
+
+    caller = stack.principal(agents.connection("caller")["token"])
+    tokens = stack.services.mcp_call_tokens
+    for asked, lasts in (
+        (10.0, 10.0),
+        (limits.MCP_CALL_TOKEN_MAX_SECONDS, limits.MCP_CALL_TOKEN_MAX_SECONDS),
+        (limits.MCP_CALL_TOKEN_MAX_SECONDS + 100, limits.MCP_CALL_TOKEN_MAX_SECONDS),
+    ):
+        token = tokens.mint(caller, "functions:call", [("tools", "echo")], asked)
+        granted = tokens.authenticate(token)
+        assert granted.scopes == frozenset() and granted.mcp_grant == (("tools", "echo"),)
+        assert granted.credential == "mcp_call"
+        stack.clock.advance(lasts - 1)
+        tokens.authenticate(token)  # still good a second before
+        stack.clock.advance(1)
+        with pytest.raises(Unauthenticated):
+            tokens.authenticate(token)
+    forged = tokens.mint(caller, "functions:call", [("tools", "echo")], 60)[:-2] + "xx"
+    with pytest.raises(Unauthenticated):
+        tokens.authenticate(forged)
+    lacking = tokens.mint(caller, "admin", [("tools", "echo")], 60)  # a scope it lacks
+    with pytest.raises(Unauthenticated):
+        tokens.authenticate(lacking)

@@ -378,3 +378,5 @@ MCP_TOOL_NAME_MAX_CHARS = 128
 # kept in S3 beside the call's or step's outputs; the record names the file).
 MCP_CALLS_PER_TURN_MAX = 25
 MCP_CALL_RECORD_INLINE_MAX_BYTES = 2048
+# A `lambda` adapter's call token lasts the turn's remaining time, at most this long.
+MCP_CALL_TOKEN_MAX_SECONDS = 900.0

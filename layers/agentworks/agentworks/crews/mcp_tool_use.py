@@ -32,6 +32,7 @@ from agentworks.mcp_servers.declarations import McpToolsDeclaration
 
 if TYPE_CHECKING:
     from agentworks.identity.models import Principal
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.service import McpServers
 
 # (name, JSON bytes) → where it was kept (a path the record names), for content too large
@@ -54,6 +55,7 @@ class TurnMcpTools:
     keep: Keep
     time_left: Callable[[], float] = _no_time_limit  # seconds the turn has left
     cancel: threading.Event | None = None
+    tokens: McpCallTokens | None = None  # mints a lambda adapter's call token
     calls: list[dict[str, Any]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -67,6 +69,16 @@ class TurnMcpTools:
             McpTool(server, info.name, info.description, info.input_schema)
             for server, info in self.servers.offered(principal, self.declaration)
         ]
+
+    def call_token(self, tools: list[McpTool]) -> str | None:
+        """A token for `tools` (admitted ones) valid for the turn's remaining time, for an
+        agent outside the platform's process (the `lambda` adapter's function)."""
+        principal = self.principal()
+        if self.tokens is None or not tools or _refusal(principal, self.scope) is not None:
+            return None
+        assert principal is not None
+        pairs = [(t.server, t.name) for t in tools]
+        return self.tokens.mint(principal, self.scope, pairs, self.time_left())
 
     def call(self, server: str, tool: str, arguments: Any) -> McpToolOutcome:
         started = time.monotonic()

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         StarterPrincipal,
     )
     from agentworks.identity.models import Principal
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.service import McpServers
     from agentworks.messaging.service import MessagingService
 
@@ -139,9 +140,11 @@ class StepRunner(MessageTurns):
         asked_starts_on: Callable[[str], AskedRunStarts] | None = None,
         call_ended: Callable[[CallRecord], None] | None = None,
         mcp_servers: McpServers | None = None,
+        mcp_call_tokens: McpCallTokens | None = None,
     ) -> None:
         self._crews = crews
         self._mcp_servers = mcp_servers  # attached MCP servers a Crew's turns may call
+        self._mcp_call_tokens = mcp_call_tokens  # …and a lambda adapter's agent, by token
         self._calls = calls
         self._outputs = outputs
         self._adapters = adapters
@@ -278,6 +281,7 @@ class StepRunner(MessageTurns):
             FUNCTIONS_CALL,
             keep,
             time_left=time_left or _turn_time,
+            tokens=self._mcp_call_tokens,
         )
 
     def _after_turn(

@@ -26,7 +26,7 @@ from agentworks.errors import (
 from agentworks.identity.models import MCP_SERVERS_CALL, Principal
 from agentworks.ids import new_ulid
 from agentworks.mcp_servers import client as mcp_client
-from agentworks.mcp_servers.declarations import McpToolsDeclaration, admit
+from agentworks.mcp_servers.declarations import McpToolGrant, McpToolsDeclaration, admit
 from agentworks.mcp_servers.models import NAME, parse_change, parse_definition
 from agentworks.mcp_servers.secret_store import McpSecretStore, SecretMissing
 from agentworks.mcp_servers.server_store import McpServer, McpServerStore, ServerExists
@@ -178,6 +178,11 @@ class McpServers:
         """One tool call. With `declaration` (a Crew's, a profile's, a Relay's) the call is
         admitted by it; without, by the caller's `mcp-servers:call` scope as an account
         admin. Either is checked before anything is read or sent."""
+        if principal.mcp_grant is not None:
+            # A call token (call_tokens): its own tools only; others look like none.
+            if (name.lower() if isinstance(name, str) else "", tool) not in principal.mcp_grant:
+                raise Unavailable()
+            declaration = (McpToolGrant(server=name, tools=(tool,)),)
         if declaration is not None:
             if not admit(declaration, name, tool):
                 raise NotAdmitted(

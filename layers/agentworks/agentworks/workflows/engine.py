@@ -41,6 +41,7 @@ from agentworks.workflows.webhooks import Webhooks
 
 if TYPE_CHECKING:
     from agentworks.identity.models import Principal
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.service import McpServers
 
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
@@ -78,9 +79,11 @@ class WorkflowEngine:
         history: Executions | None = None,
         waits: CallWaits | None = None,
         mcp_servers: McpServers | None = None,
+        mcp_call_tokens: McpCallTokens | None = None,
     ) -> None:
         self._runs = runs
         self._mcp_servers = mcp_servers  # attached MCP servers steps' sessions may call
+        self._mcp_call_tokens = mcp_call_tokens  # …and a lambda adapter's agent, by token
         self._waits = waits  # crew steps wait for their call's end; a run's end wakes its caller
         self._history = history  # the executions' states entered (usage)
         self._crew_steps = crew_steps
@@ -407,6 +410,7 @@ class WorkflowEngine:
             WORKFLOWS_RUN,
             lambda name, data: self._runs.keep_content(record, name, data),
             time_left=context.time_left or _turn_time,
+            tokens=self._mcp_call_tokens,
         )
 
     def _request(

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from agentworks.crews.adapters.registry import AdapterClients
     from agentworks.crews.calls import FunctionCalls
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.service import McpServers
     from agentworks.runners.wiring import Runners
     from agentworks.signing import Signer
@@ -47,6 +48,7 @@ def build_workflows(
     adapter_clients: AdapterClients | None = None,
     scheduler: Any = None,
     mcp_servers: McpServers | None = None,
+    mcp_call_tokens: McpCallTokens | None = None,
 ) -> Workflows:
     from agentworks.aws_clients import s3 as default_s3
     from agentworks.aws_clients import scheduler as default_scheduler
@@ -142,6 +144,7 @@ def build_workflows(
             history=Executions("", stepfunctions),
             waits=waits,
             mcp_servers=mcp_servers,
+            mcp_call_tokens=mcp_call_tokens,
         ),
         runners=runners,
     )

@@ -61,3 +61,8 @@ class McpToolUse(Protocol):
     def call(self, server: str, tool: str, arguments: Any) -> McpToolOutcome:
         """One call, checked, bounded and recorded; never raises for a refusal or failure."""
         ...
+
+    def call_token(self, tools: list[McpTool]) -> str | None:
+        """A short-lived token for POST /v1/mcp-servers/{name}/tools/{tool}:call that admits
+        these tools, for an agent running outside the platform (None: it may call none)."""
+        ...
