@@ -442,3 +442,32 @@ def test_a_call_token_lasts_the_turn_and_at_most_its_bound(stack, agents) -> Non
     lacking = tokens.mint(caller, "admin", [("tools", "echo")], 60)  # a scope it lacks
     with pytest.raises(Unauthenticated):
         tokens.authenticate(lacking)
+
+
+def test_cancelling_the_run_cancels_its_steps_in_flight_call(api, stack, mcp_server) -> None:
+    """A step's call of a slow tool (60 s) ends when its run is cancelled: the run is read
+    again every MCP_CANCEL_POLL_SECONDS while the call is out, and the cancelled call ends
+    the turn (which counts it on the run) well before the tool would have answered."""
+    import time
+
+    from agentworks import limits
+    from agentworks.workflows.run_store import RunStore
+
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    profile = copy.deepcopy(PROFILE)
+    profile["rules"][0]["mcp"]["arguments"] = {"seconds": 60}
+    profile["mcp_tools"] = [{"server": "tools", "tools": ["slow"]}]
+    define(api, admin, profile)
+    run_id = start(api, admin, _workflow("slow"))
+    assert mcp_server.slow_started.wait(20)
+    runs = RunStore(stack.client, stack.settings.work_table, lambda: None, "")
+    assert runs.read_end(run_id).mcp_tool_calls == 0  # type: ignore[union-attr]
+    cancelled_at = time.monotonic()
+    assert api("POST", f"/v1/workflows/{run_id}/cancel", admin).status == 200
+    bound = limits.MCP_CANCEL_POLL_SECONDS + 5
+    while runs.read_end(run_id).mcp_tool_calls == 0:  # type: ignore[union-attr]
+        assert time.monotonic() - cancelled_at < bound, "the call was not cancelled"
+        time.sleep(0.05)
+    assert not mcp_server.release.is_set()  # it did not simply run out
+    assert wait_run(api, admin, run_id)["status"] == "cancelled"

@@ -380,3 +380,6 @@ MCP_CALLS_PER_TURN_MAX = 25
 MCP_CALL_RECORD_INLINE_MAX_BYTES = 2048
 # A `lambda` adapter's call token lasts the turn's remaining time, at most this long.
 MCP_CALL_TOKEN_MAX_SECONDS = 900.0
+# While a tool call is in flight, whether its run was cancelled is read this often (one
+# read each time); a cancel ends the call within it.
+MCP_CANCEL_POLL_SECONDS = 2.0

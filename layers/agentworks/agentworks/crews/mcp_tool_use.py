@@ -56,6 +56,8 @@ class TurnMcpTools:
     time_left: Callable[[], float] = _no_time_limit  # seconds the turn has left
     cancel: threading.Event | None = None
     tokens: McpCallTokens | None = None  # mints a lambda adapter's call token
+    # Whether the run was cancelled (read while a call is in flight: a cancel ends it).
+    cancelled: Callable[[], bool] | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -92,15 +94,16 @@ class TurnMcpTools:
                 raise NotAdmitted(
                     f"A turn makes at most {limits.MCP_CALLS_PER_TURN_MAX} MCP tool calls."
                 )
-            result = self.servers.call(
-                principal,
-                server,
-                tool,
-                arguments,
-                declaration=self.declaration,
-                time_left=self.time_left(),
-                cancel=self.cancel,
-            )
+            with _CancelWatch(self.cancelled, self.cancel) as cancel:
+                result = self.servers.call(
+                    principal,
+                    server,
+                    tool,
+                    arguments,
+                    declaration=self.declaration,
+                    time_left=self.time_left(),
+                    cancel=cancel,
+                )
             outcome = McpToolOutcome(
                 "tool_error" if result.is_error else "ok",
                 result.content,
@@ -146,6 +149,39 @@ class TurnMcpTools:
             else:
                 entry["content_file"] = self.keep(f"mcp-calls/{index:03d}.json", encoded)
             self.calls.append(entry)
+
+
+class _CancelWatch:
+    """While a call is in flight, reads every MCP_CANCEL_POLL_SECONDS whether the run was
+    cancelled and then sets the call's cancel event (the client ends the call)."""
+
+    def __init__(self, cancelled: Callable[[], bool] | None, given: threading.Event | None):
+        self._cancelled = cancelled
+        self._event = given or threading.Event()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> threading.Event | None:
+        if self._cancelled is None:
+            return self._event
+        self._thread = threading.Thread(target=self._watch, name="mcp-cancel-watch", daemon=True)
+        self._thread.start()
+        return self._event
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _watch(self) -> None:
+        assert self._cancelled is not None
+        while not self._done.wait(limits.MCP_CANCEL_POLL_SECONDS):
+            try:
+                if self._cancelled():
+                    self._event.set()
+                    return
+            except Exception:  # a failed read: read again next time
+                continue
 
 
 def _refusal(principal: Principal | None, scope: str) -> str | None:

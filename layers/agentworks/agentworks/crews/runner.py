@@ -282,7 +282,13 @@ class StepRunner(MessageTurns):
             keep,
             time_left=time_left or _turn_time,
             tokens=self._mcp_call_tokens,
+            cancelled=lambda: self._call_stopped(record.call_id),
         )
+
+    def _call_stopped(self, call_id: str) -> bool:
+        """Whether the call was cancelled (or ended) meanwhile: its in-flight MCP calls stop."""
+        found = self._calls.get(call_id)
+        return found is None or found[0].terminal
 
     def _after_turn(
         self,

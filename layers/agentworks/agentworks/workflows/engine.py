@@ -411,7 +411,13 @@ class WorkflowEngine:
             lambda name, data: self._runs.keep_content(record, name, data),
             time_left=context.time_left or _turn_time,
             tokens=self._mcp_call_tokens,
+            cancelled=lambda: self._run_ended(run.run_id),
         )
+
+    def _run_ended(self, run_id: str) -> bool:
+        """Whether the run was cancelled (or ended) meanwhile: its in-flight calls stop."""
+        found = self._runs.get(run_id)
+        return found is None or found[0].status in TERMINAL_RUN
 
     def _request(
         self,
