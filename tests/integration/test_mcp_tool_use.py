@@ -94,7 +94,7 @@ def _everything_stored(stack: Any) -> str:
 
 
 def test_an_admitted_call_from_a_crew_succeeds_and_is_recorded(
-    api, stack, agents, mcp_server, caplog
+    api, stack, agents, mcp_server, caplog, capfd
 ) -> None:
     caplog.set_level("INFO")
     admin = stack.admin_token
@@ -130,7 +130,12 @@ def test_an_admitted_call_from_a_crew_succeeds_and_is_recorded(
     # No function record or inbox comes of a tool call: the call is the only one.
     assert [c["call_id"] for c in api("GET", "/v1/calls", admin).body["calls"]] == [done["call_id"]]
     assert mcp_server.token not in _everything_stored(stack)
-    assert mcp_server.token not in caplog.text
+    captured = capfd.readouterr()
+    records = [json.dumps(r.__dict__, default=str) for r in caplog.records]
+    logged = captured.out + captured.err + "\n".join(records)
+    assert "mcp tool call" in logged  # the call was logged…
+    assert mcp_server.token not in logged  # …without the secret
+    assert mcp_server.token not in json.dumps(done)
 
 
 def test_is_error_is_the_tools_error_the_agent_sees(api, stack, agents, mcp_server) -> None:
