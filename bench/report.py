@@ -49,6 +49,10 @@ TARGETS: dict[str, Target] = {
     "relay_run_state_transitions": Target(3),
     "relay_transitions_per_step": Target(0),
     "relay_step_ddb_requests": Target(6),
+    # Issue 28: a step's MCP tool call happens inside its turn (no state of its own); it
+    # reads the caller's connection and the server's item and counts itself on the run.
+    "mcp_call_state_transitions": Target(0),
+    "mcp_call_ddb_requests": Target(3),
     # The local stack as it fills (issue 7): speed that does not fall with size.
     # Sends through the handlers: in process (handlers on moto), and over HTTP through a
     # running `agentworks dev` (gateway, handlers, the journaled endpoint), as agents see it.
@@ -168,6 +172,13 @@ SHOWN = (
     "relay_run_ddb_requests_no_steps",
     "relay_step_ddb_requests",
     "relay_step_overhead_ms",
+    "mcp_call_ddb_requests",
+    "mcp_call_state_transitions",
+    "mcp_call_secret_reads",
+    "mcp_call_server_ms",
+    "mcp_call_recorded_ms",
+    "mcp_call_added_latency_ms",
+    "mcp_call_step_wall_delta_ms",
     "relay_10_steps_wall_s",
     "relay_10_plain_wall_s",
     "import_ms_boto3",

@@ -28,6 +28,7 @@ from bench import (
     conversations,
     deploy,
     functions,
+    mcp_tool_use,
     prices,
     push,
     relays,
@@ -184,6 +185,8 @@ def main() -> int:
     _progress("workflow runs on Step Functions (2 stages × 3 scripted steps)")
     results.update(workflows.measure())
     results.update(history_figures())  # Step Functions history per execution (issue 23)
+    _progress("one MCP tool call from a workflow step, against the MCP test server")
+    results.update(mcp_tool_use.measure())
     _progress("relay runs on Step Functions (N durable steps vs N plain calls, own process)")
     relay_figures, relay_details = relays.measure()
     results.update(relay_figures)
@@ -210,6 +213,13 @@ def main() -> int:
             "workflow_transitions_per_step": "added by one more step in each stage",
             "workflow_transitions_per_stage": "added by one more stage (its steps' own aside)",
             "workflow_ddb_requests_per_step": "added by one more step; token check excluded",
+            "mcp_call_ddb_requests": "a step calling echo over one that only answers",
+            "mcp_call_state_transitions": "the same difference in StateEntered events",
+            "mcp_call_secret_reads": "Secrets Manager GetSecretValue per call",
+            "mcp_call_server_ms": f"median of {mcp_tool_use.ROUNDS}, the bare MCP client call",
+            "mcp_call_recorded_ms": "median duration_ms the step records for the call",
+            "mcp_call_added_latency_ms": "recorded over bare: connection, item, secret, checks",
+            "mcp_call_step_wall_delta_ms": "step wall time with the call over without (noisy)",
             "import_ms_boto3": f"median of {IMPORT_ROUNDS} fresh interpreters",
             "wake_latency_s": f"median of 5, send {wake.SEND_AFTER_S} s into the wait",
             "wake_latency_max_s": "worst, sends swept across one poll interval",

@@ -118,7 +118,7 @@ def _call(api: Any, token: str, crew: str, **extra: Any) -> str:
     return str(accepted.body["call_id"])
 
 
-def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
+def _drive_every_handler(api: Any, stack: Any, agents: Any, mcp_server: Any = None) -> None:
     admin = stack.admin_token
     # Messages over HTTP (ApiFunction): connections, names, send, read, reply.
     worker = agents.named("worker")
@@ -241,6 +241,8 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
             bedrock_runtime_factory=lambda: bedrock, lambda_factory=lambda: functions.client
         ),
         messaging=stack.services.messaging,
+        starter_principal=stack.services.identity.live_principal,
+        mcp_servers=stack.services.mcp_servers,
     )
     runtime.install(replace(stack.services, crews=crews))
     for name, adapter in (
@@ -270,6 +272,8 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
         assert deleted.status < 300, (path, deleted.body)
 
     _drive_workflows(api, stack, admin)
+    if mcp_server is not None:
+        _drive_mcp_tool_use(api, stack, admin, mcp_server)
     _drive_push(api, stack, agents)
     _drive_webhooks(api, stack, agents)
 
@@ -285,6 +289,21 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any) -> None:
     ):
         with running(function):
             signer_from_secret.__wrapped__(stack.settings.signing_secret_arn)
+
+
+def _drive_mcp_tool_use(api: Any, stack: Any, admin: str, mcp_server: Any) -> None:
+    """Issue 28: a Crew's turn (StepRunnerFunction) and a workflow step's
+    (WorkflowRunnerFunction) call an attached server's tool: each reads its secret."""
+    from tests.integration import test_mcp_tool_use as tool_use
+    from tests.integration.workflow_support import define, start, wait_run
+
+    tool_use._attach(api, admin, mcp_server)
+    assert api("POST", "/v1/crews", admin, tool_use._crew(["echo"])).status == 201
+    done = tool_use._lookup(api, admin, "echo")
+    assert done["state"] == "succeeded" and done["result"]["outcome"] == "ok", done["errors"]
+    define(api, admin, copy.deepcopy(tool_use.PROFILE))
+    run = wait_run(api, admin, start(api, admin, tool_use._workflow("echo")))
+    assert run["status"] == "succeeded", run
 
 
 def _drive_workflows(api: Any, stack: Any, admin: str) -> None:
@@ -453,11 +472,14 @@ def _drive_webhooks(api: Any, stack: Any, agents: Any) -> None:
 
 
 @pytest.fixture
-def recorded(api: Any, stack: Any, agents: Any, allow_loopback_webhooks: None) -> CallRecorder:
-    """(Loopback webhooks allowed: the conversation webhook's receiver is on 127.0.0.1.)"""
+def recorded(
+    api: Any, stack: Any, agents: Any, allow_loopback_webhooks: None, mcp_server: Any
+) -> CallRecorder:
+    """(Loopback allowed: the conversation webhook's receiver and the MCP test server are
+    on 127.0.0.1.)"""
     recorder = CallRecorder()
     with recorder.recording():
-        _drive_every_handler(api, stack, agents)
+        _drive_every_handler(api, stack, agents, mcp_server)
     return recorder
 
 

@@ -140,7 +140,7 @@ def test_relay_code_calls_admitted_tools_and_each_call_is_recorded_on_its_run(
     assert not done["mcp_calls_more"]
     # Counted in usage: the calls that reached for the server.
     today = api("GET", "/v1/usage", admin).body["days"][-1]
-    assert today["mcp_tool_calls"] == 2
+    assert today["relay_mcp_tool_calls"] == 2
     # The secret is nowhere the code or the caller can see, nor in any record or log line.
     secret = mcp_server.token
     assert secret not in json.dumps(result["environment"])

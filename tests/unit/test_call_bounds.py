@@ -129,6 +129,7 @@ def test_an_inline_result_gets_what_the_record_leaves_after_args_and_every_budge
         + limits.CALL_HANDOFF_MESSAGE_MAX_BYTES
         + limits.CALL_CORRECTION_MAX_BYTES
         + limits.CALL_FILES_MAX_BYTES
+        + limits.CALL_MCP_CALLS_MAX_BYTES
         + limits.CALL_FIXED_FIELDS_MAX_BYTES
     )
     # The whole record stays under DynamoDB's item bound with room for attribute names.

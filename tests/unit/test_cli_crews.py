@@ -766,3 +766,45 @@ def test_s8_functions_complete_posts_the_outcome(server, capsys):
         capsys, "functions", "complete", "--call-id", "c", "--agent", "w", "--result", "{oops"
     )
     assert code == 2 and "not valid JSON" in one_error_line(err)
+
+
+def test_status_shows_the_mcp_tool_calls_of_the_calls_turns(server, capsys):
+    """Issue 28: `functions status` lists each MCP tool call (server/tool, outcome, time,
+    size); a call without any shows no such section."""
+    calls = [
+        {"server": "tools", "tool": "echo", "outcome": "ok", "duration_ms": 12, "result_bytes": 40},
+        {
+            "server": "tools",
+            "tool": "big",
+            "outcome": "refused",
+            "duration_ms": 0,
+            "result_bytes": 0,
+        },
+    ]
+    server.on("GET", "/v1/calls/call_1", status("succeeded", result={}, mcp_calls=calls))
+    code, out, _ = run(capsys, "functions", "status", "--call-id", "call_1")
+    assert code == 0
+    assert "mcp tool calls:\n  - tools/echo: ok, 12 ms, 40 bytes\n  - tools/big: refused" in out
+    server.on("GET", "/v1/calls/call_1", status("succeeded", result={}))
+    assert "mcp tool calls" not in run(capsys, "functions", "status", "--call-id", "call_1")[1]
+
+
+def test_workflow_status_shows_each_steps_mcp_tool_calls() -> None:
+    from agentworks_cli.commands.workflows import run_lines
+
+    step = {
+        "label": "look",
+        "status": "succeeded",
+        "mcpCalls": [
+            {"server": "tools", "tool": "echo", "outcome": "ok", "durationMs": 7, "resultBytes": 3}
+        ],
+    }
+    run = {
+        "runId": "run_1",
+        "workflowId": "research",
+        "status": "succeeded",
+        "stages": [{"label": "stage 1", "steps": [step]}],
+    }
+    lines = run_lines(None, run)  # type: ignore[arg-type]
+    assert "look mcp tool calls:" in lines
+    assert "  - tools/echo: ok, 7 ms, 3 bytes" in lines

@@ -136,6 +136,20 @@ def reply_command(session: Session, call_id: str, request_id: str) -> str:
     return shell(session.command(*words, "--answer", "your answer"))
 
 
+def mcp_call_lines(calls: list[dict[str, Any]], duration: str, size: str) -> list[str]:
+    """The MCP tool calls a call's or a step's turns made (issue 28), one line each."""
+    if not calls:
+        return []
+    lines = ["mcp tool calls:"]
+    for c in calls:
+        where = f"{one_line(c.get('server'))}/{one_line(c.get('tool'))}"
+        lines.append(
+            f"  - {where}: {one_line(c.get('outcome'))}, {c.get(duration, 0)} ms, "
+            f"{c.get(size, 0)} bytes"
+        )
+    return lines
+
+
 def show_status(session: Session, status: dict[str, Any]) -> None:
     call_id = str(status.get("call_id") or "")
     state = one_line(status.get("state"))
@@ -156,6 +170,8 @@ def show_status(session: Session, status: dict[str, Any]) -> None:
         for line in indent(pending.get("question", ""), "  | "):
             session.out(line)
         session.out("  answer: " + reply_command(session, call_id, request_id))
+    for line in mcp_call_lines(status.get("mcp_calls") or [], "duration_ms", "result_bytes"):
+        session.out(line)
     errors = status.get("errors") or []
     if errors:
         session.out("errors:")

@@ -21,6 +21,7 @@ COLUMNS = (
     ("PUSH_MIN", "push_minutes"),
     ("NOTICES", "push_notices"),
     ("MCP_CALLS", "mcp_tool_calls"),
+    ("RELAY_MCP", "relay_mcp_tool_calls"),
     ("EST_USD", "estimated_cost_usd"),
 )
 

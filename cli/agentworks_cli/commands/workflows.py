@@ -19,6 +19,7 @@ from agentworks_cli.commands.call_waiting import (
     EXIT_CALL_STOPPED,
     EXIT_STOPPED_WAITING,
     POLL_SECONDS,
+    mcp_call_lines,
 )
 from agentworks_cli.commands.crews import read_definition_file
 from agentworks_cli.commands.formatting import one_line, shell, table, when
@@ -234,6 +235,14 @@ def run_lines(session: Session, run: dict[str, Any]) -> list[str]:
     if not run.get("items"):
         headers, rows = headers[1:], [row[1:] for row in rows]
     lines = [head, *table(headers, rows)]
+    for item, stages in groups:
+        for stage in stages:
+            for step in stage["steps"]:
+                calls = mcp_call_lines(step.get("mcpCalls") or [], "durationMs", "resultBytes")
+                if calls:
+                    label = step["label"] if item is None else f"{step['label']} (item {item})"
+                    lines.append(f"{label} {calls[0]}")
+                    lines.extend(calls[1:])
     if run.get("error"):
         lines.append(f"error: {one_line(run['error'])}")
     for item, step in waiting:

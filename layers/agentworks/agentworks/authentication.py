@@ -12,6 +12,7 @@ and relays (whose credentials it tells apart).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,6 +37,7 @@ def authenticate_event(
     # On the first request, not at init: the api function's cold start loads neither
     # (tests/unit/test_import_denylist.py).
     from agentworks import runtime
+    from agentworks.mcp_servers.call_tokens import is_call_token
     from agentworks.relays.credentials import is_run_credential
 
     token = bearer_token(event.get("headers"))
@@ -51,6 +53,13 @@ def authenticate_event(
             else:
                 require_csrf_header(event)
             principal = runtime.identity_only().web.authenticate(session)
+        elif is_call_token(token):  # a lambda adapter's agent, its turn's MCP tools only
+            if not _is_tool_call(event):
+                raise Unauthenticated(
+                    "Missing, invalid, expired or revoked token. Send 'Authorization: Bearer "
+                    "<token>'."
+                )
+            principal = runtime.services().mcp_call_tokens.authenticate(token)
         elif run_credentials and is_run_credential(token):  # relay code, as its run's caller
             principal = runtime.run_credentials().authenticate(token)
         else:
@@ -60,3 +69,14 @@ def authenticate_event(
         raise
     logger.append_keys(account_id=principal.account_id, connection_id=principal.connection_id)
     return principal
+
+
+_TOOL_CALL = re.compile(r"^/v1/mcp-servers/[^/]+/tools/[^/]+:call$")
+
+
+def _is_tool_call(event: Mapping[str, Any]) -> bool:
+    """Whether the request is `POST /v1/mcp-servers/{name}/tools/{tool}:call`, the one
+    route a call token opens."""
+    http = (event.get("requestContext") or {}).get("http") or {}
+    path = str(event.get("rawPath") or http.get("path") or "")
+    return str(http.get("method", "")).upper() == "POST" and bool(_TOOL_CALL.match(path))

@@ -109,6 +109,9 @@ CALL_ANSWERS_MAX_BYTES = 24 * 1024
 CALL_HANDOFF_MESSAGE_MAX_BYTES = 24 * 1024
 CALL_CORRECTION_MAX_BYTES = 4 * 1024
 CALL_FILES_MAX_BYTES = 8 * 1024
+# Its turns' MCP tool calls (issue 28), newest kept; each holds at most
+# MCP_CALL_RECORD_INLINE_MAX_BYTES of arguments and result.
+CALL_MCP_CALLS_MAX_BYTES = 8 * 1024
 # Everything else on the record: ids, names, counters, the task token (AWS: ≤ 1,024 chars).
 CALL_FIXED_FIELDS_MAX_BYTES = 6 * 1024
 
@@ -379,3 +382,13 @@ RELAY_MCP_CALLS_SHOWN = 100
 # An in-flight call re-reads its run this often; a run that ended (or moved to another
 # attempt) meanwhile cancels the call.
 RELAY_MCP_RUN_WATCH_SECONDS = 1.0
+# A hosted agent's MCP tool calls (issue 28 items 3-5): at most this many in one turn, and
+# a call's arguments and result up to this size sit in the turn's record (larger ones are
+# kept in S3 beside the call's or step's outputs; the record names the file).
+MCP_CALLS_PER_TURN_MAX = 25
+MCP_CALL_RECORD_INLINE_MAX_BYTES = 2048
+# A `lambda` adapter's call token lasts the turn's remaining time, at most this long.
+MCP_CALL_TOKEN_MAX_SECONDS = 900.0
+# While a tool call is in flight, whether its run was cancelled is read this often (one
+# read each time); a cancel ends the call within it.
+MCP_CANCEL_POLL_SECONDS = 2.0

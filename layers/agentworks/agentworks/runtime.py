@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from agentworks.crews.conversation_records import LiveConnection, StarterPrincipal
     from agentworks.crews.reconcile import CallReconciler
     from agentworks.identity.service import IdentityService
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.service import McpServers
     from agentworks.messaging.directory import AgentDirectory
     from agentworks.messaging.lifecycle import InboxLifecycle
@@ -81,6 +82,7 @@ class Services:
     audit: AuditLog  # the audit log of conversations with a Crew (C6)
     webhooks: WebhookSubscriptions  # conversation webhooks' subscriptions (C6)
     mcp_servers: McpServers  # attached MCP servers (issue 28)
+    mcp_call_tokens: McpCallTokens  # lambda adapters' agents call their turns' tools
 
 
 def build_services(
@@ -129,6 +131,10 @@ def build_services(
         crew_gate=build_reception(settings, client, clock, stepfunctions),
         usage=reads_tally,  # read pages, written at most once a minute
     )
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
+
+    mcp_servers = build_mcp_servers(settings, client, clock, secrets)
+    call_tokens = McpCallTokens(signer, identity.live_principal, clock)
     crews = build_crews(
         settings,
         client,
@@ -139,12 +145,23 @@ def build_services(
         messaging=messaging,
         is_live_connection=identity.is_live_connection,
         starter_principal=identity.live_principal,
+        mcp_servers=mcp_servers,
+        mcp_call_tokens=call_tokens,
     )
     from agentworks.relays.wiring import build_relays
     from agentworks.workflows.wiring import build_workflows, route_workflows
 
     workflows = build_workflows(
-        settings, client, signer, clock, s3, stepfunctions, adapter_clients, scheduler
+        settings,
+        client,
+        signer,
+        clock,
+        s3,
+        stepfunctions,
+        adapter_clients,
+        scheduler,
+        mcp_servers=mcp_servers,
+        mcp_call_tokens=call_tokens,
     )
 
     mcp_servers = build_mcp_servers(settings, client, clock, secrets)
@@ -170,6 +187,7 @@ def build_services(
         audit=audit,
         webhooks=webhooks,
         mcp_servers=mcp_servers,
+        mcp_call_tokens=call_tokens,
     )
 
 
@@ -202,6 +220,8 @@ def build_crews(
     messaging: MessagingService | None = None,
     is_live_connection: LiveConnection | None = None,
     starter_principal: StarterPrincipal | None = None,
+    mcp_servers: McpServers | None = None,
+    mcp_call_tokens: McpCallTokens | None = None,
 ) -> Crews:
     """The Crew services, with a call's end answering the workflow steps waiting for it
     (W9 `crew`)."""
@@ -216,6 +236,8 @@ def build_crews(
         is_live_connection=is_live_connection,
         starter_principal=starter_principal,
         call_ended=_call_ended(settings, client, clock, stepfunctions),
+        mcp_servers=mcp_servers,
+        mcp_call_tokens=mcp_call_tokens,
     )
 
 
@@ -364,7 +386,9 @@ def _default_engine() -> WorkflowEngine:
     signer = signer_from_secret(settings.signing_secret_arn)
     from agentworks.workflows.wiring import build_workflows
 
-    workflows = build_workflows(settings, dynamodb(), signer)
+    workflows = build_workflows(
+        settings, dynamodb(), signer, mcp_servers=build_mcp_servers(settings, dynamodb())
+    )
     # A step may call a Relay's function (target=relay:NAME): that starts a run.
     route_relays(workflows.calls, build_relays(settings, dynamodb()).functions)
     return workflows.engine

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from agentworks.crews.reconcile import CallReconciler
     from agentworks.crews.runner import StepRunner
     from agentworks.crews.service import CrewService
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
+    from agentworks.mcp_servers.service import McpServers
     from agentworks.messaging.service import MessagingService
 
 # What else follows a call's end (a workflow step waiting for it, W9 `crew`).
@@ -150,6 +152,8 @@ def build_crews(
     is_live_connection: LiveConnection | None = None,
     starter_principal: StarterPrincipal | None = None,
     call_ended: CallEnded | None = None,
+    mcp_servers: McpServers | None = None,
+    mcp_call_tokens: McpCallTokens | None = None,
 ) -> Crews:
     """Without `messaging`, function calls work but message runs, hand-offs, review and
     wakeup scheduling answer that messages are unavailable. `call_ended` runs after the
@@ -209,6 +213,8 @@ def build_crews(
                 runs_on(settings, client, clock, stepfunctions, inbox, machine),
             ),
             call_ended=call_ended,
+            mcp_servers=mcp_servers,
+            mcp_call_tokens=mcp_call_tokens,
         ),
         inboxes=CrewInboxes(
             crews, inbox, runs, messaging, is_live_connection, clock, requests=requests

@@ -69,6 +69,7 @@ def bound_record(record: CallRecord) -> CallRecord:
         handoff_message=clip_text(record.handoff_message, limits.CALL_HANDOFF_MESSAGE_MAX_BYTES),
         correction=clip_text(record.correction, limits.CALL_CORRECTION_MAX_BYTES),
         files=_newest_within(record.files, limits.CALL_FILES_MAX_BYTES),
+        mcp_calls=_newest_within(record.mcp_calls, limits.CALL_MCP_CALLS_MAX_BYTES),
         answers=_newest_within(
             [
                 {**a, "answer": clip_text(a["answer"], limits.CALL_ANSWERS_MAX_BYTES // 2)}
@@ -97,6 +98,7 @@ def _others_max() -> int:
         + limits.CALL_HANDOFF_MESSAGE_MAX_BYTES
         + limits.CALL_CORRECTION_MAX_BYTES
         + limits.CALL_FILES_MAX_BYTES
+        + limits.CALL_MCP_CALLS_MAX_BYTES
         + limits.CALL_FIXED_FIELDS_MAX_BYTES
     )
 

@@ -251,7 +251,7 @@ class CallStore:
                     ),
                 }
             }
-        usage = call_usage(record.kind, record.transitions)
+        usage = call_usage(record.kind, record.transitions, record.mcp_calls_made)
         if usage:
             # Counted with the end it counts: no request of its own, never twice.
             items["usage"] = UsageStore(self._db, self._table).transaction_item(

@@ -72,6 +72,17 @@ def _args_hash(target: str, function: str, args: dict[str, Any]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+def mcp_call_summary(entry: dict[str, Any]) -> dict[str, Any]:
+    """What a status shows of one MCP tool call (issue 28): never its content."""
+    return {
+        "server": entry.get("server", ""),
+        "tool": entry.get("tool", ""),
+        "outcome": entry.get("outcome", ""),
+        "duration_ms": int(entry.get("duration_ms", 0)),
+        "result_bytes": int(entry.get("result_bytes", 0)),
+    }
+
+
 def call_status(record: CallRecord) -> dict[str, Any]:
     """What a caller sees: state, saved progress, questions, outcome and file metadata."""
     return {
@@ -91,6 +102,7 @@ def call_status(record: CallRecord) -> dict[str, Any]:
         "result_file": record.result_file,
         "files": record.files,
         "turns": record.turns,
+        "mcp_calls": [mcp_call_summary(c) for c in record.mcp_calls],
         "created_at": iso(record.created_at),
         "updated_at": iso(record.updated_at),
     }

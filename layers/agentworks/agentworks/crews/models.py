@@ -195,6 +195,10 @@ class CallRecord:
     depth: int = 1  # C4: how many conversations deep this run works
     # States its execution entered, as the step runner's invocations saw them (usage).
     transitions: int = 0
+    # Issue 28: its turns' MCP tool calls ({server, tool, outcome, duration_ms,
+    # result_bytes, arguments, result} or content_file), in the order they were made.
+    mcp_calls: list[dict[str, Any]] = field(default_factory=list)
+    mcp_calls_made: int = 0  # all of them (the record keeps the newest; usage counts all)
 
     @property
     def terminal(self) -> bool:

@@ -18,12 +18,14 @@ from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, T
 from agentworks.crews.call_bounds import inline_result_max, stored_size
 from agentworks.crews.call_store import CallStore, StaleCall
 from agentworks.crews.crew_store import CrewStore
+from agentworks.crews.mcp_tool_use import TurnMcpTools
 from agentworks.crews.message_turns import MessageTurns
 from agentworks.crews.models import CallRecord, Crew, PendingInput
 from agentworks.crews.outcomes import count_ended, report_outcome
 from agentworks.crews.outputs import RESULT_FILE, OutputStore, call_prefix, crew_prefix
 from agentworks.crews.schema_check import SchemaProblem, check
 from agentworks.errors import AgentWorksError, Unavailable
+from agentworks.identity.models import FUNCTIONS_CALL
 from agentworks.ids import new_id
 from agentworks.messaging.models import Party
 from agentworks.messaging.names import is_valid_agent_name
@@ -36,8 +38,12 @@ if TYPE_CHECKING:
         LiveConnection,
         StarterPrincipal,
     )
+    from agentworks.identity.models import Principal
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
+    from agentworks.mcp_servers.service import McpServers
     from agentworks.messaging.service import MessagingService
 
+TimeLeft = Callable[[], float]
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
 
 
@@ -95,6 +101,18 @@ def handoff_instructions(call_id: str, agent: str, output_schema: dict[str, Any]
     )
 
 
+def _take_mcp_calls(record: CallRecord, tools: TurnMcpTools | None) -> None:
+    """The turn's MCP tool calls onto the record, counted for usage at the call's end."""
+    if tools is not None:
+        record.mcp_calls.extend(tools.calls)
+        record.mcp_calls_made += len(tools.calls)
+
+
+def _turn_time() -> float:
+    """Without the invocation's clock (a direct call): the longest a call may take."""
+    return limits.MCP_CALL_TIMEOUT_MAX_SECONDS
+
+
 def _function_prompt(crew: Crew, record: CallRecord) -> str:
     spec = crew.definition.function(record.function)
     lines = [f"Run the function '{record.function}'."]
@@ -121,8 +139,12 @@ class StepRunner(MessageTurns):
         starter: StarterPrincipal | None = None,
         asked_starts_on: Callable[[str], AskedRunStarts] | None = None,
         call_ended: Callable[[CallRecord], None] | None = None,
+        mcp_servers: McpServers | None = None,
+        mcp_call_tokens: McpCallTokens | None = None,
     ) -> None:
         self._crews = crews
+        self._mcp_servers = mcp_servers  # attached MCP servers a Crew's turns may call
+        self._mcp_call_tokens = mcp_call_tokens  # …and a lambda adapter's agent, by token
         self._calls = calls
         self._outputs = outputs
         self._adapters = adapters
@@ -144,11 +166,13 @@ class StepRunner(MessageTurns):
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
 
-    def handle(self, event: dict[str, Any]) -> dict[str, Any]:
+    def handle(self, event: dict[str, Any], time_left: TimeLeft | None = None) -> dict[str, Any]:
+        """One task state's action; `time_left` is the invocation's remaining seconds (a
+        turn's MCP tool calls end before it)."""
         action = event.get("action")
         call_id = str(event.get("call_id", ""))
         if action == "turn":
-            return {"next": self.turn(call_id)}
+            return {"next": self.turn(call_id, time_left)}
         if action == "await_input":
             self.await_input(call_id, str(event["task_token"]))
             return {}
@@ -178,7 +202,7 @@ class StepRunner(MessageTurns):
 
     # ---- turn ----
 
-    def turn(self, call_id: str) -> str:
+    def turn(self, call_id: str, time_left: TimeLeft | None = None) -> str:
         record, version = self._load(call_id, entered=2)  # Turn, then the Route choice
         if record.terminal or record.outcome:
             return "finish"
@@ -217,15 +241,54 @@ class StepRunner(MessageTurns):
             crew_output_dir=crew_prefix(crew.crew_id),
             function_result_file=call_prefix(crew.crew_id, record.call_id) + RESULT_FILE,
             account_id=crew.account_id,
+            mcp_tools=(tools := self._mcp_tool_use(crew, record, time_left)),
         )
         try:
             result = self._adapters(crew.definition.adapter).run_turn(request)
         except AdapterError as error:
+            _take_mcp_calls(record, tools)
             record.outcome = "failed"
             record.errors.append(str(error) or "The agent failed.")
             self._save(record, version)
             return "finish"
+        _take_mcp_calls(record, tools)
         return self._after_turn(record, version, crew, result, spec.output_schema if spec else None)
+
+    def _mcp_tool_use(
+        self, crew: Crew, record: CallRecord, time_left: TimeLeft | None
+    ) -> TurnMcpTools | None:
+        """Issue 28: the turn calls the Crew's declared MCP tools for its caller, whose
+        connection must still be live and hold `functions:call`."""
+        if self._mcp_servers is None:
+            return None
+        starter = self._starter
+
+        def caller() -> Principal | None:
+            if starter is None:
+                return None
+            return starter(record.account_id, record.caller_connection_id)
+
+        prefix = call_prefix(crew.crew_id, record.call_id)
+
+        def keep(name: str, data: bytes) -> str:
+            self._outputs.put(prefix, name, data)
+            return name
+
+        return TurnMcpTools(
+            self._mcp_servers,
+            tuple(crew.definition.mcp_tools),
+            caller,
+            FUNCTIONS_CALL,
+            keep,
+            time_left=time_left or _turn_time,
+            tokens=self._mcp_call_tokens,
+            cancelled=lambda: self._call_stopped(record.call_id),
+        )
+
+    def _call_stopped(self, call_id: str) -> bool:
+        """Whether the call was cancelled (or ended) meanwhile: its in-flight MCP calls stop."""
+        found = self._calls.get(call_id)
+        return found is None or found[0].terminal
 
     def _after_turn(
         self,

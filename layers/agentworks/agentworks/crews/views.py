@@ -65,6 +65,17 @@ class CallFile(BaseModel):
     size: int
 
 
+class McpCallView(BaseModel):
+    """One MCP tool call a turn made (issue 28); its arguments and result stay in the
+    record (or the file it names), not here."""
+
+    server: str
+    tool: str
+    outcome: str = Field(description="ok, tool_error (the tool's isError), refused or failed")
+    duration_ms: int
+    result_bytes: int
+
+
 class CallView(BaseModel):
     """A call's state, saved progress, questions, outcome and file metadata (F4–F7)."""
 
@@ -81,6 +92,9 @@ class CallView(BaseModel):
     result_file: str | None
     files: list[CallFile]
     turns: int
+    mcp_calls: list[McpCallView] = Field(
+        default_factory=list, description="Its turns' MCP tool calls, oldest first (issue 28)."
+    )
     created_at: str | None
     updated_at: str | None
 

@@ -78,7 +78,10 @@ class Principal:
     relay_attempt: int = 0
     # How the request proved it: a connection's own bearer token, a web session cookie
     # pointing at one, or a relay run's credential. Only a token grants authority.
-    credential: Literal["token", "session", "run"] = "token"
+    credential: Literal["token", "session", "run", "mcp_call"] = "token"
+    # A `lambda` adapter's MCP call token (mcp_servers.call_tokens): the only (server, tool)
+    # pairs it may call; None for every other credential.
+    mcp_grant: tuple[tuple[str, str], ...] | None = None
 
     @property
     def acting_as(self) -> dict[str, str]:

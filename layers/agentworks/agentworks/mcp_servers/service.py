@@ -26,13 +26,14 @@ from agentworks.errors import (
 from agentworks.identity.models import MCP_SERVERS_CALL, Principal
 from agentworks.ids import new_ulid
 from agentworks.mcp_servers import client as mcp_client
-from agentworks.mcp_servers.declarations import McpToolsDeclaration, admit
+from agentworks.mcp_servers.declarations import McpToolGrant, McpToolsDeclaration, admit
 from agentworks.mcp_servers.models import NAME, parse_change, parse_definition
 from agentworks.mcp_servers.secret_store import McpSecretStore, SecretMissing
 from agentworks.mcp_servers.server_store import McpServer, McpServerStore, ServerExists
 from agentworks.observability import logger
 
 Tools = list[mcp_client.ToolInfo]
+Offered = list[tuple[str, mcp_client.ToolInfo]]  # (server, tool)
 
 # What is kept back of the caller's remaining time for answering after the call.
 _ANSWER_MARGIN_SECONDS = 1.0
@@ -147,6 +148,22 @@ class McpServers:
 
     # ---- calls ----
 
+    def offered(self, principal: Principal, declaration: McpToolsDeclaration) -> Offered:
+        """(server, tool) for every tool the declaration admits that its server offers now,
+        as a hosted agent is shown them; a server that is gone or cannot be reached is left
+        out (calling one of its tools says why)."""
+        found: Offered = []
+        for grant in declaration:
+            server = self._store.get(principal.account_id, grant.server)
+            if server is None:
+                continue
+            try:
+                tools = self._tools(server)
+            except mcp_client.ServerFailure:
+                continue
+            found.extend((server.name, t) for t in tools if admit(declaration, server.name, t.name))
+        return found
+
     def call(
         self,
         principal: Principal,
@@ -161,6 +178,11 @@ class McpServers:
         """One tool call. With `declaration` (a Crew's, a profile's, a Relay's) the call is
         admitted by it; without, by the caller's `mcp-servers:call` scope as an account
         admin. Either is checked before anything is read or sent."""
+        if principal.mcp_grant is not None:
+            # A call token (call_tokens): its own tools only; others look like none.
+            if (name.lower() if isinstance(name, str) else "", tool) not in principal.mcp_grant:
+                raise Unavailable()
+            declaration = (McpToolGrant(server=name, tools=(tool,)),)
         if declaration is not None:
             if not admit(declaration, name, tool):
                 raise NotAdmitted(

@@ -6,7 +6,7 @@ their run, the large ones' content in the outputs bucket:
                                           {arguments, result} past the inline bound
 
 A call is written once, when it ends, in one transaction with what it adds to its
-account's usage (`mcp_tool_calls`), so a record and its count never disagree.
+account's usage (`relay_mcp_tool_calls`), so a record and its count never disagree.
 """
 
 from __future__ import annotations

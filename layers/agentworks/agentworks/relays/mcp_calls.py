@@ -205,7 +205,7 @@ class RelayMcpCalls:
             arguments_json=_compact(arguments) if isinstance(arguments, dict) else None,
             result_json=result_json,
         )
-        usage = Counts(mcp_tool_calls=1) if outcome in _COUNTED else None
+        usage = Counts(relay_mcp_tool_calls=1) if outcome in _COUNTED else None
         self._calls.put(call, run.account_id, usage)
         count("RelayMcpToolCalls")
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 from agentworks.usage.counts import Counts
 
 
-def call_usage(kind: str, transitions: int) -> Counts:
-    """A Crew run's end: its call record's kind and the states its execution entered."""
+def call_usage(kind: str, transitions: int, mcp_tool_calls: int = 0) -> Counts:
+    """A Crew run's end: its call record's kind, the states its execution entered and the
+    MCP tool calls its turns made."""
     return Counts(
         function_calls=1 if kind == "function" else 0,
         state_transitions=transitions,
+        mcp_tool_calls=mcp_tool_calls,
     )
 
 

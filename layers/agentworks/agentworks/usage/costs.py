@@ -100,15 +100,19 @@ PER_UNIT: dict[str, Takes] = {
     "state_transitions": Takes(transitions=1),
     "push_seconds": Takes(connection_minutes=1 / 60),
     "push_notices": Takes(websocket_messages=1),
-    # The call's request (API function) and its record with its usage (one transaction); the
-    # run, its release and the server are read, the run again while it waits.
-    "mcp_tool_calls": Takes(
+    # Relay code's tool call: its request (API function) and its record with its usage (one
+    # transaction); the run, its release and the server are read, the run again while it
+    # waits.
+    "relay_mcp_tool_calls": Takes(
         http_requests=1,
         lambda_requests=1,
         gb_seconds=_gb_seconds(CALL_ADMISSION_SECONDS, API_MEMORY_MB),
         write_units=2 * 2,
         read_units=4,
     ),
+    # Inside the turn's invocation: the server's item (a read; its secret is Secrets
+    # Manager's, its time the turn's own). No state, no request of its own.
+    "mcp_tool_calls": Takes(read_units=1),
 }
 
 

@@ -23,7 +23,9 @@ class Counts:
     state_transitions: int = 0
     push_seconds: int = 0  # WebSocket connection time of the push channel's listeners
     push_notices: int = 0  # notices posted to those listeners
-    mcp_tool_calls: int = 0  # calls of attached MCP servers' tools (issue 28)
+    # Attached MCP servers' tools called by Crews' turns and workflow steps (issue 28).
+    mcp_tool_calls: int = 0
+    relay_mcp_tool_calls: int = 0  # by relay code, through the API (issue 28)
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(**{f: getattr(self, f) + getattr(other, f) for f in COUNTERS})

@@ -23,7 +23,12 @@ class UsageCounters(BaseModel):
     )
     push_minutes: float = Field(0.0, description="Push channel connection time.")
     push_notices: int = Field(0, description="Notices posted on the push channel.")
-    mcp_tool_calls: int = Field(0, description="Calls of attached MCP servers' tools.")
+    mcp_tool_calls: int = Field(
+        0, description="Attached MCP servers' tools called by Crews and workflow steps."
+    )
+    relay_mcp_tool_calls: int = Field(
+        0, description="Attached MCP servers' tools called by relay code (through the API)."
+    )
 
 
 class UsageCost(BaseModel):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -21,7 +21,10 @@ from agentworks.crews.adapter_profile_store import AdapterProfileStore
 from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, TurnResult
 from agentworks.crews.adapters.registry import runs_on_a_runner
 from agentworks.crews.execution import Executions
+from agentworks.crews.mcp_tool_use import TurnMcpTools
+from agentworks.identity.models import WORKFLOWS_RUN
 from agentworks.ids import new_id
+from agentworks.mcp_servers.declarations import McpToolsDeclaration, parse_declaration
 from agentworks.signing import Signer
 from agentworks.workflows import choices, crew_steps, replays, sessions
 from agentworks.workflows.call_waits import CallWaits
@@ -36,7 +39,13 @@ from agentworks.workflows.runner_steps import RunnerSteps
 from agentworks.workflows.variables import parse_human, resolved_prompts, with_human
 from agentworks.workflows.webhooks import Webhooks
 
+if TYPE_CHECKING:
+    from agentworks.identity.models import Principal
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
+    from agentworks.mcp_servers.service import McpServers
+
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
+TimeLeft = Callable[[], float]
 
 # W3 auto-allow: the canned reply a session gets when it asks for input.
 AUTO_ALLOW_REPLY = "Yes, go ahead. No person is watching this step; use your best judgement."
@@ -52,6 +61,8 @@ class _Context:
     prompt: str
     profile: dict[str, Any]
     history: list[dict[str, str]]
+    mcp_tools: McpToolsDeclaration = ()  # the adapter profile's declaration (issue 28)
+    time_left: TimeLeft | None = None  # the invocation's remaining seconds
 
 
 class WorkflowEngine:
@@ -67,8 +78,12 @@ class WorkflowEngine:
         webhooks: Webhooks | None = None,
         history: Executions | None = None,
         waits: CallWaits | None = None,
+        mcp_servers: McpServers | None = None,
+        mcp_call_tokens: McpCallTokens | None = None,
     ) -> None:
         self._runs = runs
+        self._mcp_servers = mcp_servers  # attached MCP servers steps' sessions may call
+        self._mcp_call_tokens = mcp_call_tokens  # …and a lambda adapter's agent, by token
         self._waits = waits  # crew steps wait for their call's end; a run's end wakes its caller
         self._history = history  # the executions' states entered (usage)
         self._crew_steps = crew_steps
@@ -82,13 +97,15 @@ class WorkflowEngine:
     def _now(self) -> int:
         return int(self._clock.now() * 1000)
 
-    def handle(self, event: dict[str, Any]) -> dict[str, Any]:
+    def handle(self, event: dict[str, Any], time_left: TimeLeft | None = None) -> dict[str, Any]:
+        """One task state's action; `time_left` is the invocation's remaining seconds (a
+        step's MCP tool calls end before it)."""
         action = event.get("action")
         run_id = str(event.get("run_id", ""))
         item = int(event.get("item") or 0)
         at = Position(item, int(event.get("stage") or 0), int(event.get("step") or 0))
         if action == "step":
-            turn = self.step(run_id, at)
+            turn = self.step(run_id, at, time_left)
             if turn in ("await_call", "busy") and not event.get("await_calls"):
                 # An execution started before AwaitCall existed: it polls (PollCall).
                 return {"next": "poll"}
@@ -124,13 +141,14 @@ class WorkflowEngine:
 
     # ---- a step ----
 
-    def step(self, run_id: str, at: Position) -> str:
+    def step(self, run_id: str, at: Position, time_left: TimeLeft | None = None) -> str:
         """Runs (or replays) one step until it ends or waits: "done", "await" (a person's
         answer), "runner" (a runner's job), "await_call" (a crew step's call is running) or
         "busy" (its Crew runs all the calls it may: ask again after a wait)."""
         context = self._context(run_id, at)
         if context is None:
             return "done"
+        context.time_left = time_left
         first = context.record.answer is None and context.record.call_id is None
         if first and self._replayed(context):
             return "done"
@@ -221,7 +239,10 @@ class WorkflowEngine:
             record.session_id = record.session_id or named.session_id
             record.runner = record.runner or named.runner
         record.input_hash = sessions.input_hash(prompt, profile.settings, earlier)
-        return _Context(run, start, step, record, version, prompt, profile.settings, earlier)
+        declared = parse_declaration(profile.mcp_tools)
+        return _Context(
+            run, start, step, record, version, prompt, profile.settings, earlier, declared
+        )
 
     def _replayed(self, context: _Context) -> bool:
         """W6/W7: the same resolved inputs as a journaled success replay it — no session, no
@@ -304,13 +325,16 @@ class WorkflowEngine:
             elif refused := self._over_budget(context):
                 return self._end(record, version, "failed", error=refused)
             else:
+                tools = self._mcp_tool_use(context)
                 try:
                     adapter = self._adapters(context.profile)
-                    result = adapter.run_turn(self._request(context, answer, correction))
+                    result = adapter.run_turn(self._request(context, answer, correction, tools))
                 except AdapterError as error:
+                    self._take_mcp_calls(context, tools)
                     return self._end(
                         record, version, "failed", error=str(error) or "the agent failed"
                     )
+                self._take_mcp_calls(context, tools)
                 if result.runner_work is not None:  # a cli turn: AwaitRunner hands it out
                     record.job_id = self._runner.create(run, record, result.runner_work)
                     record.correction = correction
@@ -359,8 +383,48 @@ class WorkflowEngine:
             self._journal(context)
             return "done"
 
+    def _take_mcp_calls(self, context: _Context, tools: TurnMcpTools | None) -> None:
+        """The turn's MCP tool calls onto the step, counted on the run (its end's usage)."""
+        if tools is not None and tools.calls:
+            context.record.mcp_calls.extend(tools.calls)
+            self._runs.add_mcp_calls(context.run.run_id, len(tools.calls))
+
+    def _mcp_tool_use(self, context: _Context) -> TurnMcpTools | None:
+        """Issue 28: the step's session calls the profile's declared MCP tools as the run's
+        starter, who must still hold `workflows:run`."""
+        if self._mcp_servers is None:
+            return None
+        run, record = context.run, context.record
+
+        def starter() -> Principal | None:
+            try:
+                principal: Principal = self._crew_steps.starter(run)
+            except AdapterError:
+                return None
+            return principal
+
+        return TurnMcpTools(
+            self._mcp_servers,
+            context.mcp_tools,
+            starter,
+            WORKFLOWS_RUN,
+            lambda name, data: self._runs.keep_content(record, name, data),
+            time_left=context.time_left or _turn_time,
+            tokens=self._mcp_call_tokens,
+            cancelled=lambda: self._run_ended(run.run_id),
+        )
+
+    def _run_ended(self, run_id: str) -> bool:
+        """Whether the run was cancelled (or ended) meanwhile: its in-flight calls stop."""
+        found = self._runs.get(run_id)
+        return found is None or found[0].status in TERMINAL_RUN
+
     def _request(
-        self, context: _Context, answer: str | None, correction: str | None
+        self,
+        context: _Context,
+        answer: str | None,
+        correction: str | None,
+        tools: TurnMcpTools | None = None,
     ) -> TurnRequest:
         return TurnRequest(
             crew_name=f"workflow:{context.start.workflow_id}",
@@ -376,6 +440,7 @@ class WorkflowEngine:
             functions=self._crew_steps.access(context.run, context.step),
             session_id=context.record.session_id,
             account_id=context.run.account_id,
+            mcp_tools=tools,
         )
 
     def _over_budget(self, context: _Context) -> str | None:
@@ -476,6 +541,11 @@ class WorkflowEngine:
             message = f"the step's task failed ({cause.get('Error') or 'unknown error'})"
         record.task_token = None
         self._end(record, version, "failed", error=message)
+
+
+def _turn_time() -> float:
+    """Without the invocation's clock (a direct call): the longest a call may take."""
+    return limits.MCP_CALL_TIMEOUT_MAX_SECONDS
 
 
 def _bounded(text: str, most: int) -> str:

@@ -94,6 +94,9 @@ class StepRecord:
     correction: str | None = None
     runner: str | None = None
     runner_name: str | None = None
+    # Issue 28: the session's MCP tool calls ({server, tool, outcome, duration_ms,
+    # result_bytes, arguments, result} or content_file), in the order they were made.
+    mcp_calls: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def position(self) -> Position:

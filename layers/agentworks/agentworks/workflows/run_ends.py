@@ -78,7 +78,8 @@ class RunEnds:
         run.ended_at = self._now()
         entered = self._history.entered_states(execution) if execution and self._history else 0
         entered += state.item_transitions
-        self._runs.save(run, state.run_version, usage=Counts(state_transitions=entered))
+        usage = Counts(state_transitions=entered, mcp_tool_calls=state.mcp_tool_calls)
+        self._runs.save(run, state.run_version, usage=usage)
         count_outcome("WorkflowRunsEnded", run.status)
         self._wake_caller(run_id)
         self._notices.send(run, "completed", {"status": run.status, "error": run.error})

@@ -94,6 +94,7 @@ class RunEnd:
     run_version: int
     item_transitions: int  # states its items' child executions entered (usage)
     statuses: dict[Position, str]
+    mcp_tool_calls: int = 0  # its steps' MCP tool calls (usage)
 
 
 def _position(sk: str) -> Position:
@@ -208,7 +209,11 @@ class RunStore:
             for step in query_items(self._db, kwargs)
         }
         return RunEnd(
-            _run(data), int(data["version"]), int(data.get("item_transitions", 0)), statuses
+            _run(data),
+            int(data["version"]),
+            int(data.get("item_transitions", 0)),
+            statuses,
+            int(data.get("mcp_tool_calls", 0)),
         )
 
     def read_all(self, run_id: str) -> RunState | None:
@@ -313,6 +318,15 @@ class RunStore:
             ExpressionAttributeValues=to_item({":n": entered}),
         )
 
+    def add_mcp_calls(self, run_id: str, made: int) -> None:
+        """A step's MCP tool calls, counted on the run for its end's usage (issue 28)."""
+        self._db.update_item(
+            TableName=self._table,
+            Key=to_item({"pk": run_pk(run_id), "sk": "RUN"}),
+            UpdateExpression="ADD mcp_tool_calls :n",
+            ExpressionAttributeValues=to_item({":n": made}),
+        )
+
     def add_cost(self, run_id: str, cost_usd: float) -> None:
         if cost_usd <= 0:
             return
@@ -363,9 +377,13 @@ class RunStore:
             self._s3().put_object(
                 Bucket=self._bucket,
                 Key=key,
-                Body=_json({"turns": step.turns, "output": step.output}).encode(),
+                Body=_json(
+                    {"turns": step.turns, "output": step.output, "mcp_calls": step.mcp_calls}
+                ).encode(),
             )
-            encoded = _json({**stored, "turns": [], "output": None, "turns_file": key})
+            encoded = _json(
+                {**stored, "turns": [], "output": None, "mcp_calls": [], "turns_file": key}
+            )
         request: dict[str, Any] = {
             "TableName": self._table,
             "Item": to_item(
@@ -396,7 +414,15 @@ class RunStore:
             body = self._s3().get_object(Bucket=self._bucket, Key=step.turns_file)["Body"]
             moved = json.loads(body.read())
             step.turns, step.output = moved["turns"], moved["output"]
+            step.mcp_calls = moved.get("mcp_calls", [])
         return step
+
+    def keep_content(self, step: StepRecord, name: str, data: bytes) -> str:
+        """Content too large for the step's record (an MCP call's arguments and result),
+        kept beside its session in S3; returns the key the record names."""
+        key = f"sessions/{step.run_id}/{step.item:03d}-{step.stage:02d}-{step.index:02d}/{name}"
+        self._s3().put_object(Bucket=self._bucket, Key=key, Body=data)
+        return key
 
     # ---- resume cache (W6) ----
 

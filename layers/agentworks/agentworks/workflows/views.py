@@ -31,6 +31,16 @@ class SeedModel(BaseModel):
     )
 
 
+class McpCallView(SeedModel):
+    """One MCP tool call the step's session made (issue 28): no content here."""
+
+    server: str
+    tool: str
+    outcome: str = Field(description="ok, tool_error (the tool's isError), refused or failed")
+    duration_ms: int
+    result_bytes: int
+
+
 class StepView(SeedModel):
     label: str
     status: str = Field(
@@ -50,6 +60,9 @@ class StepView(SeedModel):
     error: str | None = None
     runner: str | None = Field(
         default=None, description="cli steps: the runner (bridge) that ran its session"
+    )
+    mcp_calls: list[McpCallView] = Field(
+        default_factory=list, description="The session's MCP tool calls, oldest first"
     )
 
 
@@ -146,6 +159,16 @@ def _step_view(step: StepRecord) -> StepView:
         route=step.route,
         error=step.error,
         runner=step.runner_name,
+        mcp_calls=[
+            McpCallView(
+                server=c.get("server", ""),
+                tool=c.get("tool", ""),
+                outcome=c.get("outcome", ""),
+                duration_ms=int(c.get("duration_ms", 0)),
+                result_bytes=int(c.get("result_bytes", 0)),
+            )
+            for c in step.mcp_calls
+        ],
     )
 
 

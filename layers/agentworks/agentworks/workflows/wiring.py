@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
     from agentworks.crews.adapters.registry import AdapterClients
     from agentworks.crews.calls import FunctionCalls
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
+    from agentworks.mcp_servers.service import McpServers
     from agentworks.runners.wiring import Runners
     from agentworks.signing import Signer
     from agentworks.workflows.call_waits import CallWaits
@@ -45,6 +47,8 @@ def build_workflows(
     stepfunctions: Any = None,
     adapter_clients: AdapterClients | None = None,
     scheduler: Any = None,
+    mcp_servers: McpServers | None = None,
+    mcp_call_tokens: McpCallTokens | None = None,
 ) -> Workflows:
     from agentworks.aws_clients import s3 as default_s3
     from agentworks.aws_clients import scheduler as default_scheduler
@@ -139,6 +143,8 @@ def build_workflows(
             # Its own execution's ARN comes with each Finish: no state machine ARN needed.
             history=Executions("", stepfunctions),
             waits=waits,
+            mcp_servers=mcp_servers,
+            mcp_call_tokens=mcp_call_tokens,
         ),
         runners=runners,
     )

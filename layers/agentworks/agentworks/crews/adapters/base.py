@@ -7,7 +7,10 @@ person, files in S3); an adapter only turns a prompt and its context into an ans
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from agentworks.crews.adapters.tool_use import McpToolUse
 
 
 class FunctionAccess(Protocol):
@@ -49,6 +52,9 @@ class TurnRequest:
     session_id: str | None = None
     # The account the turn runs for (a `lambda` adapter's function must be bound to it).
     account_id: str = ""
+    # Attached MCP servers' tools the turn may call (issue 28): every call goes through it
+    # (admission, the caller's scopes, bounds, records). None where no server is wired.
+    mcp_tools: McpToolUse | None = None
 
 
 @dataclass

@@ -11,7 +11,9 @@ Settings::
       pricing: {input_per_million: 0.8, output_per_million: 4.0}   # optional, USD
 
 One turn runs the Converse tool-use loop: call `converse`; while the model stops for
-`tool_use`, run the platform tools (`bedrock_tools`) locally and send their results back.
+`tool_use`, run the platform tools (`bedrock_tools`) locally — and the turn's admitted MCP
+tools and a workflow step's functions (`bedrock_session_tools`) — and send their results
+back.
 `human_feedback` ends the turn with a question (F7); `end_turn` ends it with the text as the
 final answer and, with an output schema, the `write_result` value as the result (F6).
 
@@ -28,6 +30,7 @@ from typing import Any
 from agentworks.crews.adapters import bedrock_tools
 from agentworks.crews.adapters import settings_checks as checks
 from agentworks.crews.adapters.base import AdapterError, TurnRequest, TurnResult
+from agentworks.crews.adapters.bedrock_session_tools import SessionTools
 
 SETTINGS_KEYS = ("type", "model_id", "max_tokens", "temperature", "max_turns", "pricing")
 DEFAULT_MAX_TURNS = 8
@@ -103,7 +106,11 @@ class BedrockAdapter:
         client = self._client_factory()
         messages = build_messages(request)
         tools = bedrock_tools.tool_config(request.output_schema)
-        offered = {tool["toolSpec"]["name"] for tool in tools["tools"]}
+        platform = {tool["toolSpec"]["name"] for tool in tools["tools"]}
+        # Issue 28: the admitted MCP tools and a workflow step's functions, beside them.
+        session = SessionTools.of(request, platform)
+        tools["tools"].extend(session.specs)
+        offered = platform | session.names()
         effects = bedrock_tools.ToolEffects()
         tokens = [0, 0]
         for _ in range(self._max_turns):
@@ -120,7 +127,7 @@ class BedrockAdapter:
             if reason != "tool_use":
                 return self._answer(reason, message, effects, self._cost(tokens))
             effects.progress.extend(text for text in _texts(message) if text.strip())
-            results = bedrock_tools.run_tool_uses(content, effects, offered)
+            results = bedrock_tools.run_tool_uses(content, effects, offered, session.run)
             if effects.question is not None:
                 return TurnResult(
                     question=effects.question,

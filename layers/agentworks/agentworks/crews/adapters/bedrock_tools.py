@@ -8,10 +8,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentworks.crews.adapters.output_files import safe_relative_path
+
+# A tool the turn adds (bedrock_session_tools): (text, is_error), or None when not its own.
+ExtraTool = Callable[[str, Any], "tuple[str, bool] | None"]
 
 HUMAN_FEEDBACK = "human_feedback"
 WRITE_RESULT = "write_result"
@@ -70,16 +74,28 @@ def _spec(name: str, description: str, properties: dict[str, Any]) -> dict[str, 
 
 
 def run_tool_uses(
-    content: list[dict[str, Any]], effects: ToolEffects, offered: set[str]
+    content: list[dict[str, Any]],
+    effects: ToolEffects,
+    offered: set[str],
+    extra: ExtraTool | None = None,
 ) -> list[dict[str, Any]]:
-    """Execute every toolUse block of an assistant message; return the toolResult blocks."""
+    """Execute every toolUse block of an assistant message; return the toolResult blocks.
+    `extra` runs the turn's added tools (MCP, functions); their errors carry `status`."""
     results = []
     for block in content:
         use = block.get("toolUse")
         if use is None:
             continue
-        text = _run_one(use.get("name", ""), use.get("input") or {}, effects, offered)
-        results.append({"toolResult": {"toolUseId": use["toolUseId"], "content": [{"text": text}]}})
+        name, args = use.get("name", ""), use.get("input") or {}
+        ran = extra(name, args) if extra is not None and name in offered else None
+        result: dict[str, Any] = {"toolUseId": use["toolUseId"]}
+        if ran is not None:
+            result["content"] = [{"text": ran[0]}]
+            if ran[1]:
+                result["status"] = "error"
+        else:
+            result["content"] = [{"text": _run_one(name, args, effects, offered)}]
+        results.append({"toolResult": result})
     return results
 
 

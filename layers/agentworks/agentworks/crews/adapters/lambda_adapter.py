@@ -106,6 +106,32 @@ def request_payload(request: TurnRequest) -> dict[str, Any]:
         "instructions": request.instructions,
         "output_schema": request.output_schema,
         "history": [dict(entry) for entry in request.history],
+        **_mcp_tools(request),
+    }
+
+
+def _mcp_tools(request: TurnRequest) -> dict[str, Any]:
+    """Issue 28: the turn's admitted MCP tools and a token for calling them, valid no longer
+    than the turn: `POST /v1/mcp-servers/{server}/tools/{name}:call` with
+    `Authorization: Bearer <mcp_call_token>` and the arguments as the body."""
+    if request.mcp_tools is None:
+        return {}
+    tools = request.mcp_tools.tools()
+    token = request.mcp_tools.call_token(tools)
+    if token is None:
+        return {}
+    return {
+        "mcp_tools": [
+            {
+                "server": t.server,
+                "name": t.name,
+                "description": t.description,
+                "input_schema": t.input_schema,
+                "call_path": f"/v1/mcp-servers/{t.server}/tools/{t.name}:call",
+            }
+            for t in tools
+        ],
+        "mcp_call_token": token,
     }
 
 

@@ -20,7 +20,9 @@ handoff}: in a conversation, a request to another Crew; the next turn's `{answer
 came of it), `handoff` ({agent,
 message}), `call` ({target, function, args}: in a
 workflow step, calls the function as the source workflow and waits; `{call.…}` is its
-status), then `reply` (final text), `result` or —
+status), `mcp` ({server, tool, arguments}: calls an attached MCP server's tool through the
+turn's admitted tools; `{mcp.text}`, `{mcp.outcome}` is what came of it — a refusal or
+failure too, for the rule to show), then `reply` (final text), `result` or —
 when the turn is a correction — `result_on_correction`, and `files` ({path: text}). Templates
 are described in `scripted_template`.
 """
@@ -53,7 +55,7 @@ SETTINGS_KEYS = ("type", "rules", "entrypoint")
 MATCH_KEYS = ("when", "function", "default")
 ACTION_KEYS = (
     "reply", "result", "result_on_correction", "ask", "files", "fail", "handoff", "call",
-    "ask_crew", "ask_back",
+    "ask_crew", "ask_back", "mcp",
 )  # fmt: skip
 _ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -120,6 +122,15 @@ def _rule_problems(rule: Any, where: str) -> list[str]:
         problems.append(
             f"{where}: 'ask_crew' must be {{crew: NAME, request: TEXT, handoff: true|false}}"
         )
+    mcp = rule.get("mcp")
+    if mcp is not None and not (
+        isinstance(mcp, dict)
+        and isinstance(mcp.get("server"), str)
+        and isinstance(mcp.get("tool"), str)
+        and isinstance(mcp.get("arguments", {}), dict)
+        and not set(mcp) - {"server", "tool", "arguments"}
+    ):
+        problems.append(f"{where}: 'mcp' must be {{server: NAME, tool: NAME, arguments: {{…}}}}")
     return problems
 
 
@@ -236,6 +247,28 @@ def _called(spec: Any, ctx: TemplateContext, request: TurnRequest) -> TemplateCo
     return dataclasses.replace(ctx, call=status)
 
 
+def _mcp_called(
+    spec: dict[str, Any], ctx: TemplateContext, request: TurnRequest
+) -> TemplateContext:
+    """Issue 28: the rule's MCP tool call through the turn's admitted tools; what came of it
+    (a refusal or failure too) in `mcp`."""
+    if request.mcp_tools is None:
+        raise AdapterError("this turn has no access to attached MCP servers")
+    outcome = request.mcp_tools.call(
+        render(spec["server"], ctx),
+        render(spec["tool"], ctx),
+        render_value(spec.get("arguments") or {}, ctx),
+    )
+    shown = {
+        "outcome": outcome.outcome,
+        "is_error": outcome.is_error,
+        "text": outcome.text,
+        "content": outcome.content,
+        "structured": outcome.structured_content,
+    }
+    return dataclasses.replace(ctx, mcp=shown)
+
+
 def _apply(rule: dict[str, Any], ctx: TemplateContext, request: TurnRequest) -> TurnResult:
     if "ask" in rule and request.answer is None:
         return TurnResult(question=render(rule["ask"], ctx))
@@ -257,6 +290,8 @@ def _apply(rule: dict[str, Any], ctx: TemplateContext, request: TurnRequest) -> 
         )
     if "call" in rule:
         ctx = _called(rule["call"], ctx, request)
+    if "mcp" in rule:
+        ctx = _mcp_called(rule["mcp"], ctx, request)
     outcome = TurnResult(final_text=render(rule.get("reply", rule.get("default", "")), ctx))
     result_key = (
         "result_on_correction"

@@ -1,6 +1,8 @@
 """Templates of the scripted adapter: `{prompt}`, `{answer}`, `{match.N}`, `{args.X}`,
 `{history}` (the session's earlier turns, oldest first, one `role: text` line each),
-`{call.X}` (the status of the call a `call` rule made: `{call.result.summary}`) ….
+`{call.X}` (the status of the call a `call` rule made: `{call.result.summary}`),
+`{mcp.X}` (what came of an `mcp` rule's tool call: `{mcp.text}`, `{mcp.outcome}` — ok,
+tool_error, refused or failed — `{mcp.is_error}`, `{mcp.structured.X}`) ….
 
 Rendering never fails: a missing key renders as an empty string, a non-string value as
 JSON. `{{` and `}}` are literal braces. In a structured result, a string leaf that is exactly
@@ -33,6 +35,7 @@ class TemplateContext:
     match: re.Match[str] | None = None
     history: str = ""
     call: Any = None  # the status of the function call a `call` rule made
+    mcp: Any = None  # what came of the MCP tool call an `mcp` rule made
 
 
 def render(template: str, ctx: TemplateContext) -> str:
@@ -71,6 +74,8 @@ def _lookup(path: str, ctx: TemplateContext) -> Any:
         return _descend(ctx.args, rest)
     if root == "call":
         return _MISSING if ctx.call is None else _descend(ctx.call, rest)
+    if root == "mcp":
+        return _MISSING if ctx.mcp is None else _descend(ctx.mcp, rest)
     if rest or root not in ("prompt", "answer", "correction", "function", "crew", "history"):
         return _MISSING
     value = getattr(ctx, root)
