@@ -252,3 +252,17 @@ def test_every_failed_authentication_reads_alike(identity, admin, stack) -> None
         "Missing, invalid, expired or revoked token. Send 'Authorization: Bearer <token>'."
     }
     assert identity.live_principal(admin.account_id, issued.connection.connection_id) is None
+
+
+def test_a_connection_is_live_until_it_expires_or_is_revoked(identity, admin, stack) -> None:
+    expiring = _issued(identity, admin, "expiring", expires_in_seconds=60)
+    revoked = _issued(identity, admin, "revoked")
+    account, ids = admin.account_id, (expiring.connection.connection_id,)
+    assert identity.is_live_connection(account, ids[0])
+    identity.revoke(admin, revoked.connection.connection_id)
+    assert not identity.is_live_connection(account, revoked.connection.connection_id)
+    stack.clock.advance(59)
+    assert identity.is_live_connection(account, ids[0])
+    stack.clock.advance(1)
+    assert not identity.is_live_connection(account, ids[0])
+    assert not identity.is_live_connection(account, "conn_01NOSUCH0000000000000000")
