@@ -85,7 +85,7 @@ def test_each_runner_invocation_logs_its_own_ids_only(
     """One process serving several handlers (a warm container, or the local stack)."""
 
     class Engine:
-        def handle(self, event: dict[str, Any]) -> dict[str, Any]:
+        def handle(self, event: dict[str, Any], *time_left: Any) -> dict[str, Any]:
             logger.info("probe")
             return {}
 

@@ -243,6 +243,7 @@ REPORT: dict[str, Any] = {
             "push_minutes": 1.5,
             "push_notices": 3,
             "mcp_tool_calls": 4,
+            "relay_mcp_tool_calls": 2,
             "estimated_cost_usd": 0.000321,
         },
     ],
@@ -268,10 +269,10 @@ def test_usage_command_sends_account_and_days_and_prints_a_day_table(server, con
     assert lines[0] == "usage of acc1, 2027-01-14 to 2027-01-15 (UTC days)"
     assert lines[1].split() == [
         "DAY", "SENT", "READ", "CALLS", "TRANSITIONS", "STORED", "PUSH_MIN", "NOTICES",
-        "MCP_CALLS", "EST_USD",
+        "MCP_CALLS", "RELAY_MCP", "EST_USD",
     ]  # fmt: skip
     assert lines[3].split() == [
-        "2027-01-15", "5", "6", "2", "9", "3.0", "MB", "1.5", "3", "4", "0.0003",
+        "2027-01-15", "5", "6", "2", "9", "3.0", "MB", "1.5", "3", "4", "2", "0.0003",
     ]  # fmt: skip
     assert lines[4].split()[:4] == ["total", "5", "6", "2"]
     assert "estimated cost: 0.0003 USD" in out
