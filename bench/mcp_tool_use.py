@@ -19,6 +19,7 @@ from typing import Any
 from moto import mock_aws
 
 from bench.stack import Requests, executing_stack
+from bench.workflows import run_to_end
 
 ROUNDS = 5
 PROFILE: dict[str, Any] = {
@@ -42,34 +43,15 @@ def _definition(prompt: str) -> dict[str, Any]:
 
 
 def _run(stack: Any, requests: Requests, prompt: str) -> dict[str, float]:
-    api, admin, sfn = stack.api, stack.admin_token, stack.stepfunctions
-    before, executed = requests.counts.copy(), requests.execution.copy()
-    started = time.perf_counter()
-    run_id = api("POST", "/v1/workflows", admin, _definition(prompt)).body["runId"]
-    # The start (on this thread) and everything the execution did (off it); the status
-    # polls are the caller's choice and not counted.
-    admission = requests.counts - before - (requests.execution - executed)
-    while True:
-        status = api("GET", f"/v1/workflows/{run_id}", admin).body
-        if status["status"] != "running":
-            break
-        time.sleep(0.005)
-    wall = time.perf_counter() - started
-    assert status["status"] == "succeeded", status
-    spent = admission + (requests.execution - executed)
-    arn = next(
-        m["stateMachineArn"]
-        for m in sfn.list_state_machines()["stateMachines"]
-        if m["name"].endswith("WorkflowRunStateMachine")
+    ended = run_to_end(
+        stack.api, stack.admin_token, stack.stepfunctions, requests, _definition(prompt)
     )
-    execution = f"{arn.replace(':stateMachine:', ':execution:', 1)}:{run_id}"
-    history = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
-    step = status["stages"][0]["steps"][0]
+    step = ended.status["stages"][0]["steps"][0]
     return {
-        "transitions": float(sum(1 for e in history if e["type"].endswith("StateEntered"))),
-        "ddb": float(sum(n for k, n in spent.items() if k.startswith("dynamodb:"))),
-        "secrets": float(spent.get("secretsmanager:GetSecretValue", 0)),
-        "wall": wall,
+        "transitions": ended.transitions,
+        "ddb": ended.ddb,
+        "secrets": float(ended.spent.get("secretsmanager:GetSecretValue", 0)),
+        "wall": ended.wall,
         "call_ms": float(step["mcpCalls"][0]["durationMs"]) if step["mcpCalls"] else 0.0,
     }
 

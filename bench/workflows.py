@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from moto import mock_aws
@@ -33,12 +35,27 @@ def definition(stages: int = STAGES, steps: int = STEPS) -> dict[str, Any]:
     }
 
 
-def _run(api: Any, admin: str, sfn: Any, requests: Any, shape: dict[str, Any]) -> dict[str, float]:
+@dataclass(frozen=True)
+class Ended:
+    """A run started over the API and waited for: its status, what it spent (the start and
+    its execution; the caller's status polls are its own choice and not counted), its wall
+    time and its execution's states entered."""
+
+    status: dict[str, Any]
+    spent: Counter[str]
+    wall: float
+    transitions: float
+
+    @property
+    def ddb(self) -> float:
+        return float(sum(n for k, n in self.spent.items() if k.startswith("dynamodb:")))
+
+
+def run_to_end(api: Any, admin: str, sfn: Any, requests: Any, shape: dict[str, Any]) -> Ended:
     before, executed = requests.counts.copy(), requests.execution.copy()
     started = time.perf_counter()
     run_id = api("POST", "/v1/workflows", admin, shape).body["runId"]
-    # The start (on this thread) and everything the execution did (off it); the caller's
-    # status polls are its own choice and not counted.
+    # The start (on this thread) and everything the execution did (off it).
     admission = requests.counts - before - (requests.execution - executed)
     while True:
         status = api("GET", f"/v1/workflows/{run_id}", admin).body
@@ -47,7 +64,6 @@ def _run(api: Any, admin: str, sfn: Any, requests: Any, shape: dict[str, Any]) -
         time.sleep(0.005)
     wall = time.perf_counter() - started
     assert status["status"] == "succeeded", status
-    spent = admission + (requests.execution - executed)
     arn = next(
         m["stateMachineArn"]
         for m in sfn.list_state_machines()["stateMachines"]
@@ -55,11 +71,17 @@ def _run(api: Any, admin: str, sfn: Any, requests: Any, shape: dict[str, Any]) -
     )
     execution = f"{arn.replace(':stateMachine:', ':execution:', 1)}:{run_id}"
     history = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
+    entered = float(sum(1 for e in history if e["type"].endswith("StateEntered")))
+    return Ended(status, admission + (requests.execution - executed), wall, entered)
+
+
+def _run(api: Any, admin: str, sfn: Any, requests: Any, shape: dict[str, Any]) -> dict[str, float]:
+    ended = run_to_end(api, admin, sfn, requests, shape)
     return {
-        "transitions": float(sum(1 for e in history if e["type"].endswith("StateEntered"))),
+        "transitions": ended.transitions,
         # The start's token check (one GetItem) is the caller's, as for every request.
-        "ddb": float(sum(n for k, n in spent.items() if k.startswith("dynamodb:")) - 1),
-        "wall": wall,
+        "ddb": ended.ddb - 1,
+        "wall": ended.wall,
     }
 
 

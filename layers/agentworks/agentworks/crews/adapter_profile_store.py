@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from agentworks.dynamo import condition_failed, from_item, to_item
+from agentworks.dynamo import condition_failed, query_items, read_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -59,27 +59,18 @@ class AdapterProfileStore:
         self._table = table
 
     def get(self, account_id: str, name: str) -> AdapterProfile | None:
-        response = self._db.get_item(
-            TableName=self._table, Key=to_item(profile_key(account_id, name)), ConsistentRead=True
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, profile_key(account_id, name))
         return _from_item(data) if data else None
 
     def list_all(self, account_id: str) -> list[AdapterProfile]:
-        kwargs: dict[str, Any] = {
+        request = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
             "ExpressionAttributeValues": to_item(
                 {":pk": f"ACCOUNT#{account_id}", ":prefix": _PREFIX}
             ),
         }
-        found: list[AdapterProfile] = []
-        while True:
-            page = self._db.query(**kwargs)
-            found.extend(_from_item(from_item(i) or {}) for i in page["Items"])
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return [_from_item(data) for data in query_items(self._db, request)]
 
     def create(self, profile: AdapterProfile) -> None:
         item = {

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from agentworks.dynamo import condition_failed, from_item, to_item
+from agentworks.dynamo import condition_failed, query_items, read_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -61,27 +61,18 @@ class McpServerStore:
         self._table = table
 
     def get(self, account_id: str, name: str) -> McpServer | None:
-        response = self._db.get_item(
-            TableName=self._table, Key=to_item(server_key(account_id, name)), ConsistentRead=True
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, server_key(account_id, name))
         return _from_item(data) if data else None
 
     def list_all(self, account_id: str) -> list[McpServer]:
-        kwargs: dict[str, Any] = {
+        request = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
             "ExpressionAttributeValues": to_item(
                 {":pk": f"ACCOUNT#{account_id}", ":prefix": _PREFIX}
             ),
         }
-        found: list[McpServer] = []
-        while True:
-            page = self._db.query(**kwargs)
-            found.extend(_from_item(from_item(i) or {}) for i in page["Items"])
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return [_from_item(data) for data in query_items(self._db, request)]
 
     def create(self, server: McpServer) -> None:
         item = {
