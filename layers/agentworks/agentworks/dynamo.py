@@ -76,6 +76,21 @@ def query_items(client: DynamoDBClient, request: dict[str, Any]) -> Iterator[dic
             yield from_item(raw) or {}
 
 
+def items_under(
+    client: DynamoDBClient, table: str, pk: str, prefix: str
+) -> Iterator[dict[str, Any]]:
+    """Every item of partition `pk` whose sort key starts with `prefix` (an account's
+    named resources of one kind), as plain values, page after page."""
+    yield from query_items(
+        client,
+        {
+            "TableName": table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": to_item({":pk": pk, ":prefix": prefix}),
+        },
+    )
+
+
 def applied(write: Callable[..., Any], **request: Any) -> bool:
     """Runs one conditional write (put_item, update_item, delete_item with `request`); False
     when its condition was false, so the caller says what that means."""

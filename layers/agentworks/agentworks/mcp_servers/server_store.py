@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from agentworks.dynamo import condition_failed, query_items, read_item, to_item
+from agentworks.dynamo import condition_failed, items_under, read_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -65,14 +65,8 @@ class McpServerStore:
         return _from_item(data) if data else None
 
     def list_all(self, account_id: str) -> list[McpServer]:
-        request = {
-            "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-            "ExpressionAttributeValues": to_item(
-                {":pk": f"ACCOUNT#{account_id}", ":prefix": _PREFIX}
-            ),
-        }
-        return [_from_item(data) for data in query_items(self._db, request)]
+        found = items_under(self._db, self._table, f"ACCOUNT#{account_id}", _PREFIX)
+        return [_from_item(data) for data in found]
 
     def create(self, server: McpServer) -> None:
         item = {
