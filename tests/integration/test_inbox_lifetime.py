@@ -118,7 +118,11 @@ def test_m11_idle_inbox_expires_after_7_days_then_tick_retires_it(api, agents, s
     stack.clock.advance(1)
     expired = api("GET", "/v1/messages", worker, query={"inbox_id": inbox})
     assert expired.status == 410
-    assert api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "x"}).status == 410
+    late = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "x"})
+    assert (late.status, late.body["error"]["message"]) == (
+        410,
+        "This inbox expired after 7 idle days. Start a new conversation with target=agent:NAME.",
+    )
     # Another account can't tell it apart from an unknown id (A5).
     assert api("GET", "/v1/messages", stranger, query={"inbox_id": inbox}).status == 404
 

@@ -250,5 +250,6 @@ def test_m9_an_expired_inbox_takes_no_wakeup_and_says_why(api, stack, agents):
     refused = schedule(api, caller, sent["inbox_id"], delay_seconds=120)
     assert (refused.status, refused.body["error"]["message"]) == (
         410,
-        "This inbox expired after 7 idle days. Start a new conversation with target=agent:NAME.",
+        "This inbox expired after 7 idle days. Start a new conversation with "
+        "target=crew:contracts.",
     ), refused.body

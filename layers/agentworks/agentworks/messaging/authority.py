@@ -74,7 +74,7 @@ class InboxAuthority:
 
     def refuse_expired(self, head: Head, what: str) -> None:
         if is_expired(head, self._now_ms()):
-            raise Expired(f"{what} Start a new conversation with target=agent:NAME.")
+            raise Expired(f"{what} Start a new conversation with target={_anew(head)}.")
 
     def recheck(self, principal: Principal, party: Party) -> None:
         """Authority as stored now (the principal's is as of authentication's read)."""
@@ -90,3 +90,11 @@ class InboxAuthority:
 def with_a_crew(head: Head) -> bool:
     conv = head.conversation
     return conv is not None and any(p.kind == "crew" for p in conv.parties.values())
+
+
+def _anew(head: Head) -> str:
+    """What a new conversation targets: the Crew of this one (the caller's side is never a
+    Crew's), else the named agent the caller knows."""
+    parties = head.conversation.parties.values() if head.conversation else ()
+    crews = [p.agent_name for p in parties if p.kind == "crew" and p.agent_name]
+    return f"crew:{crews[0]}" if crews else "agent:NAME"
