@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from agentworks import limits
 from agentworks.crews.adapters.tool_use import McpTool, McpToolOutcome
 from agentworks.errors import AgentWorksError, McpServerFailed, NotAdmitted, Unavailable
+from agentworks.mcp_servers.cancel_watch import CancelWatch
 from agentworks.mcp_servers.declarations import McpToolsDeclaration
 
 if TYPE_CHECKING:
@@ -40,8 +41,9 @@ if TYPE_CHECKING:
 Keep = Callable[[str, bytes], str]
 
 
-def _no_time_limit() -> float:
-    return limits.MCP_CALL_TIMEOUT_MAX_SECONDS
+# The seconds the turn has left (the invocation's clock); none given: the longest a call
+# may take.
+TimeLeft = Callable[[], float]
 
 
 @dataclass
@@ -53,7 +55,7 @@ class TurnMcpTools:
     principal: Callable[[], Principal | None]  # the run's acting principal, read per call
     scope: str  # the scope that principal must still hold
     keep: Keep
-    time_left: Callable[[], float] = _no_time_limit  # seconds the turn has left
+    time_left: TimeLeft | None = None
     cancel: threading.Event | None = None
     tokens: McpCallTokens | None = None  # mints a lambda adapter's call token
     # Whether the run was cancelled (read while a call is in flight: a cancel ends it).
@@ -80,7 +82,7 @@ class TurnMcpTools:
             return None
         assert principal is not None
         pairs = [(t.server, t.name) for t in tools]
-        return self.tokens.mint(principal, self.scope, pairs, self.time_left())
+        return self.tokens.mint(principal, self.scope, pairs, self._seconds_left())
 
     def call(self, server: str, tool: str, arguments: Any) -> McpToolOutcome:
         started = time.monotonic()
@@ -94,14 +96,15 @@ class TurnMcpTools:
                 raise NotAdmitted(
                     f"A turn makes at most {limits.MCP_CALLS_PER_TURN_MAX} MCP tool calls."
                 )
-            with _CancelWatch(self.cancelled, self.cancel) as cancel:
+            watch = CancelWatch(self.cancelled, limits.MCP_CANCEL_POLL_SECONDS, self.cancel)
+            with watch as cancel:
                 result = self.servers.call(
                     principal,
                     server,
                     tool,
                     arguments,
                     declaration=self.declaration,
-                    time_left=self.time_left(),
+                    time_left=self._seconds_left(),
                     cancel=cancel,
                 )
             outcome = McpToolOutcome(
@@ -120,6 +123,9 @@ class TurnMcpTools:
         return outcome
 
     # ---- internals ----
+
+    def _seconds_left(self) -> float:
+        return self.time_left() if self.time_left else limits.MCP_CALL_TIMEOUT_MAX_SECONDS
 
     def _record(
         self,
@@ -149,39 +155,6 @@ class TurnMcpTools:
             else:
                 entry["content_file"] = self.keep(f"mcp-calls/{index:03d}.json", encoded)
             self.calls.append(entry)
-
-
-class _CancelWatch:
-    """While a call is in flight, reads every MCP_CANCEL_POLL_SECONDS whether the run was
-    cancelled and then sets the call's cancel event (the client ends the call)."""
-
-    def __init__(self, cancelled: Callable[[], bool] | None, given: threading.Event | None):
-        self._cancelled = cancelled
-        self._event = given or threading.Event()
-        self._done = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> threading.Event | None:
-        if self._cancelled is None:
-            return self._event
-        self._thread = threading.Thread(target=self._watch, name="mcp-cancel-watch", daemon=True)
-        self._thread.start()
-        return self._event
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _watch(self) -> None:
-        assert self._cancelled is not None
-        while not self._done.wait(limits.MCP_CANCEL_POLL_SECONDS):
-            try:
-                if self._cancelled():
-                    self._event.set()
-                    return
-            except Exception:  # a failed read: read again next time
-                continue
 
 
 def _refusal(principal: Principal | None, scope: str) -> str | None:

@@ -18,7 +18,7 @@ from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, T
 from agentworks.crews.call_bounds import inline_result_max, stored_size
 from agentworks.crews.call_store import CallStore, StaleCall
 from agentworks.crews.crew_store import CrewStore
-from agentworks.crews.mcp_tool_use import TurnMcpTools
+from agentworks.crews.mcp_tool_use import TimeLeft, TurnMcpTools
 from agentworks.crews.message_turns import MessageTurns
 from agentworks.crews.models import CallRecord, Crew, PendingInput
 from agentworks.crews.outcomes import count_ended, report_outcome
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from agentworks.mcp_servers.service import McpServers
     from agentworks.messaging.service import MessagingService
 
-TimeLeft = Callable[[], float]
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
 
 
@@ -106,11 +105,6 @@ def _take_mcp_calls(record: CallRecord, tools: TurnMcpTools | None) -> None:
     if tools is not None:
         record.mcp_calls.extend(tools.calls)
         record.mcp_calls_made += len(tools.calls)
-
-
-def _turn_time() -> float:
-    """Without the invocation's clock (a direct call): the longest a call may take."""
-    return limits.MCP_CALL_TIMEOUT_MAX_SECONDS
 
 
 def _function_prompt(crew: Crew, record: CallRecord) -> str:
@@ -280,7 +274,7 @@ class StepRunner(MessageTurns):
             caller,
             FUNCTIONS_CALL,
             keep,
-            time_left=time_left or _turn_time,
+            time_left=time_left,
             tokens=self._mcp_call_tokens,
             cancelled=lambda: self._call_stopped(record.call_id),
         )

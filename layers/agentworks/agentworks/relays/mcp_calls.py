@@ -22,8 +22,9 @@ from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.errors import AgentWorksError, InvalidInput, McpServerFailed, Unavailable
 from agentworks.ids import new_ulid
+from agentworks.mcp_servers.cancel_watch import CancelWatch
 from agentworks.mcp_servers.declarations import parse_declaration
-from agentworks.observability import count, logger
+from agentworks.observability import count
 from agentworks.relays.records import McpCall, McpCallOutcome, RelayRun
 from agentworks.relays.steps import STEP_NAME
 from agentworks.usage.counts import Counts
@@ -77,26 +78,28 @@ class RelayMcpCalls:
             run_left = (ends_at - now_ms) / 1000
             time_left = run_left if time_left is None else min(time_left, run_left)
         started = time.monotonic()
+        # The run re-read while the call is out: ended, or moved to another attempt, cancels it.
         cancel = threading.Event()
-        finished = threading.Event()
-        watcher = threading.Thread(
-            target=self._watch, args=(run, cancel, finished), daemon=True, name="mcp-call-watch"
+        watch = CancelWatch(
+            lambda: self._runs.state(run.run_id) != ("running", run.attempt),
+            limits.RELAY_MCP_RUN_WATCH_SECONDS,
+            cancel,
         )
-        watcher.start()
         outcome: McpCallOutcome = "failed"
         error: str | None = None
         result: ToolResult | None = None
         try:
-            result = self._servers.call(
-                principal,
-                server,
-                tool,
-                arguments,
-                declaration=declaration,
-                timeout=timeout,
-                time_left=time_left,
-                cancel=cancel,
-            )
+            with watch:
+                result = self._servers.call(
+                    principal,
+                    server,
+                    tool,
+                    arguments,
+                    declaration=declaration,
+                    timeout=timeout,
+                    time_left=time_left,
+                    cancel=cancel,
+                )
             outcome = "tool_error" if result.is_error else "ok"
             return result
         except McpServerFailed as failed:
@@ -122,7 +125,6 @@ class RelayMcpCalls:
             outcome, error = "refused", refused.message
             raise
         finally:
-            finished.set()
             self._record(
                 principal,
                 run,
@@ -154,18 +156,6 @@ class RelayMcpCalls:
         """The pinned release's `mcp_tools` (none when the release is gone or has none)."""
         release = self._releases.release(run.account_id, run.relay, run.version)
         return parse_declaration(release.mcp_tools or None) if release else ()
-
-    def _watch(self, run: RelayRun, cancel: threading.Event, finished: threading.Event) -> None:
-        """Cancels the call once the run ended or moved to another attempt."""
-        while not finished.wait(limits.RELAY_MCP_RUN_WATCH_SECONDS):
-            try:
-                state = self._runs.state(run.run_id)
-            except Exception:  # a failed read is no reason to cancel; read again
-                logger.warning("could not re-read a relay run during an MCP call")
-                continue
-            if state != ("running", run.attempt):
-                cancel.set()
-                return
 
     def _record(
         self,

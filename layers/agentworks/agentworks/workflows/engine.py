@@ -21,7 +21,7 @@ from agentworks.crews.adapter_profile_store import AdapterProfileStore
 from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, TurnResult
 from agentworks.crews.adapters.registry import runs_on_a_runner
 from agentworks.crews.execution import Executions
-from agentworks.crews.mcp_tool_use import TurnMcpTools
+from agentworks.crews.mcp_tool_use import TimeLeft, TurnMcpTools
 from agentworks.identity.models import WORKFLOWS_RUN
 from agentworks.ids import new_id
 from agentworks.mcp_servers.declarations import McpToolsDeclaration, parse_declaration
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from agentworks.mcp_servers.service import McpServers
 
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
-TimeLeft = Callable[[], float]
 
 # W3 auto-allow: the canned reply a session gets when it asks for input.
 AUTO_ALLOW_REPLY = "Yes, go ahead. No person is watching this step; use your best judgement."
@@ -409,7 +408,7 @@ class WorkflowEngine:
             starter,
             WORKFLOWS_RUN,
             lambda name, data: self._runs.keep_content(record, name, data),
-            time_left=context.time_left or _turn_time,
+            time_left=context.time_left,
             tokens=self._mcp_call_tokens,
             cancelled=lambda: self._run_ended(run.run_id),
         )
@@ -541,11 +540,6 @@ class WorkflowEngine:
             message = f"the step's task failed ({cause.get('Error') or 'unknown error'})"
         record.task_token = None
         self._end(record, version, "failed", error=message)
-
-
-def _turn_time() -> float:
-    """Without the invocation's clock (a direct call): the longest a call may take."""
-    return limits.MCP_CALL_TIMEOUT_MAX_SECONDS
 
 
 def _bounded(text: str, most: int) -> str:
