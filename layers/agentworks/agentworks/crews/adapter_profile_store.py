@@ -10,9 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
-from agentworks.dynamo import condition_failed, items_under, read_item, to_item
+from agentworks.dynamo import applied, items_under, read_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -76,16 +74,13 @@ class AdapterProfileStore:
             "created_at": profile.created_at,
             "updated_at": profile.updated_at,
         }
-        try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=to_item(item),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                raise ProfileExists() from None
-            raise
+        if not applied(
+            self._db.put_item,
+            TableName=self._table,
+            Item=to_item(item),
+            ConditionExpression="attribute_not_exists(pk)",
+        ):
+            raise ProfileExists()
 
     def replace(
         self,
@@ -96,29 +91,24 @@ class AdapterProfileStore:
     ) -> bool:
         """New settings (and MCP tools) if the profile is still at the version that was
         read."""
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=to_item(profile_key(profile.account_id, profile.name)),
-                UpdateExpression=(
-                    "SET settings = :s, mcp_tools = :m, version = :next, updated_at = :now"
-                ),
-                ConditionExpression="version = :v",
-                ExpressionAttributeValues=to_item(
-                    {
-                        ":s": settings_json(settings),
-                        ":m": settings_json(mcp_tools or []),
-                        ":next": profile.version + 1,
-                        ":now": now_ms,
-                        ":v": profile.version,
-                    }
-                ),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return applied(
+            self._db.update_item,
+            TableName=self._table,
+            Key=to_item(profile_key(profile.account_id, profile.name)),
+            UpdateExpression=(
+                "SET settings = :s, mcp_tools = :m, version = :next, updated_at = :now"
+            ),
+            ConditionExpression="version = :v",
+            ExpressionAttributeValues=to_item(
+                {
+                    ":s": settings_json(settings),
+                    ":m": settings_json(mcp_tools or []),
+                    ":next": profile.version + 1,
+                    ":now": now_ms,
+                    ":v": profile.version,
+                }
+            ),
+        )
 
     def delete(self, profile: AdapterProfile) -> None:
         """Unconditional: gone is gone, also when a retried delete finds it gone already."""

@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
-from agentworks.dynamo import condition_failed, items_under, read_item, to_item
+from agentworks.dynamo import applied, items_under, read_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -79,45 +77,37 @@ class McpServerStore:
             "created_at": server.created_at,
             "updated_at": server.updated_at,
         }
-        try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=to_item(item),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                raise ServerExists() from None
-            raise
+        if not applied(
+            self._db.put_item,
+            TableName=self._table,
+            Item=to_item(item),
+            ConditionExpression="attribute_not_exists(pk)",
+        ):
+            raise ServerExists()
 
     def replace(
         self, server: McpServer, url: str, header_names: tuple[str, ...], now_ms: int
     ) -> bool:
         """A new URL and header names if the server is still at the version that was read."""
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=to_item(server_key(server.account_id, server.name)),
-                UpdateExpression=(
-                    "SET #url = :url, header_names = :h, version = :next, updated_at = :now"
-                ),
-                ConditionExpression="version = :v",
-                ExpressionAttributeNames={"#url": "url"},
-                ExpressionAttributeValues=to_item(
-                    {
-                        ":url": url,
-                        ":h": list(header_names),
-                        ":next": server.version + 1,
-                        ":now": now_ms,
-                        ":v": server.version,
-                    }
-                ),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                return False
-            raise
-        return True
+        return applied(
+            self._db.update_item,
+            TableName=self._table,
+            Key=to_item(server_key(server.account_id, server.name)),
+            UpdateExpression=(
+                "SET #url = :url, header_names = :h, version = :next, updated_at = :now"
+            ),
+            ConditionExpression="version = :v",
+            ExpressionAttributeNames={"#url": "url"},
+            ExpressionAttributeValues=to_item(
+                {
+                    ":url": url,
+                    ":h": list(header_names),
+                    ":next": server.version + 1,
+                    ":now": now_ms,
+                    ":v": server.version,
+                }
+            ),
+        )
 
     def delete(self, server: McpServer) -> None:
         """Unconditional: gone is gone, also when a retried delete finds it gone already."""
