@@ -22,7 +22,6 @@ from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, T
 from agentworks.crews.adapters.registry import runs_on_a_runner
 from agentworks.crews.execution import Executions
 from agentworks.crews.mcp_tool_use import TimeLeft, TurnMcpTools
-from agentworks.identity.models import WORKFLOWS_RUN
 from agentworks.ids import new_id
 from agentworks.mcp_servers.declarations import McpToolsDeclaration, parse_declaration
 from agentworks.signing import Signer
@@ -40,9 +39,7 @@ from agentworks.workflows.variables import parse_human, resolved_prompts, with_h
 from agentworks.workflows.webhooks import Webhooks
 
 if TYPE_CHECKING:
-    from agentworks.identity.models import Principal
-    from agentworks.mcp_servers.call_tokens import McpCallTokens
-    from agentworks.mcp_servers.service import McpServers
+    from agentworks.workflows.step_tools import StepTools
 
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
 
@@ -77,12 +74,10 @@ class WorkflowEngine:
         webhooks: Webhooks | None = None,
         history: Executions | None = None,
         waits: CallWaits | None = None,
-        mcp_servers: McpServers | None = None,
-        mcp_call_tokens: McpCallTokens | None = None,
+        tools: StepTools | None = None,
     ) -> None:
         self._runs = runs
-        self._mcp_servers = mcp_servers  # attached MCP servers steps' sessions may call
-        self._mcp_call_tokens = mcp_call_tokens  # …and a lambda adapter's agent, by token
+        self._tools = tools  # the attached MCP tools steps' sessions may call (issue 28)
         self._waits = waits  # crew steps wait for their call's end; a run's end wakes its caller
         self._history = history  # the executions' states entered (usage)
         self._crew_steps = crew_steps
@@ -324,16 +319,22 @@ class WorkflowEngine:
             elif refused := self._over_budget(context):
                 return self._end(record, version, "failed", error=refused)
             else:
-                tools = self._mcp_tool_use(context)
+                tools = (
+                    self._tools.for_turn(run, record, context.mcp_tools, context.time_left)
+                    if self._tools
+                    else None
+                )
                 try:
                     adapter = self._adapters(context.profile)
                     result = adapter.run_turn(self._request(context, answer, correction, tools))
                 except AdapterError as error:
-                    self._take_mcp_calls(context, tools)
+                    if self._tools:
+                        self._tools.take(run, record, tools)
                     return self._end(
                         record, version, "failed", error=str(error) or "the agent failed"
                     )
-                self._take_mcp_calls(context, tools)
+                if self._tools:
+                    self._tools.take(run, record, tools)
                 if result.runner_work is not None:  # a cli turn: AwaitRunner hands it out
                     record.job_id = self._runner.create(run, record, result.runner_work)
                     record.correction = correction
@@ -381,42 +382,6 @@ class WorkflowEngine:
             self._end(record, version, "succeeded")
             self._journal(context)
             return "done"
-
-    def _take_mcp_calls(self, context: _Context, tools: TurnMcpTools | None) -> None:
-        """The turn's MCP tool calls onto the step, counted on the run (its end's usage)."""
-        if tools is not None and tools.calls:
-            context.record.mcp_calls.extend(tools.calls)
-            self._runs.add_mcp_calls(context.run.run_id, len(tools.calls))
-
-    def _mcp_tool_use(self, context: _Context) -> TurnMcpTools | None:
-        """Issue 28: the step's session calls the profile's declared MCP tools as the run's
-        starter, who must still hold `workflows:run`."""
-        if self._mcp_servers is None:
-            return None
-        run, record = context.run, context.record
-
-        def starter() -> Principal | None:
-            try:
-                principal: Principal = self._crew_steps.starter(run)
-            except AdapterError:
-                return None
-            return principal
-
-        return TurnMcpTools(
-            self._mcp_servers,
-            context.mcp_tools,
-            starter,
-            WORKFLOWS_RUN,
-            lambda name, data: self._runs.keep_content(record, name, data),
-            time_left=context.time_left,
-            tokens=self._mcp_call_tokens,
-            cancelled=lambda: self._run_ended(run.run_id),
-        )
-
-    def _run_ended(self, run_id: str) -> bool:
-        """Whether the run was cancelled (or ended) meanwhile: its in-flight calls stop."""
-        found = self._runs.get(run_id)
-        return found is None or found[0].status in TERMINAL_RUN
 
     def _request(
         self,

@@ -73,6 +73,7 @@ def build_workflows(
     from agentworks.workflows.runner_steps import RunnerSteps
     from agentworks.workflows.runs import WorkflowRuns
     from agentworks.workflows.schedules import EventBridgeSchedules
+    from agentworks.workflows.step_tools import StepTools
 
     runners = build_runners(settings, client, clock, stepfunctions)
     # A cli step's turns as runner jobs, in the job store the runners claim from.
@@ -143,8 +144,11 @@ def build_workflows(
             # Its own execution's ARN comes with each Finish: no state machine ARN needed.
             history=Executions("", stepfunctions),
             waits=waits,
-            mcp_servers=mcp_servers,
-            mcp_call_tokens=mcp_call_tokens,
+            tools=(
+                StepTools(mcp_servers, runs, crew_steps, mcp_call_tokens)
+                if mcp_servers is not None
+                else None
+            ),
         ),
         runners=runners,
     )
