@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -31,6 +30,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from equivalents import CLI, LAYER, why_equivalent
 from mutmut.stats import status_by_exit_code
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,8 +47,6 @@ ALSO_COPY = [
     "skills",
     "examples",
 ]
-LAYER = "src/agentworks"
-CLI = "src/agentworks_cli"
 LOCAL = "src/agentworks_local"
 
 
@@ -105,6 +103,7 @@ GROUPS = (
             "tests/integration/test_identity_rules.py",
             "tests/integration/test_identity_service_rules.py",
             "tests/integration/test_web_inbox.py",
+            "tests/integration/test_push_listeners.py",
             "tests/unit/test_domain_rules.py",
         ),
     ),
@@ -286,12 +285,9 @@ def results(group: Group) -> dict[str, dict[str, object]]:
         survivors: dict[str, str] = {}
         for name in sorted(k for k, s in status.items() if s in LEFT):
             diff = _diff(folder, module, name)
-            if module.startswith(CLI + "/bridge/") and _sqlite_case_only(diff):
-                equivalent[name] = diff
-            elif module.startswith(LAYER + "/") and _dynamodb_keyword_case_only(diff):
-                equivalent[name] = f"{diff}\n# DynamoDB expression keywords ignore case"
-            elif why := _explained(module, diff):
-                equivalent[name] = f"{diff}\n# {why}"
+            why = why_equivalent(module, diff)
+            if why is not None:
+                equivalent[name] = f"{diff}\n# {why}" if why else diff
             else:
                 survivors[name] = f"[{status[name]}]\n{diff}"
         total = len(killed) + len(equivalent) + len(survivors)
@@ -310,202 +306,6 @@ def results(group: Group) -> dict[str, dict[str, object]]:
 
 LEFT = {"survived", "suspicious", "no tests"}
 
-# Survivors that behave exactly as the original, each with the reason: (module, the mutated
-# line as mutmut writes it, why no test can tell them apart). Matched by text, not by
-# mutant number, so an edit elsewhere in the module keeps the explanation attached.
-EXPLAINED = (
-    (
-        f"{LAYER}/messaging/message_page_store.py",
-        '":first": keys.message(conversation, max(1, seq - 3 * limit))["sk"],',
-        "the window read before a request: a wider one reads more and answers the same "
-        "newest `limit` notes",
-    ),
-    (
-        f"{LAYER}/messaging/message_page_store.py",
-        '":before": keys.message(None, max(1, seq - 1))["sk"],',
-        "a message's sort key is its seq alone (the conversation is in the partition key)",
-    ),
-    (
-        f"{LAYER}/messaging/message_page_store.py",
-        '":first": keys.message(None, max(1, seq - 2 * limit))["sk"],',
-        "a message's sort key is its seq alone (the conversation is in the partition key)",
-    ),
-    (
-        f"{LAYER}/messaging/submissions.py",
-        "payload = json.dumps([destination, sender, body], ensure_ascii=None).encode()",
-        "any one encoding hashes the same send alike (bindings last a day; the encoding "
-        "does not change under a live binding)",
-    ),
-    (
-        f"{LAYER}/messaging/submissions.py",
-        "payload = json.dumps([destination, sender, body], ).encode()",
-        "any one encoding hashes the same send alike (bindings last a day; the encoding "
-        "does not change under a live binding)",
-    ),
-    (
-        f"{LAYER}/messaging/submissions.py",
-        "payload = json.dumps([destination, sender, body], ensure_ascii=True).encode()",
-        "any one encoding hashes the same send alike (bindings last a day; the encoding "
-        "does not change under a live binding)",
-    ),
-    (
-        f"{LAYER}/messaging/message_page_store.py",
-        '"Limit": 3 * limit,',
-        "the page size of a filtered query: a larger page reads more per request and "
-        "answers the same records (the loop reads on until it has `limit`)",
-    ),
-    (
-        f"{LAYER}/messaging/message_page_store.py",
-        "while len(records) <= limit:",
-        "one page more when exactly `limit` were found, cut back to `limit`: the same answer",
-    ),
-    (
-        f"{LAYER}/messaging/service.py",
-        "digest = content_hash(inbox.inbox_id, None, hashed_body(body, framing))",
-        "the inbox id names the party whose address this is: the digest binds it already",
-    ),
-    (
-        f"{LAYER}/workflows/engine.py",
-        'if self.step(run_id, at) == "XXdoneXX":',
-        "a step that answers done has saved a terminal record (or has none to save): the "
-        "check that follows finds it terminal and does nothing either way",
-    ),
-    (
-        f"{LAYER}/workflows/engine.py",
-        'if self.step(run_id, at) == "DONE":',
-        "a step that answers done has saved a terminal record (see the line above)",
-    ),
-    (
-        f"{LAYER}/workflows/engine.py",
-        "if found is not None or not found[0].terminal:",
-        "the step was just run, so its record exists: `or` and `and` read the same record",
-    ),
-    (
-        f"{LAYER}/workflows/engine.py",
-        'outcome = self._runner.outcome(context.run.account_id, context.record.job_id or "XXXX")',
-        "reached only when the step holds a job id (`_run_turns` checks it first)",
-    ),
-    (
-        f"{LAYER}/relays/run_store.py",
-        'start: dict[str, Any] | None = ""',
-        "the first page is asked for when `start` is falsy: None and an empty string alike",
-    ),
-    (
-        f"{LAYER}/messaging/submission_store.py",
-        'sender=data["pk"].split("#", )[2],',
-        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
-        "address can hold '#', so every split of it reads the same two parts",
-    ),
-    (
-        f"{LAYER}/messaging/submission_store.py",
-        'sender=data["pk"].rsplit("#", 2)[2],',
-        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
-        "address can hold '#', so every split of it reads the same two parts",
-    ),
-    (
-        f"{LAYER}/messaging/submission_store.py",
-        'sender=data["pk"].split("#", 3)[2],',
-        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
-        "address can hold '#', so every split of it reads the same two parts",
-    ),
-    (
-        f"{LAYER}/messaging/submission_store.py",
-        'account_id=data["pk"].split("#", )[1],',
-        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
-        "address can hold '#', so every split of it reads the same two parts",
-    ),
-    (
-        f"{LAYER}/messaging/submission_store.py",
-        'account_id=data["pk"].rsplit("#", 2)[1],',
-        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
-        "address can hold '#', so every split of it reads the same two parts",
-    ),
-    (
-        f"{LAYER}/messaging/submission_store.py",
-        'account_id=data["pk"].split("#", 3)[1],',
-        "a binding's key is SUB#<account>#<sender>: neither an account id nor a sender "
-        "address can hold '#', so every split of it reads the same two parts",
-    ),
-    (
-        f"{LAYER}/messaging/submissions.py",
-        'created_at=iso(binding.created_at) or "XXXX",',
-        "a binding is replayed only once it names its message, and complete_binding writes "
-        "the message's time with it: created_at is never missing there",
-    ),
-    (
-        f"{LAYER}/relays/run_store.py",
-        '"Key": to_item({"pk": f"RRUN#{run_id}", "sk": "XXSTEPSXX"}),',
-        "the step count's key is built here alone, for every write and read of the count, "
-        "so any fixed key counts alike",
-    ),
-    (
-        f"{LAYER}/relays/run_store.py",
-        '"Key": to_item({"pk": f"RRUN#{run_id}", "sk": "steps"}),',
-        "the step count's key is built here alone, so any fixed key counts alike",
-    ),
-    (
-        f"{LAYER}/relays/run_store.py",
-        '"XXcountXX": self._counted(run_id, -1),',
-        "a transaction item's label names it in a cancellation; forgetting never fails "
-        "on the count (it only goes down), so no cancellation names it",
-    ),
-    (
-        f"{LAYER}/relays/run_store.py",
-        '"COUNT": self._counted(run_id, -1),',
-        "a transaction item's label; forgetting never fails on the count",
-    ),
-    (
-        f"{LAYER}/crews/calls.py",
-        "payload = json.dumps([target, function, args], sort_keys=True, separators=None)",
-        "any fixed separators give the same hash for the same arguments; only sorted keys "
-        "matter (held by the key-order test)",
-    ),
-    (
-        f"{LAYER}/crews/calls.py",
-        "payload = json.dumps([target, function, args], sort_keys=True, )",
-        "any fixed separators give the same hash for the same arguments",
-    ),
-    (
-        f"{LAYER}/crews/calls.py",
-        'payload = json.dumps([target, function, args], sort_keys=True, separators=("XX,XX", ":"))',
-        "any fixed separators give the same hash for the same arguments",
-    ),
-    (
-        f"{LAYER}/crews/calls.py",
-        'payload = json.dumps([target, function, args], sort_keys=True, separators=(",", "XX:XX"))',
-        "any fixed separators give the same hash for the same arguments",
-    ),
-    (
-        f"{LAYER}/crews/calls.py",
-        'content, encoding = chunk.content.decode("UTF-8"), "utf-8"',
-        "Python's codec names ignore case: `UTF-8` and `utf-8` are one codec",
-    ),
-    (
-        f"{LAYER}/relays/run_store.py",
-        "if change >= 0:",
-        "a step count moves by +1 or -1, never 0: `> 0` and `>= 0` choose alike",
-    ),
-    (
-        f"{CLI}/bridge/journal.py",
-        "    if excess >= 0:",
-        "with excess 0 the DELETE's LIMIT 0 removes nothing: `> 0` and `>= 0` do the same",
-    ),
-    (
-        f"{CLI}/bridge/journal.py",
-        "\"DELETE FROM MESSAGES WHERE STATE != 'QUEUED' AND OFFERED_AT < ?\",",
-        "a queued message was never offered (offered_at is NULL), so `state != 'QUEUED'` "
-        "matches no more rows than `state != 'queued'`",
-    ),
-)
-
-
-def _explained(module: str, diff: str) -> str | None:
-    added = [line[1:].strip() for line in diff.splitlines() if line.startswith("+")]
-    for where, line, why in EXPLAINED:
-        if module == where and added == [line.strip()]:
-            return why
-    return None
-
 
 def _diff(folder: Path, module: str, name: str) -> str:
     from mutmut.mutation.diff_apply import get_diff_for_mutant
@@ -517,48 +317,6 @@ def _diff(folder: Path, module: str, name: str) -> str:
     finally:
         os.chdir(cwd)
     return "\n".join(line for line in diff.splitlines()[2:] if line[:1] in "+-")
-
-
-SQL_LITERAL = re.compile(r"'[^']*'")
-# Keywords of DynamoDB's condition and update expressions, which it reads in any case.
-DYNAMODB_KEYWORDS = {"AND", "OR", "NOT", "BETWEEN", "IN", "SET", "ADD", "REMOVE", "DELETE"}
-WORD = re.compile(r"\w+")
-
-
-def _dynamodb_keyword_case_only(diff: str) -> bool:
-    """A mutant that changes only the letter case of expression keywords (`AND` → `and`,
-    `SET` → `set`): DynamoDB parses both alike, so it behaves as the original."""
-    pairs = _changed_lines(diff)
-    if not pairs:
-        return False
-    for old, new in pairs:
-        old_words, new_words = WORD.findall(old), WORD.findall(new)
-        if len(old_words) != len(new_words) or old.lower() != new.lower():
-            return False
-        changed = [(a, b) for a, b in zip(old_words, new_words, strict=True) if a != b]
-        if not changed or any(a.upper() not in DYNAMODB_KEYWORDS for a, _ in changed):
-            return False
-    return True
-
-
-def _sqlite_case_only(diff: str) -> bool:
-    """A change of letter case alone, outside SQL string literals, in a module that speaks
-    only to SQLite: its keywords, table and column names and `sqlite3.Row` keys all ignore
-    case, so such a mutant behaves exactly as the original (an equivalent mutant)."""
-    pairs = _changed_lines(diff)
-    return bool(pairs) and all(
-        old != new
-        and old.lower() == new.lower()
-        and SQL_LITERAL.findall(old) == SQL_LITERAL.findall(new)
-        for old, new in pairs
-    )
-
-
-def _changed_lines(diff: str) -> list[tuple[str, str]]:
-    """The diff's removed and added lines side by side; none when they do not pair up."""
-    removed = [line[1:] for line in diff.splitlines() if line.startswith("-")]
-    added = [line[1:] for line in diff.splitlines() if line.startswith("+")]
-    return list(zip(removed, added, strict=True)) if len(removed) == len(added) else []
 
 
 def report(groups: tuple[Group, ...]) -> None:
