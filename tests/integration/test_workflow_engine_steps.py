@@ -524,13 +524,19 @@ def test_a_cli_turn_whose_job_is_gone_fails_the_step(cli_runs: Runs, stack) -> N
     assert failed.cost_usd == 0 and runs.store.get(run_id)[2] == 0
 
 
-def test_a_cli_answer_that_misses_the_schema_is_a_correction_turn(cli_runs: Runs) -> None:
-    runs = cli_runs
+def _schema_step_out(runs: Runs) -> str:
+    """A cli step with an output schema whose first turn is out with a runner."""
     schema = {"type": "object", "required": ["n"]}
     run_id = runs.create(
         {"label": "a", "adapter": "claude-code", "prompt": "Count", "outputSchema": schema}
     )
     runs.step(run_id)
+    return run_id
+
+
+def test_a_cli_answer_that_misses_the_schema_is_a_correction_turn(cli_runs: Runs) -> None:
+    runs = cli_runs
+    run_id = _schema_step_out(runs)
     _job_ends(runs, run_id, state="succeeded", output="not json", session_id="s1")
     assert runs.step(run_id) == {"next": "runner"}  # the correction is a new job
     asked = runs.record(run_id)
@@ -544,11 +550,7 @@ def test_a_cli_answer_that_misses_the_schema_is_a_correction_turn(cli_runs: Runs
 
 def test_a_cli_answer_that_misses_the_schema_after_its_correction_fails(cli_runs: Runs) -> None:
     runs = cli_runs
-    schema = {"type": "object", "required": ["n"]}
-    run_id = runs.create(
-        {"label": "a", "adapter": "claude-code", "prompt": "Count", "outputSchema": schema}
-    )
-    runs.step(run_id)
+    run_id = _schema_step_out(runs)
     _job_ends(runs, run_id, state="succeeded", output="not json", cost_usd=0.25)
     runs.step(run_id)
     _job_ends(runs, run_id, state="succeeded", output="still not json", cost_usd=0.5)
@@ -560,11 +562,7 @@ def test_a_cli_answer_that_misses_the_schema_after_its_correction_fails(cli_runs
 
 def test_a_correction_turn_that_fails_adds_its_cost_to_the_first(cli_runs: Runs) -> None:
     runs = cli_runs
-    schema = {"type": "object", "required": ["n"]}
-    run_id = runs.create(
-        {"label": "a", "adapter": "claude-code", "prompt": "Count", "outputSchema": schema}
-    )
-    runs.step(run_id)
+    run_id = _schema_step_out(runs)
     _job_ends(runs, run_id, state="succeeded", output="not json", cost_usd=0.25)
     runs.step(run_id)
     _job_ends(runs, run_id, state="failed", error="exit 2", cost_usd=0.5, runner_name="box")
