@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -193,12 +194,25 @@ def _serves(url: str) -> bool:
     return status == 200
 
 
-@pytest.fixture(scope="module")
-def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    stack = start_local_stack(tmp_path_factory.mktemp("local-stack"))
+@contextmanager
+def running_local_stack(
+    tmp_path_factory: pytest.TempPathFactory, options: tuple[str, ...] = EPHEMERAL
+) -> Iterator[LocalStack]:
+    """A local stack for a module's tests, stopped cleanly (SIGINT, exit 0) after them."""
+    stack = start_local_stack(tmp_path_factory.mktemp("local-stack"), options=options)
     try:
         yield stack
     finally:
         if stack.running:
             code = stack.stop()
             assert code == 0, f"`agentworks dev` exited {code} on SIGINT:\n{stack.stderr()[-4000:]}"
+
+
+# Outbound URLs (webhooks, MCP servers) may reach the tests' receivers on 127.0.0.1.
+LOOPBACK = (*EPHEMERAL, "--allow-loopback-webhooks")
+
+
+@pytest.fixture(scope="module")
+def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    with running_local_stack(tmp_path_factory) as stack:
+        yield stack

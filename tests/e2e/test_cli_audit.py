@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import EPHEMERAL, LocalStack, start_local_stack
+from tests.e2e.conftest import LOOPBACK, LocalStack, running_local_stack
 from tests.e2e.test_cli_crew_messages import _crew_file
 from tests.e2e.test_cli_messages import Cli
 from tests.integration.test_conversation_webhooks import Receiver
@@ -24,13 +24,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    options = (*EPHEMERAL, "--allow-loopback-webhooks")
-    stack = start_local_stack(tmp_path_factory.mktemp("local-stack"), options=options)
-    try:
+    with running_local_stack(tmp_path_factory, LOOPBACK) as stack:
         yield stack
-    finally:
-        if stack.running:
-            assert stack.stop() == 0, stack.stderr()[-4000:]
 
 
 @pytest.fixture

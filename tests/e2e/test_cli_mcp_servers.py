@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.conftest import EPHEMERAL, LocalStack, start_local_stack
+from tests.e2e.conftest import LOOPBACK, LocalStack, running_local_stack
 from tests.e2e.test_cli_messages import Cli
 from tests.support.mcp_test_server import McpTestServer, mcp_test_server
 
@@ -19,14 +19,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    # The test's MCP server listens on 127.0.0.1: the local stack's loopback option.
-    options = (*EPHEMERAL, "--allow-loopback-webhooks")
-    stack = start_local_stack(tmp_path_factory.mktemp("local-stack"), options=options)
-    try:
+    with running_local_stack(tmp_path_factory, LOOPBACK) as stack:
         yield stack
-    finally:
-        if stack.running:
-            assert stack.stop() == 0, stack.stderr()[-4000:]
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import EPHEMERAL, LocalStack, http, start_local_stack
+from tests.e2e.conftest import LOOPBACK, LocalStack, http, running_local_stack
 from tests.e2e.test_cli_messages import Cli
 from tests.support.mcp_test_server import McpTestServer, mcp_test_server
 
@@ -42,13 +42,8 @@ CODE = """
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    options = (*EPHEMERAL, "--allow-loopback-webhooks")
-    local = start_local_stack(tmp_path_factory.mktemp("mcp-relay-stack"), options=options)
-    try:
-        yield local
-    finally:
-        if local.running:
-            local.stop()
+    with running_local_stack(tmp_path_factory, LOOPBACK) as stack:
+        yield stack
 
 
 @pytest.fixture
