@@ -89,8 +89,15 @@ def test_m10_on_the_crew_answers_in_the_senders_inbox_and_the_receipt_goes_proce
     assert answer["sender"] == "crew:contracts"
     assert answer["body"] == "Clause 7 covers termination."
     assert answer["reply_address"] == sent.body["inbox_id"]  # the same inbox
+    # The receipt moves to processed with the answer; the run's own end is recorded after.
+    ended = {"succeeded", "failed", "interrupted", "cancelled"}
     state = wait_for_state(
-        api, stack, lambda s: record_of(s, sent.body["message_id"])["receipt"] == "processed"
+        api,
+        stack,
+        lambda s: (
+            record_of(s, sent.body["message_id"])["receipt"] == "processed"
+            and record_of(s, sent.body["message_id"])["run_state"] in ended
+        ),
     )
     record = record_of(state, sent.body["message_id"])
     assert record["run_state"] == "succeeded" and record["run_id"].startswith("run_")
