@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from typing import Any
 
 import pytest
@@ -361,7 +362,7 @@ def _token_tools(stack: Any, principal: Any, tools: list[str]) -> Any:
         "functions:call",
         lambda name, data: name,
         time_left=lambda: 30.0,
-        tokens=stack.services.mcp_call_tokens,
+        tokens=stack.services.mcp_token_calls,
     )
 
 
@@ -426,25 +427,26 @@ def test_a_call_token_lasts_the_turn_and_at_most_its_bound(stack, agents) -> Non
     from agentworks.errors import Unauthenticated
 
     caller = stack.principal(agents.connection("caller")["token"])
-    tokens = stack.services.mcp_call_tokens
+    tokens = stack.services.mcp_token_calls
     for asked, lasts in (
         (10.0, 10.0),
         (limits.MCP_CALL_TOKEN_MAX_SECONDS, limits.MCP_CALL_TOKEN_MAX_SECONDS),
         (limits.MCP_CALL_TOKEN_MAX_SECONDS + 100, limits.MCP_CALL_TOKEN_MAX_SECONDS),
     ):
-        token = tokens.mint(caller, "functions:call", [("tools", "echo")], asked)
+        token, turn = tokens.mint(caller, "functions:call", [("tools", "echo")], asked)
         granted = tokens.authenticate(token)
-        assert granted.scopes == frozenset() and granted.mcp_grant == (("tools", "echo"),)
+        assert granted.scopes == frozenset() and granted.mcp_grant is not None
+        assert (granted.mcp_grant.tools, granted.mcp_grant.turn) == ((("tools", "echo"),), turn)
         assert granted.credential == "mcp_call"
         stack.clock.advance(lasts - 1)
         tokens.authenticate(token)  # still good a second before
         stack.clock.advance(1)
         with pytest.raises(Unauthenticated):
             tokens.authenticate(token)
-    forged = tokens.mint(caller, "functions:call", [("tools", "echo")], 60)[:-2] + "xx"
+    forged = tokens.mint(caller, "functions:call", [("tools", "echo")], 60)[0][:-2] + "xx"
     with pytest.raises(Unauthenticated):
         tokens.authenticate(forged)
-    lacking = tokens.mint(caller, "admin", [("tools", "echo")], 60)  # a scope it lacks
+    lacking, _ = tokens.mint(caller, "admin", [("tools", "echo")], 60)  # a scope it lacks
     with pytest.raises(Unauthenticated):
         tokens.authenticate(lacking)
 
@@ -453,8 +455,6 @@ def test_cancelling_the_run_cancels_its_steps_in_flight_call(api, stack, mcp_ser
     """A step's call of a slow tool (60 s) ends when its run is cancelled: the run is read
     again every MCP_CANCEL_POLL_SECONDS while the call is out, and the cancelled call ends
     the turn (which counts it on the run) well before the tool would have answered."""
-    import time
-
     from agentworks import limits
     from agentworks.workflows.run_store import RunStore
 
@@ -476,3 +476,214 @@ def test_cancelling_the_run_cancels_its_steps_in_flight_call(api, stack, mcp_ser
         time.sleep(0.05)
     assert not mcp_server.release.is_set()  # it did not simply run out
     assert wait_run(api, admin, run_id)["status"] == "cancelled"
+    # The step keeps `cancelled` and the call the cancel cut short is recorded on it.
+    deadline = time.monotonic() + 30
+    while not (found := _step_record(stack, run_id)).mcp_calls:
+        assert time.monotonic() < deadline, "the cancelled step lost its call's record"
+        time.sleep(0.05)
+    assert found.status == "cancelled"
+    [call] = found.mcp_calls
+    assert (call["tool"], call["outcome"]) == ("slow", "failed")
+    assert "cancelled" in call["result"]
+
+
+def _lambda_crew(api: Any, stack: Any, tools: list[str], answer: Any) -> Any:
+    """A Crew whose `lookup` is the user's agent function `answer(event)` (the lambda
+    adapter), on crews built with the attached MCP servers and call tokens."""
+    from dataclasses import replace
+
+    import boto3
+
+    from agentworks import runtime
+    from agentworks.crews.adapters.registry import AdapterClients
+    from tests.support.agent_functions import AgentFunctions
+
+    functions = AgentFunctions(stack)
+    crews = runtime.build_crews(
+        stack.settings,
+        stack.client,
+        stack.clock,
+        s3=boto3.client("s3", region_name="us-east-1"),
+        stepfunctions=boto3.client("stepfunctions", region_name="us-east-1"),
+        adapter_clients=AdapterClients(lambda_factory=lambda: functions.client, clock=stack.clock),
+        starter_principal=stack.services.identity.live_principal,
+        mcp_servers=stack.services.mcp_servers,
+        mcp_token_calls=stack.services.mcp_token_calls,
+    )
+    runtime.install(replace(stack.services, crews=crews))
+    account = stack.principal(stack.admin_token).account_id
+    functions.create("agentworks-agent-lookup", answer, account_id=account)
+    definition = _crew(tools)
+    definition["adapter"] = {"type": "lambda", "function_name": "agentworks-agent-lookup"}
+    assert api("POST", "/v1/crews", stack.admin_token, definition).status == 201
+    return functions
+
+
+def test_a_lambda_agents_token_calls_are_recorded_on_its_call_and_counted(
+    api, stack, agents, mcp_server
+) -> None:
+    """Calls the user's function makes with its turn's token go onto the call's record in
+    the same shape as the platform's own (large content kept in S3, never the secret),
+    show on its status and are counted in usage with the call's end."""
+    import boto3
+
+    _attach(api, stack.admin_token, mcp_server)
+    long_text = "x" * 3000  # past the record's inline bound
+
+    def agent(event: dict[str, Any]) -> dict[str, Any]:
+        paths = {t["name"]: t["call_path"] for t in event["mcp_tools"]}
+        token = event["mcp_call_token"]
+        echoed = api("POST", paths["echo"], token, {"text": "by token"})
+        failed = api("POST", paths["fails"], token, {})
+        api("POST", paths["echo"], token, {"text": long_text})
+        said = echoed.body["content"][0]["text"]
+        return {"final_text": "ok", "result": {"said": said, "failed": failed.body["is_error"]}}
+
+    _lambda_crew(api, stack, ["echo", "fails"], agent)
+    caller = agents.connection("caller")["token"]
+    done = _lookup(api, caller, "echo")
+    assert done["state"] == "succeeded", done
+    assert done["result"] == {"said": "by token", "failed": True}
+
+    record = _call_record(stack, done["call_id"])
+    first, second, third = record.mcp_calls
+    assert (first["tool"], first["outcome"], first["arguments"], first["result"]) == (
+        "echo",
+        "ok",
+        {"text": "by token"},
+        "by token",
+    )
+    assert (second["tool"], second["outcome"]) == ("fails", "tool_error")
+    assert "arguments" not in third and third["content_file"].startswith("mcp-turns/")
+    kept = boto3.client("s3", region_name="us-east-1").get_object(
+        Bucket=stack.settings.outputs_bucket, Key=third["content_file"]
+    )
+    assert json.loads(kept["Body"].read()) == {
+        "arguments": {"text": long_text},
+        "result": long_text,
+    }
+    assert [(c["tool"], c["outcome"]) for c in done["mcp_calls"]] == [
+        ("echo", "ok"),
+        ("fails", "tool_error"),
+        ("echo", "ok"),
+    ]
+    assert api("GET", "/v1/usage", stack.admin_token).body["total"]["mcp_tool_calls"] == 3
+    assert mcp_server.token not in _everything_stored(stack)
+
+
+def test_a_turns_token_makes_at_most_its_bound_of_calls(api, stack, agents, mcp_server) -> None:
+    """MCP_CALLS_PER_TURN_MAX holds for calls by token as for the platform's own: the
+    bound's call is made, the next is refused (409) before it reaches the server, and the
+    turn's record holds exactly the bound."""
+    from agentworks import limits
+
+    _attach(api, stack.admin_token, mcp_server)
+    caller = stack.principal(agents.connection("caller")["token"])
+    tools = _token_tools(stack, caller, ["echo"])
+    token = tools.call_token(tools.tools())
+    path = "/v1/mcp-servers/tools/tools/echo:call"
+    for n in range(limits.MCP_CALLS_PER_TURN_MAX):
+        assert api("POST", path, token, {"text": f"call {n}"}).status == 200
+    refused = api("POST", path, token, {"text": "one too many"})
+    assert (refused.status, refused.body["error"]["code"]) == (409, "limit_reached")
+    assert len(mcp_server.calls("echo")) == limits.MCP_CALLS_PER_TURN_MAX
+    taken = tools.take_calls()
+    assert [c["arguments"]["text"] for c in taken] == [
+        f"call {n}" for n in range(limits.MCP_CALLS_PER_TURN_MAX)
+    ]
+    assert tools.take_calls() == taken  # read once: taking again adds nothing
+
+
+def test_a_crews_message_run_calls_its_admitted_tools_for_the_sender(
+    api, stack, agents, mcp_server
+) -> None:
+    """A message to a Crew is answered by a run offered the Crew's admitted tools, called
+    as the message's sender (who holds `messages:send`): the reply carries the tool's
+    result, the run's record the call, and usage counts it with the run's end."""
+    from tests.integration.test_crew_messages import wait_for_messages
+
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    definition = _crew(["echo"])
+    definition["messaging"] = "on"
+    definition["adapter"]["rules"].append(
+        {
+            "when": "look it up",
+            "mcp": {"server": "tools", "tool": "echo", "arguments": {"text": "from a message"}},
+            "reply": "the tool said: {mcp.text} ({mcp.outcome})",
+        }
+    )
+    assert api("POST", "/v1/crews", admin, definition).status == 201
+    sender = agents.connection("sender")["token"]
+    message = {"target": "crew:helper", "message": "look it up"}
+    sent = api("POST", "/v1/messages", sender, message)
+    assert sent.status in (200, 201, 202), sent.body
+    [reply] = wait_for_messages(api, sender, sent.body["inbox_id"])
+    assert reply["body"] == "the tool said: from a message (ok)"
+    assert [s.tool for s in mcp_server.calls()] == ["echo"]
+    deadline = time.monotonic() + 30
+    while api("GET", "/v1/usage", admin).body["total"]["mcp_tool_calls"] != 1:
+        assert time.monotonic() < deadline, "the run's end never counted its tool call"
+        time.sleep(0.05)
+
+
+def test_cancelling_the_run_ends_its_lambda_agents_token_call(api, stack, mcp_server) -> None:
+    """A workflow step's lambda agent calls the slow tool by token; cancelling the run ends
+    that call: the API re-reads the run the token was minted for while the call is out,
+    ending the call, and the agent gets a 502 that says why."""
+    import threading
+
+    import boto3
+
+    from agentworks import runtime
+    from agentworks.crews.adapters.registry import AdapterClients
+    from agentworks.signing import Signer
+    from tests.support.agent_functions import AgentFunctions
+
+    functions = AgentFunctions(stack)
+    runtime.install(
+        runtime.build_services(
+            stack.settings,
+            stack.client,
+            Signer(b"test-signing-key-0123456789"),
+            stack.clock,
+            s3=boto3.client("s3", region_name="us-east-1"),
+            stepfunctions=boto3.client("stepfunctions", region_name="us-east-1"),
+            scheduler=boto3.client("scheduler", region_name="us-east-1"),
+            adapter_clients=AdapterClients(
+                lambda_factory=lambda: functions.client, clock=stack.clock
+            ),
+        )
+    )
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    answered: list[Any] = []
+    agent_done = threading.Event()
+
+    def agent(event: dict[str, Any]) -> dict[str, Any]:
+        [slow] = event["mcp_tools"]
+        answered.append(api("POST", slow["call_path"], event["mcp_call_token"], {"seconds": 60}))
+        agent_done.set()
+        return {"final_text": "done"}
+
+    account = stack.principal(admin).account_id
+    functions.create("agentworks-agent-slow", agent, account_id=account)
+    profile = {
+        "name": "waiter",
+        "type": "lambda",
+        "function_name": "agentworks-agent-slow",
+        "mcp_tools": [{"server": "tools", "tools": ["slow"]}],
+    }
+    assert api("POST", "/v1/adapters", admin, profile).status == 201
+    flow = {
+        "workflowId": "wait",
+        "stages": [{"steps": [{"label": "w", "adapter": "waiter", "prompt": "Go"}]}],
+    }
+    run_id = start(api, admin, flow)
+    assert mcp_server.slow_started.wait(20)
+    assert api("POST", f"/v1/workflows/{run_id}/cancel", admin).status == 200
+    # The tool would answer after 60 s; the agent hears of the cancel well before.
+    assert agent_done.wait(30), "the token's call outlived its run"
+    [reply] = answered
+    assert reply.status == 502, reply.body
+    assert "was in flight; the call was cancelled" in reply.body["error"]["message"]

@@ -59,7 +59,7 @@ def authenticate_event(
                     "Missing, invalid, expired or revoked token. Send 'Authorization: Bearer "
                     "<token>'."
                 )
-            principal = runtime.services().mcp_call_tokens.authenticate(token)
+            principal = runtime.services().mcp_token_calls.authenticate(token)
         elif run_credentials and is_run_credential(token):  # relay code, as its run's caller
             principal = runtime.run_credentials().authenticate(token)
         else:

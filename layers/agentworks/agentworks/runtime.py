@@ -5,6 +5,7 @@ Tests and the local stack call `build_services` with their own client and clock.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
     from agentworks.crews.conversation_records import LiveConnection, StarterPrincipal
     from agentworks.crews.reconcile import CallReconciler
     from agentworks.identity.service import IdentityService
-    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.service import McpServers
+    from agentworks.mcp_servers.token_calls import TokenCalls
     from agentworks.messaging.directory import AgentDirectory
     from agentworks.messaging.lifecycle import InboxLifecycle
     from agentworks.messaging.service import MessagingService
@@ -82,7 +83,7 @@ class Services:
     audit: AuditLog  # the audit log of conversations with a Crew (C6)
     webhooks: WebhookSubscriptions  # conversation webhooks' subscriptions (C6)
     mcp_servers: McpServers  # attached MCP servers (issue 28)
-    mcp_call_tokens: McpCallTokens  # lambda adapters' agents call their turns' tools
+    mcp_token_calls: TokenCalls  # lambda adapters' agents call their turns' tools
 
 
 def build_services(
@@ -131,10 +132,8 @@ def build_services(
         crew_gate=build_reception(settings, client, clock, stepfunctions),
         usage=reads_tally,  # read pages, written at most once a minute
     )
-    from agentworks.mcp_servers.call_tokens import McpCallTokens
-
     mcp_servers = build_mcp_servers(settings, client, clock, secrets)
-    call_tokens = McpCallTokens(signer, identity.live_principal, clock)
+    call_tokens = build_token_calls(settings, client, signer, identity, mcp_servers, clock, s3)
     crews = build_crews(
         settings,
         client,
@@ -146,7 +145,7 @@ def build_services(
         is_live_connection=identity.is_live_connection,
         starter_principal=identity.live_principal,
         mcp_servers=mcp_servers,
-        mcp_call_tokens=call_tokens,
+        mcp_token_calls=call_tokens,
     )
     from agentworks.relays.wiring import build_relays
     from agentworks.workflows.wiring import build_workflows, route_workflows
@@ -161,10 +160,8 @@ def build_services(
         adapter_clients,
         scheduler,
         mcp_servers=mcp_servers,
-        mcp_call_tokens=call_tokens,
+        mcp_token_calls=call_tokens,
     )
-
-    mcp_servers = build_mcp_servers(settings, client, clock, secrets)
     relays = build_relays(
         settings, client, clock, s3, stepfunctions, lambda_client, mcp_servers=mcp_servers
     )
@@ -187,7 +184,7 @@ def build_services(
         audit=audit,
         webhooks=webhooks,
         mcp_servers=mcp_servers,
-        mcp_call_tokens=call_tokens,
+        mcp_token_calls=call_tokens,
     )
 
 
@@ -210,6 +207,58 @@ def build_mcp_servers(
     )
 
 
+def build_token_calls(
+    settings: Settings,
+    client: DynamoDBClient,
+    signer: Signer,
+    identity: IdentityService,
+    mcp_servers: McpServers,
+    clock: Clock = SYSTEM_CLOCK,
+    s3: Any = None,
+) -> TokenCalls:
+    """What `lambda` adapters' agents call their turns' MCP tools with: tokens signed by the
+    deployment's keys, their calls recorded in the work table (large content in S3)."""
+    from agentworks.aws_clients import s3 as default_s3
+    from agentworks.mcp_servers.call_tokens import McpCallTokens
+    from agentworks.mcp_servers.token_calls import TokenCalls
+    from agentworks.mcp_servers.turn_call_store import TurnCallStore
+
+    store = TurnCallStore(
+        client,
+        settings.work_table,
+        (lambda: s3) if s3 is not None else default_s3,
+        settings.outputs_bucket,
+    )
+    return TokenCalls(
+        McpCallTokens(signer, identity.live_principal, clock),
+        mcp_servers,
+        store,
+        clock,
+        run_ended=_run_ended(settings, client),
+    )
+
+
+def _run_ended(settings: Settings, client: DynamoDBClient) -> Callable[[str], bool]:
+    """Whether the Crew call ("call:<id>") or workflow run ("run:<id>") a call token was
+    minted for has ended (gone counts as ended)."""
+    from agentworks.crews.call_store import CallStore
+    from agentworks.workflows.records import TERMINAL_RUN
+    from agentworks.workflows.run_store import RunStore
+
+    calls = CallStore(client, settings.work_table)
+    runs = RunStore(client, settings.work_table, lambda: None, settings.outputs_bucket)
+
+    def ended(run: str) -> bool:
+        kind, _, run_id = run.partition(":")
+        if kind == "call":
+            call = calls.get(run_id)
+            return call is None or call[0].terminal
+        found = runs.get(run_id)
+        return found is None or found[0].status in TERMINAL_RUN
+
+    return ended
+
+
 def build_crews(
     settings: Settings,
     client: DynamoDBClient,
@@ -221,7 +270,7 @@ def build_crews(
     is_live_connection: LiveConnection | None = None,
     starter_principal: StarterPrincipal | None = None,
     mcp_servers: McpServers | None = None,
-    mcp_call_tokens: McpCallTokens | None = None,
+    mcp_token_calls: TokenCalls | None = None,
 ) -> Crews:
     """The Crew services, with a call's end answering the workflow steps waiting for it
     (W9 `crew`)."""
@@ -237,7 +286,7 @@ def build_crews(
         starter_principal=starter_principal,
         call_ended=_call_ended(settings, client, clock, stepfunctions),
         mcp_servers=mcp_servers,
-        mcp_call_tokens=mcp_call_tokens,
+        mcp_token_calls=mcp_token_calls,
     )
 
 

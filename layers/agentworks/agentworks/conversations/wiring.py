@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from agentworks.crews.reconcile import CallReconciler
     from agentworks.crews.runner import StepRunner
     from agentworks.crews.service import CrewService
-    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.service import McpServers
+    from agentworks.mcp_servers.token_calls import TokenCalls
     from agentworks.messaging.service import MessagingService
 
 # What else follows a call's end (a workflow step waiting for it, W9 `crew`).
@@ -153,7 +153,7 @@ def build_crews(
     starter_principal: StarterPrincipal | None = None,
     call_ended: CallEnded | None = None,
     mcp_servers: McpServers | None = None,
-    mcp_call_tokens: McpCallTokens | None = None,
+    mcp_token_calls: TokenCalls | None = None,
 ) -> Crews:
     """Without `messaging`, function calls work but message runs, hand-offs, review and
     wakeup scheduling answer that messages are unavailable. `call_ended` runs after the
@@ -214,7 +214,7 @@ def build_crews(
             ),
             call_ended=call_ended,
             mcp_servers=mcp_servers,
-            mcp_call_tokens=mcp_call_tokens,
+            mcp_token_calls=mcp_token_calls,
         ),
         inboxes=CrewInboxes(
             crews, inbox, runs, messaging, is_live_connection, clock, requests=requests

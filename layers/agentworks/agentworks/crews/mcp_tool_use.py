@@ -18,7 +18,6 @@ the agent sees.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -28,17 +27,15 @@ from typing import TYPE_CHECKING, Any
 from agentworks import limits
 from agentworks.crews.adapters.tool_use import McpTool, McpToolOutcome
 from agentworks.errors import AgentWorksError, McpServerFailed, NotAdmitted, Unavailable
+from agentworks.mcp_servers.call_records import Keep, call_entry
 from agentworks.mcp_servers.cancel_watch import CancelWatch
 from agentworks.mcp_servers.declarations import McpToolsDeclaration
 
 if TYPE_CHECKING:
+    from agentworks.crews.models import CallRecord
     from agentworks.identity.models import Principal
-    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.service import McpServers
-
-# (name, JSON bytes) → where it was kept (a path the record names), for content too large
-# to sit in the record.
-Keep = Callable[[str, bytes], str]
+    from agentworks.mcp_servers.token_calls import TokenCalls
 
 
 # The seconds the turn has left (the invocation's clock); none given: the longest a call
@@ -57,11 +54,13 @@ class TurnMcpTools:
     keep: Keep
     time_left: TimeLeft | None = None
     cancel: threading.Event | None = None
-    tokens: McpCallTokens | None = None  # mints a lambda adapter's call token
+    tokens: TokenCalls | None = None  # a lambda adapter's agent calls by token
+    run: str = ""  # "call:<id>" or "run:<id>": whose end cancels its token's calls
     # Whether the run was cancelled (read while a call is in flight: a cancel ends it).
     cancelled: Callable[[], bool] | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _token_turns: list[str] = field(default_factory=list, repr=False)  # tokens minted
 
     def tools(self) -> list[McpTool]:
         """The admitted tools its servers offer now (none while the principal may not call)."""
@@ -82,7 +81,19 @@ class TurnMcpTools:
             return None
         assert principal is not None
         pairs = [(t.server, t.name) for t in tools]
-        return self.tokens.mint(principal, self.scope, pairs, self._seconds_left())
+        token, turn = self.tokens.mint(principal, self.scope, pairs, self._seconds_left(), self.run)
+        self._token_turns.append(turn)
+        return token
+
+    def take_calls(self) -> list[dict[str, Any]]:
+        """Every call of the turn once its agent has answered: the ones made here and, read
+        once, the ones its agent made with a call token."""
+        if self.tokens is not None:
+            with self._lock:
+                turns, self._token_turns = self._token_turns, []
+                for turn in turns:
+                    self.calls.extend(self.tokens.made(turn))
+        return self.calls
 
     def call(self, server: str, tool: str, arguments: Any) -> McpToolOutcome:
         started = time.monotonic()
@@ -137,24 +148,27 @@ class TurnMcpTools:
         size: int,
     ) -> None:
         with self._lock:
-            index = len(self.calls) + 1
-            entry: dict[str, Any] = {
-                "server": str(server)[: limits.MCP_SERVER_NAME_MAX_CHARS],
-                "tool": str(tool)[: limits.MCP_TOOL_NAME_MAX_CHARS],
-                "outcome": outcome.outcome,
-                "duration_ms": int((time.monotonic() - started) * 1000),
-                "result_bytes": size,
-            }
-            # Sized as stored: the compact JSON of {"arguments", "result"}, UTF-8.
-            content = {"arguments": arguments, "result": outcome.text}
-            encoded = json.dumps(
-                content, ensure_ascii=False, separators=(",", ":"), default=str
-            ).encode()
-            if len(encoded) <= limits.MCP_CALL_RECORD_INLINE_MAX_BYTES:
-                entry.update(content)
-            else:
-                entry["content_file"] = self.keep(f"mcp-calls/{index:03d}.json", encoded)
+            entry = call_entry(
+                len(self.calls) + 1,
+                server,
+                tool,
+                outcome.outcome,
+                int((time.monotonic() - started) * 1000),
+                size,
+                arguments,
+                outcome.text,
+                self.keep,
+            )
             self.calls.append(entry)
+
+
+def take_mcp_calls(record: CallRecord, tools: TurnMcpTools | None) -> None:
+    """A Crew turn's MCP tool calls onto its call's record, counted for usage at the call's
+    end."""
+    if tools is not None:
+        calls = tools.take_calls()
+        record.mcp_calls.extend(calls)
+        record.mcp_calls_made += len(calls)
 
 
 def _refusal(principal: Principal | None, scope: str) -> str | None:

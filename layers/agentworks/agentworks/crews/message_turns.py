@@ -14,6 +14,7 @@ from agentworks import limits
 from agentworks.clock import Clock
 from agentworks.crews.adapters.base import AdapterError, TurnRequest, TurnResult
 from agentworks.crews.call_store import StaleCall
+from agentworks.crews.mcp_tool_use import TimeLeft, TurnMcpTools, take_mcp_calls
 from agentworks.crews.models import CallRecord, Crew
 from agentworks.crews.outputs import call_prefix, crew_prefix
 from agentworks.errors import AgentWorksError, Unavailable
@@ -80,7 +81,14 @@ class MessageTurns:
     ) -> str:
         raise NotImplementedError  # StepRunner's
 
-    def _message_turn(self, record: CallRecord, version: int, crew: Crew) -> str:
+    def _mcp_tool_use(
+        self, crew: Crew, record: CallRecord, time_left: TimeLeft | None
+    ) -> TurnMcpTools | None:
+        raise NotImplementedError  # StepRunner's
+
+    def _message_turn(
+        self, record: CallRecord, version: int, crew: Crew, time_left: TimeLeft | None = None
+    ) -> str:
         """A turn for a message (or a wakeup) in one of the Crew's conversations (M10)."""
         if crew.definition.messaging == "off":
             # M10: turning messaging off counts at once, also for runs already underway.
@@ -111,14 +119,18 @@ class MessageTurns:
             function_output_dir=call_prefix(crew.crew_id, record.call_id),
             crew_output_dir=crew_prefix(crew.crew_id),
             account_id=crew.account_id,
+            # Issue 28: the Crew's admitted MCP tools, for the message's sender.
+            mcp_tools=(tools := self._mcp_tool_use(crew, record, time_left)),
         )
         try:
             result = self._adapters(crew.definition.adapter).run_turn(request)
         except AdapterError as error:
+            take_mcp_calls(record, tools)
             record.outcome = "failed"
             record.errors.append(str(error) or "The agent failed.")
             self._save(record, version)
             return "finish"
+        take_mcp_calls(record, tools)
         if result.ask_back:
             if self._may_ask_back(record):
                 # C3: a request back to the other side of this conversation; the run waits

@@ -18,14 +18,14 @@ from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, T
 from agentworks.crews.call_bounds import inline_result_max, stored_size
 from agentworks.crews.call_store import CallStore, StaleCall
 from agentworks.crews.crew_store import CrewStore
-from agentworks.crews.mcp_tool_use import TimeLeft, TurnMcpTools
+from agentworks.crews.mcp_tool_use import TimeLeft, TurnMcpTools, take_mcp_calls
 from agentworks.crews.message_turns import MessageTurns
 from agentworks.crews.models import CallRecord, Crew, PendingInput
 from agentworks.crews.outcomes import count_ended, report_outcome
 from agentworks.crews.outputs import RESULT_FILE, OutputStore, call_prefix, crew_prefix
 from agentworks.crews.schema_check import SchemaProblem, check
 from agentworks.errors import AgentWorksError, Unavailable
-from agentworks.identity.models import FUNCTIONS_CALL
+from agentworks.identity.models import FUNCTIONS_CALL, MESSAGES_SEND
 from agentworks.ids import new_id
 from agentworks.messaging.models import Party
 from agentworks.messaging.names import is_valid_agent_name
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
         StarterPrincipal,
     )
     from agentworks.identity.models import Principal
-    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.service import McpServers
+    from agentworks.mcp_servers.token_calls import TokenCalls
     from agentworks.messaging.service import MessagingService
 
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
@@ -100,13 +100,6 @@ def handoff_instructions(call_id: str, agent: str, output_schema: dict[str, Any]
     )
 
 
-def _take_mcp_calls(record: CallRecord, tools: TurnMcpTools | None) -> None:
-    """The turn's MCP tool calls onto the record, counted for usage at the call's end."""
-    if tools is not None:
-        record.mcp_calls.extend(tools.calls)
-        record.mcp_calls_made += len(tools.calls)
-
-
 def _function_prompt(crew: Crew, record: CallRecord) -> str:
     spec = crew.definition.function(record.function)
     lines = [f"Run the function '{record.function}'."]
@@ -134,11 +127,11 @@ class StepRunner(MessageTurns):
         asked_starts_on: Callable[[str], AskedRunStarts] | None = None,
         call_ended: Callable[[CallRecord], None] | None = None,
         mcp_servers: McpServers | None = None,
-        mcp_call_tokens: McpCallTokens | None = None,
+        mcp_token_calls: TokenCalls | None = None,
     ) -> None:
         self._crews = crews
         self._mcp_servers = mcp_servers  # attached MCP servers a Crew's turns may call
-        self._mcp_call_tokens = mcp_call_tokens  # …and a lambda adapter's agent, by token
+        self._mcp_token_calls = mcp_token_calls  # …and a lambda adapter's agent, by token
         self._calls = calls
         self._outputs = outputs
         self._adapters = adapters
@@ -213,7 +206,7 @@ class StepRunner(MessageTurns):
             return "finish"
 
         if record.kind == "message":
-            return self._message_turn(record, version, crew)
+            return self._message_turn(record, version, crew, time_left)
 
         record.state, record.turns = "running", record.turns + 1
         record.progress.append(f"turn {record.turns} started")
@@ -240,19 +233,20 @@ class StepRunner(MessageTurns):
         try:
             result = self._adapters(crew.definition.adapter).run_turn(request)
         except AdapterError as error:
-            _take_mcp_calls(record, tools)
+            take_mcp_calls(record, tools)
             record.outcome = "failed"
             record.errors.append(str(error) or "The agent failed.")
             self._save(record, version)
             return "finish"
-        _take_mcp_calls(record, tools)
+        take_mcp_calls(record, tools)
         return self._after_turn(record, version, crew, result, spec.output_schema if spec else None)
 
     def _mcp_tool_use(
         self, crew: Crew, record: CallRecord, time_left: TimeLeft | None
     ) -> TurnMcpTools | None:
         """Issue 28: the turn calls the Crew's declared MCP tools for its caller, whose
-        connection must still be live and hold `functions:call`."""
+        connection must still be live and hold `functions:call` (a message run: for the
+        connection that sent the message, holding `messages:send`)."""
         if self._mcp_servers is None:
             return None
         starter = self._starter
@@ -272,10 +266,11 @@ class StepRunner(MessageTurns):
             self._mcp_servers,
             tuple(crew.definition.mcp_tools),
             caller,
-            FUNCTIONS_CALL,
+            MESSAGES_SEND if record.kind == "message" else FUNCTIONS_CALL,
             keep,
             time_left=time_left,
-            tokens=self._mcp_call_tokens,
+            tokens=self._mcp_token_calls,
+            run=f"call:{record.call_id}",
             cancelled=lambda: self._call_stopped(record.call_id),
         )
 

@@ -85,8 +85,9 @@ def remove_mcp_server(name: Annotated[str, _NAME]) -> McpServerRemoved:
 @router.post(
     "/mcp-servers/<name>/tools/<tool>:call",
     summary="Call a tool of an attached MCP server (account admin with mcp-servers:call, "
-    "or relay code whose Relay's mcp_tools admits the tool)",
-    responses=documented(200, 400, 403, 404, 502),
+    "relay code whose Relay's mcp_tools admits the tool, or a lambda adapter's agent with "
+    "its turn's call token)",
+    responses=documented(200, 400, 403, 404, 409, 502),
 )
 def call_mcp_tool(
     name: Annotated[str, _NAME],
@@ -103,6 +104,11 @@ def call_mcp_tool(
         # Relay code with its run's credential: admitted by the run's release, recorded on it.
         result = relay_calls.call(
             principal, name, tool, arguments, timeout=timeout, step=step, time_left=remaining
+        )
+    elif principal.mcp_grant is not None:
+        # A lambda adapter's agent with its turn's call token: recorded for that turn.
+        result = services().mcp_token_calls.call(
+            principal, name, tool, arguments, timeout=timeout, time_left=remaining
         )
     else:
         result = services().mcp_servers.call(

@@ -61,6 +61,18 @@ class Consent:
 
 
 @dataclass(frozen=True)
+class McpGrant:
+    """What a call token admits: the only (server, tool) pairs, the turn whose record the
+    calls go on, when the token expires (epoch seconds) and the run whose end cancels its
+    calls in flight ("call:<id>" or "run:<id>"; "" for none)."""
+
+    tools: tuple[tuple[str, str], ...]
+    turn: str
+    expires_at: float
+    run: str = ""
+
+
+@dataclass(frozen=True)
 class Principal:
     """Who a request acts as: resolved from its bearer token (identity.bearer)."""
 
@@ -79,9 +91,9 @@ class Principal:
     # How the request proved it: a connection's own bearer token, a web session cookie
     # pointing at one, or a relay run's credential. Only a token grants authority.
     credential: Literal["token", "session", "run", "mcp_call"] = "token"
-    # A `lambda` adapter's MCP call token (mcp_servers.call_tokens): the only (server, tool)
-    # pairs it may call; None for every other credential.
-    mcp_grant: tuple[tuple[str, str], ...] | None = None
+    # A `lambda` adapter's MCP call token (mcp_servers.call_tokens): what it may call and
+    # for which turn; None for every other credential.
+    mcp_grant: McpGrant | None = None
 
     @property
     def acting_as(self) -> dict[str, str]:

@@ -180,7 +180,8 @@ class McpServers:
         admin. Either is checked before anything is read or sent."""
         if principal.mcp_grant is not None:
             # A call token (call_tokens): its own tools only; others look like none.
-            if (name.lower() if isinstance(name, str) else "", tool) not in principal.mcp_grant:
+            asked = (name.lower() if isinstance(name, str) else "", tool)
+            if asked not in principal.mcp_grant.tools:
                 raise Unavailable()
             declaration = (McpToolGrant(server=name, tools=(tool,)),)
         if declaration is not None:

@@ -11,6 +11,7 @@ work it already did.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -432,13 +433,20 @@ class WorkflowEngine:
             self._runs.journal(context.run.account_id, cache_key, context.record, expires)
 
     def _save_quietly(self, record: StepRecord, version: int) -> None:
-        """A step cancelled meanwhile keeps `cancelled`: the cancel wrote it last."""
+        """A step cancelled meanwhile keeps `cancelled` (the cancel wrote it last) and takes
+        the MCP tool calls of the turn the cancel cut short (issue 28: every call is
+        recorded on the step that made it)."""
         try:
             self._runs.save_step(record, version)
         except StaleRecord:
             current = self._runs.get_step(record.run_id, record.position)
             if current is None or current[0].status != "cancelled":
                 raise
+            cancelled, at = current
+            if len(record.mcp_calls) > len(cancelled.mcp_calls):
+                cancelled.mcp_calls = record.mcp_calls
+                with contextlib.suppress(StaleRecord):  # cancelled again: already ended
+                    self._runs.save_step(cancelled, at)
 
     def await_call(self, run_id: str, at: Position, task_token: str) -> None:
         """AwaitCall: the token waits with the step's call until the call ends."""

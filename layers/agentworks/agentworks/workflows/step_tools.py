@@ -18,9 +18,9 @@ from agentworks.workflows.records import TERMINAL_RUN, RunRecord, StepRecord
 
 if TYPE_CHECKING:
     from agentworks.identity.models import Principal
-    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.declarations import McpToolsDeclaration
     from agentworks.mcp_servers.service import McpServers
+    from agentworks.mcp_servers.token_calls import TokenCalls
     from agentworks.workflows.crew_steps import CrewSteps
     from agentworks.workflows.run_store import RunStore
 
@@ -31,7 +31,7 @@ class StepTools:
         servers: McpServers,
         runs: RunStore,
         crew_steps: CrewSteps,
-        tokens: McpCallTokens | None = None,  # a lambda adapter's agent calls by token
+        tokens: TokenCalls | None = None,  # a lambda adapter's agent calls by token
     ) -> None:
         self._servers = servers
         self._runs = runs
@@ -60,14 +60,16 @@ class StepTools:
             lambda name, data: self._runs.keep_content(record, name, data),
             time_left=time_left,
             tokens=self._tokens,
+            run=f"run:{run.run_id}",
             cancelled=lambda: self._run_ended(run.run_id),
         )
 
     def take(self, run: RunRecord, record: StepRecord, tools: TurnMcpTools | None) -> None:
         """The turn's calls onto the step, counted on the run."""
-        if tools is not None and tools.calls:
-            record.mcp_calls.extend(tools.calls)
-            self._runs.add_mcp_calls(run.run_id, len(tools.calls))
+        calls = tools.take_calls() if tools is not None else []
+        if calls:
+            record.mcp_calls.extend(calls)
+            self._runs.add_mcp_calls(run.run_id, len(calls))
 
     def _run_ended(self, run_id: str) -> bool:
         found = self._runs.get(run_id)

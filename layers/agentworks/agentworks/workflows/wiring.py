@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
     from agentworks.crews.adapters.registry import AdapterClients
     from agentworks.crews.calls import FunctionCalls
-    from agentworks.mcp_servers.call_tokens import McpCallTokens
     from agentworks.mcp_servers.service import McpServers
+    from agentworks.mcp_servers.token_calls import TokenCalls
     from agentworks.runners.wiring import Runners
     from agentworks.signing import Signer
     from agentworks.workflows.call_waits import CallWaits
@@ -48,7 +48,7 @@ def build_workflows(
     adapter_clients: AdapterClients | None = None,
     scheduler: Any = None,
     mcp_servers: McpServers | None = None,
-    mcp_call_tokens: McpCallTokens | None = None,
+    mcp_token_calls: TokenCalls | None = None,
 ) -> Workflows:
     from agentworks.aws_clients import s3 as default_s3
     from agentworks.aws_clients import scheduler as default_scheduler
@@ -145,7 +145,7 @@ def build_workflows(
             history=Executions("", stepfunctions),
             waits=waits,
             tools=(
-                StepTools(mcp_servers, runs, crew_steps, mcp_call_tokens)
+                StepTools(mcp_servers, runs, crew_steps, mcp_token_calls)
                 if mcp_servers is not None
                 else None
             ),

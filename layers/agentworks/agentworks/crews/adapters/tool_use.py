@@ -10,9 +10,10 @@ agent decides what to do next.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from agentworks.mcp_servers.call_records import result_text
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,7 @@ class McpToolOutcome:
     @property
     def text(self) -> str:
         """The result as the model reads it: text items joined, other items as JSON."""
-        parts = [
-            str(item.get("text", "")) if item.get("type") == "text" else json.dumps(item)
-            for item in self.content
-        ]
-        if not parts and self.structured_content is not None:
-            parts.append(json.dumps(self.structured_content, ensure_ascii=False))
-        return "\n".join(parts)
+        return result_text(self.content, self.structured_content)
 
 
 class McpToolUse(Protocol):
