@@ -342,3 +342,47 @@ def test_a_result_from_anyone_but_the_agent_handed_the_work_looks_like_an_unknow
         assert (refused.status, refused.body) == (404, unknown.body), (name, refused.body)
     assert api("GET", f"/v1/calls/{call_id}", stack.admin_token).body == before
     assert api("POST", f"/v1/calls/{call_id}/result", worker, RESULT).status == 200
+
+
+def test_a_new_call_is_counted_once_and_its_replay_not_at_all(api, stack, agents, capfd):
+    """FunctionCallsAccepted (the dashboard's accepted calls) counts work, not requests."""
+    caller = _caller(api, stack, agents)
+    body = _summarize({"text": "t"}, submission_id="sub-count")
+
+    def accepted_counts() -> list[float]:
+        lines = capfd.readouterr().out.splitlines()
+        blobs = [json.loads(line) for line in lines if '"FunctionCallsAccepted"' in line]
+        return [value for blob in blobs for value in blob["FunctionCallsAccepted"]]
+
+    capfd.readouterr()
+    assert api("POST", "/v1/calls", caller, body).status == 202
+    assert accepted_counts() == [1.0]
+    assert api("POST", "/v1/calls", caller, body).status == 200  # the replay
+    assert accepted_counts() == [0.0]
+
+
+def test_recent_calls_show_cost_to_the_micro_dollar_within_the_target_bounds(api, stack, agents):
+    """The Runs page's list: an admin bounded to one Crew sees that Crew's calls only, each
+    with its cost rounded to six places."""
+    from agentworks.crews.call_store import CallStore
+    from agentworks.identity.models import ALL_SCOPES
+
+    caller = _caller(api, stack, agents)
+    assert api("POST", "/v1/crews", stack.admin_token, dict(CONTRACTS, name="other")).status == 201
+    mine = api("POST", "/v1/calls", caller, _summarize({"text": "t"})).body["call_id"]
+    elsewhere = dict(_summarize({"text": "t"}), target="crew:other")
+    assert api("POST", "/v1/calls", caller, elsewhere).status == 202
+    wait_for(api, caller, mine, {"succeeded"})
+    store = CallStore(stack.client, stack.settings.work_table)
+    found = store.get(mine)
+    assert found is not None
+    found[0].cost_usd = 0.12345678
+    store.save(*found)
+    bounded = api(
+        "POST",
+        "/v1/connections",
+        stack.admin_token,
+        {"name": "bounded-admin", "scopes": list(ALL_SCOPES), "target_bounds": ["crew:contracts"]},
+    ).body["token"]
+    listed = api("GET", "/v1/calls", bounded).body["calls"]
+    assert [(c["call_id"], c["cost_usd"]) for c in listed] == [(mine, 0.123457)]

@@ -196,6 +196,29 @@ EXPLAINED = (
         "Python's codec names ignore case: `UTF-8` and `utf-8` are one codec",
     ),
     (
+        f"{LAYER}/crews/calls.py",
+        '"functions": [f.model_dump(mode="XXjsonXX") for f in crew.definition.functions],',
+        "any mode but 'json' is pydantic's python mode, and the answer is serialized to JSON "
+        "after: a function spec's fields (strings and JSON Schema dicts) come out the same",
+    ),
+    (
+        f"{LAYER}/crews/calls.py",
+        '"functions": [f.model_dump(mode="JSON") for f in crew.definition.functions],',
+        "any mode but 'json' is pydantic's python mode, and the answer is serialized to JSON "
+        "after: a function spec's fields (strings and JSON Schema dicts) come out the same",
+    ),
+    (
+        f"{LAYER}/crews/calls.py",
+        "record is None and found is None",
+        "`record` is None exactly when `found` is (it is `found[0]`): `and` and `or` agree",
+    ),
+    (
+        f"{LAYER}/crews/calls.py",
+        "or found is None and record.account_id != principal.account_id",
+        "another account's connection holds consents only for its own account's names, "
+        "whose agent ids differ from the hand-off's: the agent-id check refuses it",
+    ),
+    (
         f"{LAYER}/relays/run_store.py",
         "if change >= 0:",
         "a step count moves by +1 or -1, never 0: `> 0` and `>= 0` choose alike",
