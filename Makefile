@@ -13,6 +13,8 @@ SAM_STAMP := $(SAM_VENV)/.installed
 ASL_STAMP := tools/asl/node_modules/.installed
 # The real Claude Code and Codex that tests/clis drives against a scripted model (npm, pinned).
 CLIS_STAMP := tools/clis/node_modules/.installed
+# axe-core, the accessibility check of the browser tests (npm, pinned).
+AXE_STAMP := tools/axe/node_modules/.installed
 # mutmut for `make mutate` (the mutate extra, pinned in constraints.txt; not in Lambda or CI).
 MUTATE_STAMP := $(VENV)/.mutate-installed
 HAVE_NPM := $(shell command -v npm 2>/dev/null)
@@ -51,6 +53,10 @@ $(ASL_STAMP): tools/asl/package.json tools/asl/package-lock.json
 	@cd tools/asl && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+$(AXE_STAMP): tools/axe/package.json tools/axe/package-lock.json
+	@cd tools/axe && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 $(CLIS_STAMP): tools/clis/package.json tools/clis/package-lock.json
 	@echo "Installing Claude Code and Codex for the real-CLI tests (npm ci in tools/clis)…"
 	@cd tools/clis && npm ci --no-audit --no-fund --loglevel=error
@@ -68,7 +74,7 @@ run: $(STAMP)
 # The layers' import contracts first (pyproject.toml, [tool.importlinter]): CI runs
 # `make test`, so an upward import, a store reaching a service, the CLI inside the layer or
 # an import cycle fails CI, naming the contract it breaks.
-test: lint-imports $(if $(HAVE_NPM),$(CLIS_STAMP))
+test: lint-imports $(if $(HAVE_NPM),$(CLIS_STAMP) $(AXE_STAMP))
 	@$(if $(HAVE_NPM),true,echo "real-CLI tests skipped: no npm on PATH — apt-get install npm")
 	@command -v chromium >/dev/null 2>&1 || echo "browser tests skipped: no chromium on PATH — apt-get install chromium"
 	@command -v bwrap >/dev/null 2>&1 || echo "relay sandbox tests skipped: no bwrap on PATH — apt-get install bubblewrap"
@@ -105,4 +111,4 @@ fuzz: $(STAMP)
 	@$(BIN)/python -m bench.api_fuzz
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) tools/asl/node_modules tools/clis/node_modules .pytest_cache .mypy_cache .ruff_cache bench/out
+	rm -rf $(VENV) $(SAM_VENV) tools/asl/node_modules tools/clis/node_modules tools/axe/node_modules .pytest_cache .mypy_cache .ruff_cache bench/out

@@ -5,6 +5,7 @@ changes), and GET /v1/conversations — the conversations a person may see, in t
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any
 
@@ -58,11 +59,23 @@ def test_c5_pages_are_served_with_a_strict_policy(stack):
         assert named["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
         assert named["X-Content-Type-Options"] == "nosniff"
         assert named["Referrer-Policy"] == "no-referrer"
-        assert '<script src="/inbox/app.js"' in body and "<script>" not in body
-    status, script, headers = call("GET", "/inbox/app.js")
-    assert status == 200 and dict(headers)["Content-Type"].startswith("text/javascript")
-    assert "innerHTML" not in script and "eval(" not in script
+        assert '<script type="module" src="/inbox/app.js"' in body and "<script>" not in body
+    # Every module the page loads is served, and none builds markup from text.
+    from agentworks.web.pages import ASSETS
+
+    modules = [path for path, (_, kind) in ASSETS.items() if kind.startswith("text/javascript")]
+    assert "/inbox/app.js" in modules and len(modules) > 1
+    for path in modules:
+        status, script, headers = call("GET", path)
+        assert status == 200 and dict(headers)["Content-Type"].startswith("text/javascript")
+        assert "innerHTML" not in script and "eval(" not in script, path
+        assert "insertAdjacentHTML" not in script and "outerHTML" not in script, path
+    app = call("GET", "/inbox/app.js")[1]
+    imported = {f"/inbox/{name}" for name in re.findall(r'from "\./([a-z_]+\.js)"', app)}
+    assert imported and imported <= set(modules)
     assert call("GET", "/inbox/app.css")[0] == 200
+    status, icon, headers = call("GET", "/inbox/favicon.svg")
+    assert status == 200 and dict(headers)["Content-Type"] == "image/svg+xml" and "<svg" in icon
 
 
 def test_c5_a_link_signs_in_once_and_the_cookie_is_strict(api, stack):

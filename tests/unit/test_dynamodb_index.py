@@ -3,7 +3,6 @@ TTL index lists exactly the items a scan would find expired."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from decimal import Decimal
@@ -116,23 +115,11 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
     monkeypatch.undo()
 
 
-def fastest(
-    request: Callable[[Any], None], client: Any, repeat: int = 5, number: int = 10
-) -> float:
-    runs = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        for _ in range(number):
-            request(client)
-        runs.append(time.perf_counter() - started)
-    return min(runs) / number
-
-
 def test_a_request_costs_the_same_on_10_000_items_as_on_100(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The work each request does, counted (not timed: latency belongs in `make bench`).
     work: dict[str, list[dict[str, int]]] = {name: [] for name in REQUESTS}
-    seconds: dict[str, list[float]] = {name: [] for name in REQUESTS}
     for filler in (100 - HOT, 10_000 - HOT):
         with table_of(filler) as (client, _):
             for name, request in REQUESTS.items():
@@ -140,12 +127,10 @@ def test_a_request_costs_the_same_on_10_000_items_as_on_100(
                 with counting(monkeypatch) as counts:
                     request(client)
                 work[name].append(counts)
-                seconds[name].append(fastest(request, client))
     for name in REQUESTS:
         small, large = work[name]
         assert small == large, (name, work)  # the same items looked at and copied
         assert large["all_items"] == 0, name  # no whole-table sort
-        assert seconds[name][1] < 3 * seconds[name][0], (name, seconds)
 
 
 # -- TTL -------------------------------------------------------------------------------------

@@ -102,6 +102,7 @@ def call_status(record: CallRecord) -> dict[str, Any]:
         "result_file": record.result_file,
         "files": record.files,
         "turns": record.turns,
+        "cost_usd": round(record.cost_usd, 6),
         "mcp_calls": [mcp_call_summary(c) for c in record.mcp_calls],
         "created_at": iso(record.created_at),
         "updated_at": iso(record.updated_at),

@@ -92,6 +92,7 @@ class CallView(BaseModel):
     result_file: str | None
     files: list[CallFile]
     turns: int
+    cost_usd: float = Field(0.0, description="USD its agent turns spent")
     mcp_calls: list[McpCallView] = Field(
         default_factory=list, description="Its turns' MCP tool calls, oldest first (issue 28)."
     )

@@ -130,6 +130,8 @@ class StepView(BaseModel):
     attempt: int
     safe: bool
     replays: int
+    started_at: str | None = None
+    completed_at: str | None = None
 
 
 class McpCallView(BaseModel):
@@ -233,4 +235,6 @@ def _step(run: RelayRun, checkpoint: Checkpoint) -> StepView:
         attempt=checkpoint.attempt,
         safe=checkpoint.safe,
         replays=checkpoint.replays,
+        started_at=iso(checkpoint.started_at),
+        completed_at=iso(checkpoint.completed_at),
     )

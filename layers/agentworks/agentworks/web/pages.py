@@ -1,10 +1,11 @@
-"""The web Inbox and Runs pages (C5), served by the API function itself: one HTML shell, one
-vanilla JS file and one CSS file, package data of `agentworks.web` (no Node build, nothing
+"""The web Inbox and Runs pages (C5), served by the API function itself: one HTML shell, a
+few vanilla JS modules and one CSS file, package data of `agentworks.web` (no Node build, nothing
 fetched at run time). The page signs in with a one-time link (identity/web_sessions.py) and
 then only calls the API; every rule lives behind the API.
 
 GET /inbox, /inbox/…, /runs and /runs/… answer the shell (the script reads the path);
-/inbox/app.js and /inbox/app.css its script and style. Each with a strict
+/inbox/app.js and the modules it imports, /inbox/app.css and /inbox/favicon.svg its script,
+style and icon. Each with a strict
 Content-Security-Policy: the page loads only its own script and style, and every text it
 shows is set with textContent, so a message body with <script> in it is text.
 """
@@ -26,9 +27,23 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-cache",
 }
+_SCRIPT = "text/javascript; charset=utf-8"
+# The page's ES modules (app.js imports the others), its style and its icon.
 ASSETS = {
-    "/inbox/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    **{
+        f"/inbox/{name}": (name, _SCRIPT)
+        for name in (
+            "app.js",
+            "core.js",
+            "inbox.js",
+            "questions.js",
+            "runs.js",
+            "run_pages.js",
+            "workflow_page.js",
+        )
+    },
     "/inbox/app.css": ("app.css", "text/css; charset=utf-8"),
+    "/inbox/favicon.svg": ("favicon.svg", "image/svg+xml"),
 }
 _SHELL = ("index.html", "text/html; charset=utf-8")
 ROOTS = ("/inbox", "/runs")

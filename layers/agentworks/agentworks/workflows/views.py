@@ -58,6 +58,11 @@ class StepView(SeedModel):
         default=None, description="What the waiting step asks (resolve it)"
     )
     error: str | None = None
+    kind: str | None = Field(default=None, description="agent, scripted, routing, branch or crew")
+    turns: int = Field(default=0, description="The agent turns its session took")
+    call_id: str | None = Field(
+        default=None, description="A crew step's function call (what it waits for)"
+    )
     runner: str | None = Field(
         default=None, description="cli steps: the runner (bridge) that ran its session"
     )
@@ -102,6 +107,9 @@ class RunView(SeedModel):
     created_at: str
     ended_at: str | None = None
     cost: float = Field(default=0.0, description="USD, summed over the run's steps")
+    budget: float | None = Field(
+        default=None, description="maxTotalCostUsd: the run stops starting turns past it"
+    )
     error: str | None = None
     stages: list[StageView] = Field(description="A run's stages; empty for a pipeline")
     items: list[ItemView] | None = Field(
@@ -159,6 +167,8 @@ def _step_view(step: StepRecord) -> StepView:
         route=step.route,
         error=step.error,
         runner=step.runner_name,
+        turns=sum(1 for t in step.turns if t.get("role") == "assistant"),
+        call_id=step.call_id,
         mcp_calls=[
             McpCallView(
                 server=c.get("server", ""),
@@ -199,9 +209,9 @@ def _stages(start: WorkflowStart, written: dict[tuple[int, int], StepRecord]) ->
     stages = []
     for number, stage in enumerate(start.stages):
         views = [
-            _step_view(written[(number, i)])
+            _step_view(written[(number, i)]).model_copy(update={"kind": step.kind})
             if (number, i) in written
-            else StepView(label=step.label, status="pending")
+            else StepView(label=step.label, status="pending", kind=step.kind)
             for i, step in enumerate(stage.steps)
         ]
         stages.append(StageView(label=stage.label or "", status=_stage_status(views), steps=views))
@@ -241,6 +251,7 @@ def run_view(run: RunRecord, cost: float, steps: list[StepRecord]) -> RunView:
         created_at=iso(run.created_at) or "",
         ended_at=iso(run.ended_at),
         cost=round(cost, 6),
+        budget=start.max_total_cost_usd,
         error=run.error,
         stages=[] if start.items else _stages(start, by_item.get(0, {})),
         items=items,
