@@ -124,6 +124,10 @@ def test_c5_the_inbox_and_runs_in_a_browser(
     row = page.get_by_test_id("conversation")
     assert f"crew:{ids['crew']}" in row.text_content()
     assert "Waiting for review" in row.text_content()
+    assert f"waits on crew:{ids['crew']}" in row.get_by_test_id("waits").text_content()
+    # The row's preview is the newest message (the note), its script shown as text.
+    assert SCRIPT in row.get_by_test_id("preview").text_content()
+    assert page.evaluate("window.__injected") is None
     shots(page, "inbox-needs-you")
 
     # One agent's conversations only.

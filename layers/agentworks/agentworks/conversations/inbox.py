@@ -35,6 +35,7 @@ from agentworks.conversations.inbox_models import (
     ConversationList,
     ConversationMessage,
     ConversationSummary,
+    MessagePreview,
     PendingQuestion,
     Tab,
 )
@@ -130,7 +131,7 @@ class ConversationInbox:
             else:
                 more = True
         return ConversationList(
-            conversations=page,
+            conversations=[self._with_latest(summary) for summary in page],
             counts=counts,
             next_cursor=page[-1].conversation_id if more and page else None,
         )
@@ -197,6 +198,23 @@ class ConversationInbox:
             created_at=iso(conv.created_at) or "",
             last_activity_at=iso(conv.last_activity) or "",
         )
+
+    def _with_latest(self, summary: ConversationSummary) -> ConversationSummary:
+        """The summary with its newest message's first line: one eventually consistent
+        Query a listed conversation (a preview may lag a moment behind)."""
+        ulid = parse_conversation_id(summary.conversation_id)
+        now = self._now_ms()
+        newest = self._conversations.head(ulid, now, consistent=False).latest
+        if newest is None or not newest.is_live(now):
+            return summary
+        first_line = (newest.body.strip().splitlines() or [""])[0]
+        preview = MessagePreview(
+            sender=newest.sender,
+            kind=newest.framing.kind,
+            first_line=first_line[: limits.MESSAGE_PREVIEW_MAX_CHARS],
+            created_at=iso(newest.created_at) or "",
+        )
+        return summary.model_copy(update={"latest": preview})
 
     def _agent(
         self, principal: Principal, seen: _Seen, conv: Conversation, side: str

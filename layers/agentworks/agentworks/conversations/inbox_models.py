@@ -26,6 +26,15 @@ class ConversationAgent(BaseModel):
     may_act: bool = Field(description="You may act for this side (review, answer, pause …).")
 
 
+class MessagePreview(BaseModel):
+    """The newest message of a conversation, as a list shows it."""
+
+    sender: str = Field(description="crew:NAME, agent:NAME or external")
+    kind: str = Field(description="message, request, reply or note")
+    first_line: str = Field(description="Its first line, cut to 140 characters")
+    created_at: str
+
+
 class ConversationSummary(BaseModel):
     conversation_id: str
     status: Literal["active", "paused", "closed"]
@@ -42,6 +51,9 @@ class ConversationSummary(BaseModel):
     runs_as_you: bool = Field(description="It runs as your connection (you started the work).")
     created_at: str = Field(description="ISO 8601, UTC")
     last_activity_at: str = Field(description="ISO 8601, UTC (moves at most once an hour)")
+    latest: MessagePreview | None = Field(
+        default=None, description="The newest message (in lists; none once it expired)"
+    )
 
 
 class ConversationList(BaseModel):

@@ -69,6 +69,8 @@ function conversationRow(conv) {
       el("span", { class: `state ${conv.status}` }, conv.status),
       conv.needs_you ? el("span", { class: "badge", title: "Waiting for you" }, String(conv.needs_you)) : null,
       el("span", { class: "muted" }, when(conv.last_activity_at))),
+    conv.latest ? el("div", { class: "preview", "data-testid": "preview" },
+      el("span", { class: "muted" }, `${conv.latest.sender} (${conv.latest.kind}): `), conv.latest.first_line) : null,
     open.length
       ? el("div", { class: "muted", "data-testid": "waits" },
         `${a.address} waits on ${b.address}: ${open.map((r) => r.label).join(" · ")}`,
