@@ -33,6 +33,7 @@ from agentworks_cli.commands import (
     usage,
     workflows,
 )
+from agentworks_cli.commands.parsing import Parser
 from agentworks_cli.commands.session import Session, common_options
 
 EXIT_INTERRUPTED = 130
@@ -58,7 +59,7 @@ start here:
 
 def build_parser() -> argparse.ArgumentParser:
     common = common_options()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="agentworks",
         description="Messages between AI agents, typed functions of Crews and staged "
         "workflows, on your AgentWorks server.",

@@ -11,6 +11,7 @@ from agentworks import limits
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.formatting import indent, one_line, table, when
+from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.session import Session, add_action, add_group
 
 # Long polls shorter than this finish before a progress line would help anyone.
@@ -76,7 +77,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     read.add_argument("--limit", type=int, metavar="N", help=f"page size (≤ {limits.PAGE_MAX})")
 
     ack = add_action(actions, common, "ack", run_ack, "move a received message's receipt forward")
-    ack.add_argument("--message-id", required=True, metavar="ID")
+    add_primary(ack, "message_id", "MESSAGE", "--message-id", "the received message's id")
     ack.add_argument("--delivery", required=True, choices=("admitted", "processed", "typed"))
 
     state = add_action(
@@ -112,17 +113,22 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     schedule.add_argument("--agent", metavar="NAME", help="act as this registered name")
     _when_arguments(schedule)
     cancel = add_action(wakeups, common, "cancel", run_wakeup_cancel, "cancel a scheduled wakeup")
-    cancel.add_argument("--wakeup-id", required=True, metavar="ID")
+    add_primary(cancel, "wakeup_id", "WAKEUP", "--wakeup-id", "the wakeup's id")
     reschedule = add_action(
         wakeups, common, "reschedule", run_wakeup_reschedule, "move a scheduled wakeup"
     )
-    reschedule.add_argument("--wakeup-id", required=True, metavar="ID")
+    add_primary(reschedule, "wakeup_id", "WAKEUP", "--wakeup-id", "the wakeup's id")
     _when_arguments(reschedule)
 
     unregister = add_action(
-        actions, common, "unregister", run_unregister, "remove a named agent address"
+        actions,
+        common,
+        "unregister",
+        run_unregister,
+        "remove a named agent address",
+        aliases=["delete"],
     )
-    unregister.add_argument("--agent", required=True, metavar="NAME")
+    add_primary(unregister, "agent", "NAME", "--agent", "the registered name")
 
 
 def _when_arguments(parser: argparse.ArgumentParser) -> None:
