@@ -572,6 +572,35 @@ def test_a_local_stack_that_forgot_the_token_says_it_restarted_and_where_the_new
     assert code == 1 and json.loads(out)["error"]["code"] == "unauthenticated"
 
 
+@pytest.mark.parametrize(
+    ("token", "problem"),
+    [
+        ("aw1.acct_old.conn_1", "it has 3 dot-separated parts, not 4"),  # a cut-off paste
+        ("Bearer aw1.acct_old.conn_1.secret", "it does not start with aw1."),
+        ("aw1.acct_old..secret", "one of its parts is empty"),
+    ],
+)
+def test_a_malformed_token_is_called_malformed_not_a_restart(
+    server, tmp_path, capsys, monkeypatch, token, problem
+):
+    """Issue 29: a token no server could have issued is diagnosed as such, even where the
+    local stack's admin config names another account (the restart check's sign)."""
+    worker = tmp_path / "worker.json"
+    worker.write_text(json.dumps({"url": server.url, "token": token}))
+    monkeypatch.setattr(configfile, "DEFAULT_CONFIG_PATH", tmp_path / "admin.json")
+    restarted = {"url": server.url, "token": "aw1.acct_new.conn_2.s", "account_id": "acct_new"}
+    (tmp_path / "admin.json").write_text(json.dumps(restarted))
+    refused = {"error": {"code": "unauthenticated", "message": "Unknown or revoked token."}}
+    server.on("POST", "/v1/messages", refused, status=401)
+    code, out, err = run(
+        capsys, "--config", str(worker), "messages", "send", "--inbox", "ibx_1a", "--message", "hi"
+    )
+    assert code == 1 and out == ""
+    assert err.startswith(f"error: This token is malformed: {problem}; a connection token ")
+    assert "restarted" not in err and token not in err  # never echo a secret
+    assert f"agentworks login --url {server.url} --token -" in err
+
+
 def test_a_local_stack_refusing_a_token_of_its_own_account_says_not_authorized(
     server, tmp_path, capsys, monkeypatch
 ):

@@ -479,8 +479,7 @@ def test_f7_wait_prints_the_question_and_the_reply_command(server, capsys):
     assert code == 0
     assert err.count("Proceed with deploy?") == 1  # once per question, not per poll
     assert (
-        "answer with: agentworks functions reply call_1 --request-id req_1 "
-        "--answer 'your answer'"
+        "answer with: agentworks functions reply call_1 --request-id req_1 --answer 'your answer'"
     ) in err
     assert server.requests("POST", "/v1/calls/call_1/reply") == []
     assert '"confirmed": "yes"' in out

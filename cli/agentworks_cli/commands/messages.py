@@ -10,6 +10,7 @@ from typing import Any
 from agentworks import limits
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
+from agentworks_cli.commands.agent_names import with_name_hint
 from agentworks_cli.commands.formatting import indent, one_line, table, when
 from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.session import Session, add_action, add_group
@@ -205,7 +206,11 @@ def run_send(session: Session) -> int:
         agent_name=args.agent,
         submission_id=args.submission_id,
     )
-    receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
+    try:
+        receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
+    except CliError as error:
+        prefix, _, name = (args.target or "").partition(":")
+        raise (with_name_hint(session, error, name) if prefix == "agent" else error) from None
     return session.show(receipt, _print_send)
 
 
@@ -464,7 +469,10 @@ def _print_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> None:
 
 def run_unregister(session: Session) -> int:
     name = session.args.agent
-    result = session.call("DELETE", f"/v1/agents/{segment(name)}", shape=shapes.UNREGISTERED)
+    try:
+        result = session.call("DELETE", f"/v1/agents/{segment(name)}", shape=shapes.UNREGISTERED)
+    except CliError as error:
+        raise with_name_hint(session, error, name) from None
     return session.show(
         result,
         lambda session, gone: session.out(f"unregistered {one_line(gone.get('agent_name', name))}"),
