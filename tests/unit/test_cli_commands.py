@@ -531,9 +531,7 @@ def test_register_list_ack_state_unregister(server, config, capsys):
 )
 def test_error_line_and_exit_code(server, config, capsys, status, body, headers, code, line):
     server.on("POST", "/v1/messages", body, status=status, headers=headers)
-    result, out, err = run(
-        capsys, "messages", "send", "--target", "agent:nobody", "--message", "hi"
-    )
+    result, out, err = run(capsys, "messages", "send", "--inbox", "ibx_1a", "--message", "hi")
     assert result == code
     assert err == line + "\n"
     assert out == ""
@@ -638,11 +636,28 @@ def test_rate_limit_without_retry_after_in_the_message_gets_it_from_the_header(
     assert code == 5 and err == "error: Slow down. (retry after 42 s)\n"
 
 
+def test_an_unknown_agent_name_names_the_nearest_and_the_directory(server, config, capsys):
+    body = {"error": {"code": "unavailable", "message": "Not found or not available."}}
+    server.on("POST", "/v1/messages", body, status=404)
+    agent = {"agent_id": "agt_1", "online": False, "allowed_connection_ids": []}
+    agent["created_at"] = "2030-01-01T00:00:00Z"
+    directory = {"agents": [{**agent, "agent_name": "reviewer"}]}
+    server.on("GET", "/v1/agents", directory)
+    code, _, err = run(capsys, "messages", "send", "--target", "agent:reveiwer", "--message", "hi")
+    assert code == 4
+    assert err == (
+        "error: Not found or not available. No agent named 'reveiwer'; did you mean "
+        "'reviewer'? The account's names: agentworks agents --all\n"
+    )
+    code, _, err = run(capsys, "messages", "send", "--target", "agent:reviewer", "--message", "hi")
+    assert "'reviewer' is registered, but not for this connection" in err
+
+
 def test_json_errors_print_the_error_json_too(server, config, capsys):
     body = {"error": {"code": "unavailable", "message": "Not found or not available."}}
     server.on("POST", "/v1/messages", body, status=404)
     code, out, err = run(
-        capsys, "--json", "messages", "send", "--target", "agent:nobody", "--message", "hi"
+        capsys, "--json", "messages", "send", "--inbox", "ibx_1a", "--message", "hi"
     )
     assert code == 4
     assert json.loads(out) == body

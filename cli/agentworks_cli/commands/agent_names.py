@@ -14,7 +14,8 @@ from agentworks_cli.commands.session import Session
 
 def with_name_hint(session: Session, error: CliError, name: str) -> CliError:
     """`error` as it was, unless it is a not-found: then with the way forward added."""
-    if error.exit_code != EXIT_NOT_FOUND:
+    code = (error.body.get("error") or {}).get("code") if isinstance(error.body, dict) else None
+    if error.exit_code != EXIT_NOT_FOUND or code != "unavailable":  # e.g. an expired inbox
         return error
     try:
         listed = session.call("GET", "/v1/agents", shape=shapes.AGENTS)
@@ -26,7 +27,7 @@ def with_name_hint(session: Session, error: CliError, name: str) -> CliError:
         hint = f"'{name}' is registered, but not for this connection; see {everyone}"
     else:
         nearest = difflib.get_close_matches(name, names, n=1)
-        hint = f"no agent named '{name}'"
-        hint += f"; did you mean '{nearest[0]}'?" if nearest else ""
+        hint = f"No agent named '{name}'"
+        hint += f"; did you mean '{nearest[0]}'?" if nearest else "."
         hint += f" The account's names: {everyone}"
-    return CliError(f"{error.message} ({hint})", error.exit_code, error.body)
+    return CliError(f"{error.message} {hint}", error.exit_code, error.body)
