@@ -66,6 +66,7 @@ def test_the_object_is_required_once(capsys):
         (["connections", "delete", "con_1"], ["connections", "revoke", "con_1"]),
         (["mcp-servers", "delete", "gh"], ["mcp-servers", "remove", "gh"]),
         (["messages", "delete", "bob"], ["messages", "unregister", "bob"]),
+        (["workflow", "delete", "nightly"], ["workflow", "unregister", "nightly"]),
         (["workflow", "show", "wfrun_1"], ["workflow", "status", "wfrun_1"]),
         (["functions", "show", "call_1"], ["functions", "status", "call_1"]),
         (["relays", "show", "rrun_1"], ["relays", "status", "rrun_1"]),

@@ -74,6 +74,6 @@ def add_primary(
         raise TypeError("add_primary needs a parser made by agentworks_cli's Parser")
     parser.add_argument(dest, nargs="?", metavar=metavar, help=help)
     parser.add_argument(
-        flag, dest=f"{dest}_from_flag", metavar=metavar, help=f"the same as {metavar}"
+        flag, dest=f"{dest}_from_flag", metavar=metavar, help=f"{metavar}, the older form"
     )
     parser.primaries.append(_Primary(dest, metavar))

@@ -105,6 +105,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "unregister",
         run_unregister,
         "remove a registered workflow; its schedules stop firing (admin)",
+        aliases=["delete"],
     )
     unregister.add_argument("workflow_id", metavar="WORKFLOW_ID")
 
