@@ -48,7 +48,7 @@ exit codes: 0 ok, 1 refused or other error, 2 usage, 3 server unreachable,
 start here:
   agentworks dev                                  # local stack; writes an admin config
   agentworks whoami
-  agentworks messages register --agent reviewer
+  agentworks messages register reviewer
   agentworks messages read --agent reviewer --after 0 --wait 25
   agentworks functions list --target crew:contracts
   agentworks functions call --target crew:contracts --function summarize \\

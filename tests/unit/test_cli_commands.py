@@ -301,7 +301,7 @@ def test_read_mailbox_sends_the_query_and_prints_messages_with_next_steps(server
         "next cursor: CUR_2",
         "continue: agentworks messages read --agent reviewer --after CUR_2 --wait 25",
         "reply: agentworks messages send --agent reviewer --inbox inb_reply --message 'your reply'",
-        "ack:   agentworks messages ack --message-id msg_1 --delivery admitted",
+        "ack:   agentworks messages ack msg_1 --delivery admitted",
     ):
         assert expected in out.splitlines(), expected
     assert "\x1b" not in out

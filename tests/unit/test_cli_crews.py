@@ -686,7 +686,7 @@ def test_m9_wakeup_schedule_cancel_reschedule(server, capsys):
     assert code == 0, err
     assert server.last.body == {"inbox_id": "ibx_1a", "delay_seconds": 120}
     assert out.startswith("scheduled wakeup wku_1: due 2027-01-15 08:02:00 UTC, state scheduled")
-    assert "agentworks messages wakeup cancel --wakeup-id wku_1" in out
+    assert "agentworks messages wakeup cancel wku_1" in out
     code, _, _ = run(
         capsys,
         "messages", "wakeup", "schedule", "--inbox", "ibx_1a", "--agent", "asker",

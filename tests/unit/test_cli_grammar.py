@@ -35,6 +35,7 @@ PRIMARY_OBJECTS = [
     (["webhooks", "deliveries"], "whk_1", "--id", "webhook_id", []),
     (["messages", "ack"], "msg_1", "--message-id", "message_id", ["--delivery", "processed"]),
     (["messages", "wakeup", "cancel"], "wk_1", "--wakeup-id", "wakeup_id", []),
+    (["messages", "register"], "bob", "--agent", "agent", ["--purpose", "Reviews"]),
     (["messages", "unregister"], "bob", "--agent", "agent", []),
     (["conversations", "show"], "inb_1", "--inbox", "inbox", []),
     (["conversations", "close"], "inb_1", "--inbox", "inbox", []),

@@ -26,7 +26,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     register = add_action(
         actions, common, "register", run_register, "register (or re-register) a named agent address"
     )
-    register.add_argument("--agent", required=True, metavar="NAME", help="e.g. reviewer")
+    add_primary(register, "agent", "NAME", "--agent", "e.g. reviewer")
     register.add_argument(
         "--allow-connection",
         action="append",
@@ -297,7 +297,7 @@ def _print_message(session: Session, message: dict[str, Any], agent: str | None)
         session.out(line)
     reply = ["messages", "send", *_agent_words(agent), "--inbox", reply_address]
     session.out_command("reply: ", *reply, "--message", "your reply")
-    ack = ["messages", "ack", "--message-id", message.get("message_id", ""), "--delivery"]
+    ack = ["messages", "ack", message.get("message_id", ""), "--delivery"]
     session.out_command("ack:   ", *ack, "admitted")
 
 
@@ -460,7 +460,7 @@ def _print_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> None:
         f"state {one_line(wakeup.get('state'))}"
     )
     if wakeup.get("state") == "scheduled":
-        cancel = ["messages", "wakeup", "cancel", "--wakeup-id", wakeup_id]
+        cancel = ["messages", "wakeup", "cancel", wakeup_id]
         session.out_command("cancel: ", *cancel)
     inbox = str(wakeup.get("inbox_id") or "")
     read = ["messages", "read", "--inbox", inbox, "--wait", str(limits.WAIT_MAX_SECONDS)]
