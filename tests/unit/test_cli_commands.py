@@ -653,6 +653,20 @@ def test_an_unknown_agent_name_names_the_nearest_and_the_directory(server, confi
     assert "'reviewer' is registered, but not for this connection" in err
 
 
+def test_conversations_show_without_read_access_still_shows_the_requests(server, config, capsys):
+    """The answers come from reading the inbox; a connection that may send but not read
+    still sees where its requests stand, and why the answers are missing."""
+    request = {"message_id": "msg_1", "state": "answered", "label": "Answered"}
+    request |= {"created_at": "2030-01-01T00:00:00Z", "updated_at": "2030-01-01T00:00:00Z"}
+    server.on("GET", "/v1/requests", {"inbox_id": "ibx_1a", "requests": [request]})
+    refused = {"error": {"code": "forbidden", "message": "This connection may not read."}}
+    server.on("GET", "/v1/messages", refused, status=403)
+    code, out, err = run(capsys, "conversations", "show", "ibx_1a")
+    assert code == 0, err
+    assert "msg_1" in out and "Answered" in out
+    assert out.endswith("answers not shown: This connection may not read.\n")
+
+
 def test_json_errors_print_the_error_json_too(server, config, capsys):
     body = {"error": {"code": "unavailable", "message": "Not found or not available."}}
     server.on("POST", "/v1/messages", body, status=404)

@@ -196,7 +196,11 @@ def _answers(session: Session) -> dict[str, list[dict[str, Any]]]:
     query["limit"] = ANSWER_PAGE_SIZE
     answers: dict[str, list[dict[str, Any]]] = {}
     for _ in range(ANSWER_PAGES):
-        page = session.call("GET", "/v1/messages", query=query, shape=shapes.PAGE)
+        try:
+            page = session.call("GET", "/v1/messages", query=query, shape=shapes.PAGE)
+        except CliError as error:  # e.g. a connection that may send but not read
+            session.out(f"answers not shown: {error.message}")
+            break
         for message in page["messages"]:
             if message.get("in_reply_to"):
                 answers.setdefault(message["in_reply_to"], []).append(message)
@@ -211,7 +215,6 @@ def _print_show(session: Session, listing: dict[str, Any]) -> None:
     if not requests:
         session.out("no requests in this conversation")
         return
-    answers = _answers(session)
     rows = [
         (
             r["message_id"],
@@ -223,6 +226,7 @@ def _print_show(session: Session, listing: dict[str, Any]) -> None:
         for r in requests
     ]
     session.out_table(("REQUEST", "STATE", "DEADLINE", "HAND-OFF", "REASON"), rows)
+    answers = _answers(session)
     for request in requests:
         for answer in answers.get(request["message_id"], []):
             session.out(f"answer to {request['message_id']} from {one_line(answer['sender'])}:")
