@@ -147,3 +147,8 @@ def test_conversations_show_has_the_answer_text(cli: Cli, tmp_path: Path) -> Non
     assert f"answer to {asked['message_id']} from crew:{name}:" in shown
     assert "  Clause 4 covers termination." in shown
     assert cli.ok("conversations", "show", "--inbox", asked["inbox_id"]).out == shown
+    typo = name.replace("contracts", "contracst")
+    refused = cli("conversations", "request", "--target", f"crew:{typo}", "--message", "Hi")
+    assert refused.code == 4, refused
+    assert f"No Crew named '{typo}'; did you mean '{name}'?" in refused.err
+    assert "The names: agentworks crews list" in refused.err

@@ -263,7 +263,7 @@ def test_an_unknown_agent_name_suggests_the_nearest_and_the_directory(cli: Cli) 
     refused = cli("messages", "send", "--target", f"agent:{typo}", "--message", "hi")
     assert refused.code == 4, refused
     assert f"No agent named '{typo}'; did you mean '{name}'?" in refused.err
-    assert "The account's names: agentworks agents --all" in refused.err
+    assert "The names: agentworks agents --all" in refused.err
     gone = cli("messages", "unregister", typo)
     assert gone.code == 4 and f"did you mean '{name}'?" in gone.err
     assert cli.ok("messages", "delete", name).out == f"unregistered {name}\n"

@@ -636,7 +636,7 @@ def test_rate_limit_without_retry_after_in_the_message_gets_it_from_the_header(
     assert code == 5 and err == "error: Slow down. (retry after 42 s)\n"
 
 
-def test_an_unknown_agent_name_names_the_nearest_and_the_directory(server, config, capsys):
+def test_an_unknown_agent_or_crew_name_names_the_nearest_and_the_list(server, config, capsys):
     body = {"error": {"code": "unavailable", "message": "Not found or not available."}}
     server.on("POST", "/v1/messages", body, status=404)
     agent = {"agent_id": "agt_1", "online": False, "allowed_connection_ids": []}
@@ -647,10 +647,15 @@ def test_an_unknown_agent_name_names_the_nearest_and_the_directory(server, confi
     assert code == 4
     assert err == (
         "error: Not found or not available. No agent named 'reveiwer'; did you mean "
-        "'reviewer'? The account's names: agentworks agents --all\n"
+        "'reviewer'? The names: agentworks agents --all\n"
     )
     code, _, err = run(capsys, "messages", "send", "--target", "agent:reviewer", "--message", "hi")
-    assert "'reviewer' is registered, but not for this connection" in err
+    assert "The agent 'reviewer' exists, but not for this connection" in err
+    server.on("GET", "/v1/functions", body, status=404)
+    server.on("GET", "/v1/crews", {"crews": []})  # none: the way to list them, no guess
+    code, _, err = run(capsys, "functions", "list", "--target", "crew:contrcts")
+    assert code == 4
+    assert err.endswith("No Crew named 'contrcts'. The names: agentworks crews list\n")
 
 
 def test_conversations_show_without_read_access_still_shows_the_requests(server, config, capsys):

@@ -14,6 +14,7 @@ from agentworks_cli.commands.formatting import indent, one_line, when
 from agentworks_cli.commands.messages import message_text
 from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.session import Session, add_action, add_group
+from agentworks_cli.commands.unknown_names import with_target_hint
 
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -123,7 +124,10 @@ def run_send(session: Session) -> int:
         submission_id=args.submission_id,
         in_reply_to=getattr(args, "to", None),
     )
-    receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
+    try:
+        receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
+    except CliError as error:
+        raise with_target_hint(session, error, getattr(args, "target", None)) from None
     return session.show(receipt, _print_send)
 
 

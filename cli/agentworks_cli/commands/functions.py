@@ -21,6 +21,7 @@ from agentworks_cli.commands.call_waiting import note, show_status, wait_and_sho
 from agentworks_cli.commands.formatting import clean, one_line, shell
 from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.session import Session, add_action, add_group
+from agentworks_cli.commands.unknown_names import with_target_hint
 
 WAIT_HELP = "wait for the outcome, polling; exit 0 succeeded, 6 failed, 7 cancelled/interrupted"
 EPILOG = """\
@@ -142,9 +143,13 @@ def _wait_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_list(session: Session) -> int:
-    listed = session.call(
-        "GET", "/v1/functions", query={"target": session.args.target}, shape=shapes.FUNCTIONS
-    )
+    target = session.args.target
+    try:
+        listed = session.call(
+            "GET", "/v1/functions", query={"target": target}, shape=shapes.FUNCTIONS
+        )
+    except CliError as error:
+        raise with_target_hint(session, error, target) from None
     return session.show(listed, _print_list)
 
 
@@ -176,7 +181,10 @@ def run_call(session: Session) -> int:
         args=parse_args_json(args.args),
         submission_id=args.submission_id,
     )
-    accepted = session.call("POST", "/v1/calls", body=body, shape=shapes.CALL_ACCEPTED)
+    try:
+        accepted = session.call("POST", "/v1/calls", body=body, shape=shapes.CALL_ACCEPTED)
+    except CliError as error:
+        raise with_target_hint(session, error, args.target) from None
     if args.wait:
         if accepted.get("replayed"):
             note("replayed: this submission id already started this call; nothing new started")

@@ -10,10 +10,10 @@ from typing import Any
 from agentworks import limits
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
-from agentworks_cli.commands.agent_names import with_name_hint
 from agentworks_cli.commands.formatting import indent, one_line, table, when
 from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.session import Session, add_action, add_group
+from agentworks_cli.commands.unknown_names import with_agent_hint, with_target_hint
 
 # Long polls shorter than this finish before a progress line would help anyone.
 PROGRESS_AFTER_SECONDS = 2.0
@@ -209,8 +209,7 @@ def run_send(session: Session) -> int:
     try:
         receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
     except CliError as error:
-        prefix, _, name = (args.target or "").partition(":")
-        raise (with_name_hint(session, error, name) if prefix == "agent" else error) from None
+        raise with_target_hint(session, error, args.target) from None
     return session.show(receipt, _print_send)
 
 
@@ -472,7 +471,7 @@ def run_unregister(session: Session) -> int:
     try:
         result = session.call("DELETE", f"/v1/agents/{segment(name)}", shape=shapes.UNREGISTERED)
     except CliError as error:
-        raise with_name_hint(session, error, name) from None
+        raise with_agent_hint(session, error, name) from None
     return session.show(
         result,
         lambda session, gone: session.out(f"unregistered {one_line(gone.get('agent_name', name))}"),
