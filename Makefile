@@ -18,6 +18,10 @@ AXE_STAMP := tools/axe/node_modules/.installed
 # mutmut for `make mutate` (the mutate extra, pinned in constraints.txt; not in Lambda or CI).
 MUTATE_STAMP := $(VENV)/.mutate-installed
 HAVE_NPM := $(shell command -v npm 2>/dev/null)
+# setuptools says "Editable installation… be careful with folders named like your package" on
+# every editable install (our packages live under layers/, cli/ and localstack/, so there are
+# none); the box would be the only thing `make install` prints besides its own line.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
 .PHONY: help install run test test-fast lint lint-imports bench fuzz mutate build clean \
 	check-deploy
@@ -36,7 +40,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "Installing pinned packages into $(VENV) (first run takes about a minute)…"
 	@$(BIN)/python -m pip install --quiet --upgrade pip
-	@$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev]'
+	@$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev]'
 	@touch $(STAMP)
 
 install: $(STAMP)

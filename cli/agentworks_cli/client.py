@@ -162,6 +162,8 @@ class ApiClient:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             raw = _read_quietly(exc)
+            if exc.code == 401 and self.token and token_problem(self.token):
+                raise malformed_token(self.token, self.url, self.config_path) from None
             if exc.code == 401 and self.token and local_stack_restarted(self.url, self.token):
                 raise local_token_unknown(self.url, self.config_path) from None
             raise http_error(exc.code, raw, exc.headers.get("Retry-After")) from None
@@ -242,6 +244,40 @@ def is_local(url: str) -> bool:
     import urllib.parse
 
     return (urllib.parse.urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
+
+
+TOKEN_FORM = "aw1.<account>.<connection>.<secret>"
+TOKEN_MAX_CHARS = 256  # the server's bound (agentworks.identity.tokens)
+
+
+def token_problem(token: str) -> str | None:
+    """What makes `token` something no server issued, in words; None when it has the form
+    of a connection token (whether a server knows it is the server's to say)."""
+    parts = token.strip().split(".")
+    if parts[0] != "aw1":
+        return "it does not start with aw1."
+    if len(parts) != 4:
+        return f"it has {len(parts)} dot-separated parts, not 4"
+    if not all(parts[1:]):
+        return "one of its parts is empty"
+    if len(token) > TOKEN_MAX_CHARS:
+        return f"it is longer than {TOKEN_MAX_CHARS} characters"
+    if any(c.isspace() for c in token.strip()):
+        return "it has white space inside"
+    return None
+
+
+def malformed_token(token: str, url: str, config_path: Path | None) -> CliError:
+    """The server refused a token that could never be valid: say that (a cut-off paste, a
+    stray character), not that it expired or the stack restarted."""
+    where = f" (in {config_path})" if config_path else ""
+    message = (
+        f"This token is malformed: {token_problem(token)}; a connection token looks like "
+        f"{TOKEN_FORM}{where}. Paste it whole: agentworks login --url {url} --token -"
+    )
+    return CliError(
+        message, EXIT_REFUSED, {"error": {"code": "malformed_token", "message": message}}
+    )
 
 
 def local_stack_restarted(url: str, token: str) -> bool:

@@ -33,6 +33,7 @@ from agentworks_cli.commands import (
     usage,
     workflows,
 )
+from agentworks_cli.commands.parsing import Parser
 from agentworks_cli.commands.session import Session, common_options
 
 EXIT_INTERRUPTED = 130
@@ -47,7 +48,7 @@ exit codes: 0 ok, 1 refused or other error, 2 usage, 3 server unreachable,
 start here:
   agentworks dev                                  # local stack; writes an admin config
   agentworks whoami
-  agentworks messages register --agent reviewer
+  agentworks messages register reviewer
   agentworks messages read --agent reviewer --after 0 --wait 25
   agentworks functions list --target crew:contracts
   agentworks functions call --target crew:contracts --function summarize \\
@@ -58,7 +59,7 @@ start here:
 
 def build_parser() -> argparse.ArgumentParser:
     common = common_options()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="agentworks",
         description="Messages between AI agents, typed functions of Crews and staged "
         "workflows, on your AgentWorks server.",

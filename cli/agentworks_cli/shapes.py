@@ -98,6 +98,7 @@ RUN_STARTED = Shape(_WORKFLOWS, "RunStarted")
 WEBHOOK_KEY = Shape(_WORKFLOWS, "WebhookKey")
 REGISTERED = Shape("agentworks.workflows.registry_views", "RegisteredWorkflowView")
 REGISTERED_LIST = Shape("agentworks.workflows.registry_views", "RegisteredWorkflowList")
+UNREGISTERED_WORKFLOW = Shape("agentworks.workflows.registry_views", "RegisteredWorkflowDeleted")
 
 _RUNNERS = "agentworks.runners.views"
 RUNNER_CLAIM = Shape(_RUNNERS, "JobClaim")

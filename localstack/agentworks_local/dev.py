@@ -37,7 +37,7 @@ from agentworks_local.durable_state import (
     RestoreReport,
 )
 from agentworks_local.failure_destinations import FailureQueues
-from agentworks_local.gateway import Gateway, GatewayServer, port_in_use
+from agentworks_local.gateway import Gateway, GatewayServer, free_port_after, port_in_use
 from agentworks_local.handlers import LOCAL_REGION, FunctionHost, FunctionOutput
 from agentworks_local.moto_patches import dynamodb_lock
 from agentworks_local.push_server import PushServer
@@ -195,6 +195,18 @@ class DevStack:
         port = self.push.port if self.push else self.requested_push_port
         return f"ws://{self.url.split('://', 1)[1].rsplit(':', 1)[0]}:{port}"
 
+    def _port_taken(self) -> str:
+        # The next port up is often the running stack's push channel: suggest one that is
+        # free now, with its neighbour for this stack's own push channel.
+        said = f"port {self.requested_port} on {self.host} is already in use"
+        free = free_port_after(self.host, self.requested_port)
+        if free is None:
+            return f"{said}; stop what uses it or pick a free port with --port N"
+        return (
+            f"{said} (another agentworks dev?); stop what uses it or pick a free port: "
+            f"agentworks dev --port {free} (from the Makefile: make run PORT={free})"
+        )
+
     def start(self) -> None:
         """Everything up and listening, or StartError (with what started stopped again)."""
         try:
@@ -210,12 +222,7 @@ class DevStack:
             self.server = GatewayServer(self.host, self.requested_port, gateway)
         except OSError as error:
             if port_in_use(error):
-                raise StartError(
-                    f"port {self.requested_port} on {self.host} is already in use; stop what "
-                    f"uses it or pick another port with --port N (e.g. --port "
-                    f"{self.requested_port + 1})",
-                    2,
-                ) from None
+                raise StartError(self._port_taken(), 2) from None
             raise StartError(
                 f"cannot listen on {self.host}:{self.requested_port}: {error.strerror or error}", 2
             ) from None

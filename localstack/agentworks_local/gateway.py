@@ -496,3 +496,22 @@ class GatewayServer(ThreadingHTTPServer):
 
 def port_in_use(error: OSError) -> bool:
     return error.errno == errno.EADDRINUSE
+
+
+def free_port_after(host: str, port: int, tries: int = 100) -> int | None:
+    """The first port above `port` that `host` can listen on, and whose next one is free
+    too (the push channel's, by default); None when none of `tries` is."""
+    for candidate in range(port + 1, min(port + 1 + tries, 65535)):
+        if _can_listen(host, candidate) and _can_listen(host, candidate + 1):
+            return candidate
+    return None
+
+
+def _can_listen(host: str, port: int) -> bool:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True

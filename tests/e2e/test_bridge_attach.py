@@ -136,6 +136,8 @@ def test_from_a_terminal_the_projects_live_chat_is_attached_or_named(project: Pr
     several = project.cli("attach", "which-one")
     assert several.returncode != 0 and "several live chats" in several.stderr
     assert "cccccccc" in several.stderr and "dddddddd" in several.stderr
+    typo = project.cli("detach", "terminal-pik")  # issue 29: the nearest attached name
+    assert typo.returncode == 1 and "did you mean terminal-pick?" in typo.stderr
     detached = project.cli("detach", "terminal-pick")
     assert detached.returncode == 0 and "no longer receives messages" in detached.stdout
     assert "terminal-pick" not in project.cli("agents").stdout

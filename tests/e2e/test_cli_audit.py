@@ -43,6 +43,14 @@ def test_audit_and_webhooks_through_the_cli(
             "webhooks", "create", "--url", receiver.url, "--events", "request_needs_review",
             "--json",
         ).json()  # fmt: skip
+        key = cli.ok("workflow", "webhook-key").out.splitlines()[0]
+        shown = cli.ok("webhooks", "create", "--url", receiver.url, "--events", "agent_asked").out
+        # Which key signs it and where to get it, never the key itself (issue 29).
+        assert (
+            f"signed in X-AgentWorks-Signature with the account's webhook key {key[:4]}…" in shown
+        )
+        assert "the whole key: agentworks workflow webhook-key" in shown and key not in shown
+        cli.ok("webhooks", "delete", shown.split()[0])
         cli.ok("crews", "create", "--file", str(_crew_file(tmp_path, name, "review")))
         sent = cli.ok(
             "conversations", "request", "--target", f"crew:{name}", "--message", "Clause 2?",
@@ -62,7 +70,7 @@ def test_audit_and_webhooks_through_the_cli(
         [event] = receiver.events()
         assert event["event"] == "request_needs_review"
         assert event["message_id"] == sent["message_id"]
-        shown = cli.ok("webhooks", "deliveries", "--id", hook["webhook_id"], "--json").json()
+        shown = cli.ok("webhooks", "deliveries", hook["webhook_id"], "--json").json()
         [delivery] = shown["deliveries"]
         assert delivery["state"] == "delivered" and delivery["attempts"][0]["status_code"] == 200
         assert cli.ok("webhooks", "delete", "--id", hook["webhook_id"]).out.startswith("deleted")

@@ -131,3 +131,24 @@ def test_requests_and_notes_through_the_cli(cli: Cli, tmp_path: Path) -> None:
         "--deadline", "8d", config=caller,
     )  # fmt: skip
     assert too_long.code == 1 and "1 minute to 7 days" in too_long.err
+
+
+def test_conversations_show_has_the_answer_text(cli: Cli, tmp_path: Path) -> None:
+    """Issue 29: where a request stands and what it was answered, in one command (the
+    conversation positional, its older --inbox form still working)."""
+    name = f"contracts-{uuid.uuid4().hex[:6]}"
+    cli.ok("crews", "create", "--file", str(_crew_file(tmp_path, name, "on")))
+    asked = cli.ok(
+        "conversations", "request", "--target", f"crew:{name}", "--message", "Clause 4?",
+        "--json",
+    ).json()  # fmt: skip
+    cli.ok("messages", "read", "--inbox", asked["inbox_id"], "--after", "0", "--wait", "25")
+    shown = cli.ok("conversations", "show", asked["inbox_id"]).out
+    assert f"answer to {asked['message_id']} from crew:{name}:" in shown
+    assert "  Clause 4 covers termination." in shown
+    assert cli.ok("conversations", "show", "--inbox", asked["inbox_id"]).out == shown
+    typo = name.replace("contracts", "contracst")
+    refused = cli("conversations", "request", "--target", f"crew:{typo}", "--message", "Hi")
+    assert refused.code == 4, refused
+    assert f"No Crew named '{typo}'; did you mean '{name}'?" in refused.err
+    assert "The names: agentworks crews list" in refused.err

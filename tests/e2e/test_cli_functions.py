@@ -72,7 +72,7 @@ functions:
       properties: {{why: {{type: string}}}}
 """
 
-REPLY_COMMAND = re.compile(r"functions reply --call-id (\S+) --request-id (\S+) --answer")
+REPLY_COMMAND = re.compile(r"functions reply (\S+) --request-id (\S+) --answer")
 
 
 @pytest.fixture

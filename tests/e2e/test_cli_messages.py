@@ -253,3 +253,17 @@ def test_submission_id_retry_prints_the_same_message_id(cli: Cli, tmp_path: Path
     )  # fmt: skip
     assert changed.code == 1 and changed.err.startswith("error: ")
     assert changed.err.count("\n") == 1
+
+
+def test_an_unknown_agent_name_suggests_the_nearest_and_the_directory(cli: Cli) -> None:
+    """Issue 29: a typo in a name is answered with the way forward, not only "not found"."""
+    name = f"reviewer-{_suffix()}"
+    cli.ok("messages", "register", "--agent", name)
+    typo = name.replace("reviewer", "reveiwer")
+    refused = cli("messages", "send", "--target", f"agent:{typo}", "--message", "hi")
+    assert refused.code == 4, refused
+    assert f"No agent named '{typo}'; did you mean '{name}'?" in refused.err
+    assert "The names: agentworks agents --all" in refused.err
+    gone = cli("messages", "unregister", typo)
+    assert gone.code == 4 and f"did you mean '{name}'?" in gone.err
+    assert cli.ok("messages", "delete", name).out == f"unregistered {name}\n"

@@ -104,7 +104,7 @@ def test_resolve_cancel_and_retry_from_the_cli(cli: Cli, profile: str, tmp_path:
     shown = _until_waiting(cli, run_id)
     assert shown["stages"][0]["steps"][0]["question"] == "Which region?"
     human = cli.ok("workflow", "status", "--run-id", run_id).out
-    assert "go asks: Which region?" in human and "workflow resolve --run-id" in human
+    assert "go asks: Which region?" in human and "workflow resolve wfrun_" in human
     cli.ok("workflow", "resolve", "--run-id", run_id, "--step", "go", "--answer", "eu-west-1")
     done = cli("workflow", "status", "--run-id", run_id, "--watch", "--json")
     assert done.code == 0, done
@@ -158,11 +158,21 @@ def test_a_registered_workflow_runs_from_a_signed_webhook(
     headers = {SIGNATURE_HEADER: signature(secret, int(time.time()), body)}
     status, answer = _post(local_stack.url + hook["path"], body, headers)
     assert status == 202, answer
-    ended = cli("workflow", "status", "--run-id", answer["runId"], "--watch", "--json")
+    ended = cli("workflow", "status", answer["runId"], "--watch", "--json")
     assert ended.code == 0, ended
     status, refused = _post(local_stack.url + hook["path"], body, {})
     assert status == 401 and refused["error"]["code"] == "unauthenticated"
     assert workflow_id in cli.ok("workflow", "registered").out
+
+    # Unregistered: its webhook and schedule are gone with it (issue 29).
+    gone = cli.ok("workflow", "unregister", workflow_id).out
+    assert gone.startswith(f"unregistered {workflow_id}")
+    assert workflow_id not in cli.ok("workflow", "registered").out
+    assert cli("workflow", "registered", workflow_id).code == 4
+    # The same signed call that started a run is refused: the trigger is gone (an unknown
+    # trigger is refused like a bad signature, so as not to say which exist).
+    status, _ = _post(local_stack.url + hook["path"], body, headers)
+    assert status == 401
 
 
 def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:

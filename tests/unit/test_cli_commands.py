@@ -301,7 +301,7 @@ def test_read_mailbox_sends_the_query_and_prints_messages_with_next_steps(server
         "next cursor: CUR_2",
         "continue: agentworks messages read --agent reviewer --after CUR_2 --wait 25",
         "reply: agentworks messages send --agent reviewer --inbox inb_reply --message 'your reply'",
-        "ack:   agentworks messages ack --message-id msg_1 --delivery admitted",
+        "ack:   agentworks messages ack msg_1 --delivery admitted",
     ):
         assert expected in out.splitlines(), expected
     assert "\x1b" not in out
@@ -531,9 +531,7 @@ def test_register_list_ack_state_unregister(server, config, capsys):
 )
 def test_error_line_and_exit_code(server, config, capsys, status, body, headers, code, line):
     server.on("POST", "/v1/messages", body, status=status, headers=headers)
-    result, out, err = run(
-        capsys, "messages", "send", "--target", "agent:nobody", "--message", "hi"
-    )
+    result, out, err = run(capsys, "messages", "send", "--inbox", "ibx_1a", "--message", "hi")
     assert result == code
     assert err == line + "\n"
     assert out == ""
@@ -570,6 +568,35 @@ def test_a_local_stack_that_forgot_the_token_says_it_restarted_and_where_the_new
         "--message", "hi", "--json",
     )  # fmt: skip
     assert code == 1 and json.loads(out)["error"]["code"] == "unauthenticated"
+
+
+@pytest.mark.parametrize(
+    ("token", "problem"),
+    [
+        ("aw1.acct_old.conn_1", "it has 3 dot-separated parts, not 4"),  # a cut-off paste
+        ("Bearer aw1.acct_old.conn_1.secret", "it does not start with aw1."),
+        ("aw1.acct_old..secret", "one of its parts is empty"),
+    ],
+)
+def test_a_malformed_token_is_called_malformed_not_a_restart(
+    server, tmp_path, capsys, monkeypatch, token, problem
+):
+    """Issue 29: a token no server could have issued is diagnosed as such, even where the
+    local stack's admin config names another account (the restart check's sign)."""
+    worker = tmp_path / "worker.json"
+    worker.write_text(json.dumps({"url": server.url, "token": token}))
+    monkeypatch.setattr(configfile, "DEFAULT_CONFIG_PATH", tmp_path / "admin.json")
+    restarted = {"url": server.url, "token": "aw1.acct_new.conn_2.s", "account_id": "acct_new"}
+    (tmp_path / "admin.json").write_text(json.dumps(restarted))
+    refused = {"error": {"code": "unauthenticated", "message": "Unknown or revoked token."}}
+    server.on("POST", "/v1/messages", refused, status=401)
+    code, out, err = run(
+        capsys, "--config", str(worker), "messages", "send", "--inbox", "ibx_1a", "--message", "hi"
+    )
+    assert code == 1 and out == ""
+    assert err.startswith(f"error: This token is malformed: {problem}; a connection token ")
+    assert "restarted" not in err and token not in err  # never echo a secret
+    assert f"agentworks login --url {server.url} --token -" in err
 
 
 def test_a_local_stack_refusing_a_token_of_its_own_account_says_not_authorized(
@@ -609,11 +636,47 @@ def test_rate_limit_without_retry_after_in_the_message_gets_it_from_the_header(
     assert code == 5 and err == "error: Slow down. (retry after 42 s)\n"
 
 
+def test_an_unknown_agent_or_crew_name_names_the_nearest_and_the_list(server, config, capsys):
+    body = {"error": {"code": "unavailable", "message": "Not found or not available."}}
+    server.on("POST", "/v1/messages", body, status=404)
+    agent = {"agent_id": "agt_1", "online": False, "allowed_connection_ids": []}
+    agent["created_at"] = "2030-01-01T00:00:00Z"
+    directory = {"agents": [{**agent, "agent_name": "reviewer"}]}
+    server.on("GET", "/v1/agents", directory)
+    code, _, err = run(capsys, "messages", "send", "--target", "agent:reveiwer", "--message", "hi")
+    assert code == 4
+    assert err == (
+        "error: Not found or not available. No agent named 'reveiwer'; did you mean "
+        "'reviewer'? The names: agentworks agents --all\n"
+    )
+    code, _, err = run(capsys, "messages", "send", "--target", "agent:reviewer", "--message", "hi")
+    assert "The agent 'reviewer' exists, but not for this connection" in err
+    server.on("GET", "/v1/functions", body, status=404)
+    server.on("GET", "/v1/crews", {"crews": []})  # none: the way to list them, no guess
+    code, _, err = run(capsys, "functions", "list", "--target", "crew:contrcts")
+    assert code == 4
+    assert err.endswith("No Crew named 'contrcts'. The names: agentworks crews list\n")
+
+
+def test_conversations_show_without_read_access_still_shows_the_requests(server, config, capsys):
+    """The answers come from reading the inbox; a connection that may send but not read
+    still sees where its requests stand, and why the answers are missing."""
+    request = {"message_id": "msg_1", "state": "answered", "label": "Answered"}
+    request |= {"created_at": "2030-01-01T00:00:00Z", "updated_at": "2030-01-01T00:00:00Z"}
+    server.on("GET", "/v1/requests", {"inbox_id": "ibx_1a", "requests": [request]})
+    refused = {"error": {"code": "forbidden", "message": "This connection may not read."}}
+    server.on("GET", "/v1/messages", refused, status=403)
+    code, out, err = run(capsys, "conversations", "show", "ibx_1a")
+    assert code == 0, err
+    assert "msg_1" in out and "Answered" in out
+    assert out.endswith("answers not shown: This connection may not read.\n")
+
+
 def test_json_errors_print_the_error_json_too(server, config, capsys):
     body = {"error": {"code": "unavailable", "message": "Not found or not available."}}
     server.on("POST", "/v1/messages", body, status=404)
     code, out, err = run(
-        capsys, "--json", "messages", "send", "--target", "agent:nobody", "--message", "hi"
+        capsys, "--json", "messages", "send", "--inbox", "ibx_1a", "--message", "hi"
     )
     assert code == 4
     assert json.loads(out) == body

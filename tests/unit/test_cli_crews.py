@@ -349,7 +349,7 @@ def test_f2_call_without_wait_prints_the_call_id_and_next_commands(server, capsy
         "submission_id": "sub-1",
     }
     assert "accepted call call_1" in out
-    assert "agentworks functions status --call-id call_1 --wait" in out
+    assert "agentworks functions status call_1 --wait" in out
 
 
 def test_f4_replayed_call_is_said(server, capsys):
@@ -479,8 +479,7 @@ def test_f7_wait_prints_the_question_and_the_reply_command(server, capsys):
     assert code == 0
     assert err.count("Proceed with deploy?") == 1  # once per question, not per poll
     assert (
-        "answer with: agentworks functions reply --call-id call_1 --request-id req_1 "
-        "--answer 'your answer'"
+        "answer with: agentworks functions reply call_1 --request-id req_1 --answer 'your answer'"
     ) in err
     assert server.requests("POST", "/v1/calls/call_1/reply") == []
     assert '"confirmed": "yes"' in out
@@ -508,7 +507,7 @@ def test_wait_timeout_exits_8_and_the_call_goes_on(server, capsys):
     assert code == 8
     line = one_error_line(err)
     assert "still running after 0.05 s" in line
-    assert "agentworks functions status --call-id call_1 --wait" in line
+    assert "agentworks functions status call_1 --wait" in line
     code, _, err = run(capsys, "functions", "status", "--call-id", "call_1", "--timeout", "5")
     assert code == 2 and "--timeout goes with --wait" in err
 
@@ -527,11 +526,11 @@ def test_status_without_wait_shows_question_files_and_exit_0(server, capsys):
     code, out, _ = run(capsys, "functions", "status", "--call-id", "call_1")
     assert code == 0  # status reports; only --wait turns the outcome into an exit code
     assert "state:    failed (final)" in out and "  - boom" in out
-    assert "agentworks functions read --call-id call_1 --file report.txt" in out
+    assert "agentworks functions read call_1 --file report.txt" in out
     server.on("GET", "/v1/calls/call_2", status("input_required", pending_inputs=[QUESTION]))
     code, out, _ = run(capsys, "functions", "status", "--call-id", "call_2")
     assert "question (request_id req_1):" in out and "  | Proceed with deploy?" in out
-    assert "agentworks functions reply --call-id call_1 --request-id req_1" in out
+    assert "agentworks functions reply call_1 --request-id req_1" in out
 
 
 def test_f7_reply_sends_the_answer(server, capsys, monkeypatch):
@@ -560,7 +559,7 @@ def test_f2_read_writes_the_page_to_stdout_and_facts_to_stderr(server, capsys):
     assert server.last.query == {"path": ["report.txt"], "page": ["0"]}
     assert out == "line one\nline two\n"  # exactly the file's bytes: redirectable
     assert "report.txt: page 0 of pages 0–1, 3000000 bytes in all" in err
-    assert "next page: agentworks functions read --call-id call_1 --file report.txt --page 1" in err
+    assert "next page: agentworks functions read call_1 --file report.txt --page 1" in err
     code, out, _ = run(
         capsys, "functions", "read", "--call-id", "call_1", "--file", "report.txt", "--json"
     )
@@ -586,7 +585,7 @@ def test_f2_read_without_file_lists_the_calls_files(server, capsys):
     header, first, second = out.splitlines()
     assert header.split() == ["PATH", "SIZE", "READ"]
     assert first.startswith("report.txt") and "12 bytes" in first
-    assert first.endswith("agentworks functions read --call-id call_1 --file report.txt")
+    assert first.endswith("agentworks functions read call_1 --file report.txt")
     assert second.endswith("--file data/out.json")
     code, out, _ = run(capsys, "functions", "read", "--call-id", "call_1", "--json")
     assert json.loads(out) == {"call_id": "call_1", "result_file": None, "files": files}
@@ -611,7 +610,7 @@ def test_ctrl_c_while_waiting_says_the_call_goes_on(server, capsys, monkeypatch)
     assert code == 130
     line = one_error_line(err)
     assert "stopped waiting; call call_1 goes on" in line
-    assert "agentworks functions status --call-id call_1 --wait" in line
+    assert "agentworks functions status call_1 --wait" in line
 
 
 # ---------------------------------------------------------------- messages to Crews (M8–M10, §8)
@@ -687,7 +686,7 @@ def test_m9_wakeup_schedule_cancel_reschedule(server, capsys):
     assert code == 0, err
     assert server.last.body == {"inbox_id": "ibx_1a", "delay_seconds": 120}
     assert out.startswith("scheduled wakeup wku_1: due 2027-01-15 08:02:00 UTC, state scheduled")
-    assert "agentworks messages wakeup cancel --wakeup-id wku_1" in out
+    assert "agentworks messages wakeup cancel wku_1" in out
     code, _, _ = run(
         capsys,
         "messages", "wakeup", "schedule", "--inbox", "ibx_1a", "--agent", "asker",

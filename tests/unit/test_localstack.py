@@ -357,3 +357,46 @@ def test_dev_seconds_settings_take_zero_only_where_it_means_something(monkeypatc
     monkeypatch.setenv("AGENTWORKS_DEV_TTL_LAG_SECONDS", "-1")
     with pytest.raises(StartError, match="0 or more"):
         _env_seconds("AGENTWORKS_DEV_TTL_LAG_SECONDS", 0.0, allow_zero=True)
+
+
+def test_a_taken_port_is_answered_with_a_free_one(tmp_path: Path) -> None:
+    """Issue 29: `make run` next to a running stack suggests a port that is free, not the
+    next one up (the running stack's push channel), in both of the ways to give it."""
+    import re
+    import socket
+
+    from agentworks_local.dev import DevStack, StartError
+
+    with socket.socket() as api, socket.socket() as push:
+        api.bind(("127.0.0.1", 0))
+        api.listen()
+        taken = api.getsockname()[1]
+        try:
+            push.bind(("127.0.0.1", taken + 1))  # the running stack's push channel
+            push.listen()
+        except OSError:
+            pytest.skip("the port after a free one is taken here")
+        stack = DevStack(port=taken, config_path=tmp_path / "config.json")
+        with pytest.raises(StartError) as refused:
+            stack.start()
+    message = str(refused.value)
+    assert message.startswith(f"port {taken} on 127.0.0.1 is already in use")
+    suggested = re.search(
+        r"agentworks dev --port (\d+) \(from the Makefile: make run PORT=(\d+)\)", message
+    )
+    assert suggested is not None, message
+    assert suggested.group(1) == suggested.group(2)
+    free = int(suggested.group(1))
+    assert free not in (taken, taken + 1)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", free))  # free indeed
+
+
+def test_make_run_takes_the_port() -> None:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    planned = subprocess.run(
+        ["make", "-n", "run", "PORT=9123"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    assert "agentworks dev --port 9123" in planned

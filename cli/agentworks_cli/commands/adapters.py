@@ -39,7 +39,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
             help="the profile file: .yaml/.yml or .json ('-' reads stdin)",
         )  # fmt: skip
         parser.set_defaults(handler=handler)
-    get = add_action(actions, common, "get", run_get, "show a profile")
+    get = add_action(actions, common, "get", run_get, "show a profile", aliases=["show"])
     get.add_argument("name", metavar="NAME", help="e.g. claude-code")
     add_action(actions, common, "list", run_list, "the account's profiles")
     delete = add_action(actions, common, "delete", run_delete, "delete a profile (admin)")

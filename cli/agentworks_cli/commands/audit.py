@@ -11,6 +11,7 @@ from typing import Any
 from agentworks_cli import shapes
 from agentworks_cli.client import CliError
 from agentworks_cli.commands.formatting import one_line
+from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.session import Session, add_action, add_group
 
 EVENTS = ("agent_asked", "request_needs_review", "request_answered", "conversation_closed")
@@ -49,7 +50,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     add_action(hook_actions, common, "list", run_webhooks_list, "the account's webhooks")
     delete = add_action(hook_actions, common, "delete", run_webhooks_delete, "delete a webhook")
-    delete.add_argument("--id", required=True, dest="webhook_id", metavar="WEBHOOK_ID")
+    add_primary(delete, "webhook_id", "WEBHOOK", "--id", "wh_…")
     deliveries = add_action(
         hook_actions,
         common,
@@ -57,7 +58,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         run_webhooks_deliveries,
         "a webhook's newest deliveries and attempts",
     )
-    deliveries.add_argument("--id", required=True, dest="webhook_id", metavar="WEBHOOK_ID")
+    add_primary(deliveries, "webhook_id", "WEBHOOK", "--id", "wh_…")
 
 
 def _actor(actor: dict[str, Any]) -> str:
@@ -107,6 +108,21 @@ def run_webhooks_create(session: Session) -> int:
 
 def _print_webhook(session: Session, made: dict[str, Any]) -> None:
     session.out(f"{made['webhook_id']}  {one_line(made['url'])}  {','.join(made['events'])}")
+    # The receiver verifies each delivery with the account's webhook key: say which key and
+    # where to get it, without printing the secret itself.
+    try:
+        key = session.call("GET", "/v1/workflows/webhook-key", shape=shapes.WEBHOOK_KEY)
+    except CliError:  # the webhook is made; the hint is a courtesy
+        key = {"header": "its signature header", "key": ""}
+    session.out(
+        f"signed in {key['header']} with the account's webhook key {_key_hint(key['key'])} "
+        "(t=<unix seconds>,v1=<hex HMAC-SHA256 of '<t>.<body>'>)"
+    )
+    session.out_command("the whole key: ", "workflow", "webhook-key")
+
+
+def _key_hint(key: str) -> str:
+    return f"{key[:4]}…{key[-4:]}" if len(key) > 12 else "…"
 
 
 def run_webhooks_list(session: Session) -> int:

@@ -8,6 +8,7 @@ asks the bridge, prints what the CLI expects, and never touches the network itse
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import signal
@@ -379,11 +380,15 @@ def _without_provider(rest: list[str], provider: str | None) -> tuple[list[str],
 def run_detach(session: Session) -> int:
     args = session.args
     if args.name and not args.session:
-        attached = [
-            a for a in _ask({"op": "status"})["attachments"] if a["agent_name"] == args.name
-        ]
+        attachments = _ask({"op": "status"})["attachments"]
+        attached = [a for a in attachments if a["agent_name"] == args.name]
         if not attached:
-            raise CliError(f"no chat is attached as {args.name} (`agentworks agents` lists them)")
+            names = [str(a["agent_name"]) for a in attachments]
+            nearest = difflib.get_close_matches(args.name, names, n=1)
+            hint = f"did you mean {nearest[0]}? " if nearest else ""
+            raise CliError(
+                f"no chat is attached as {args.name} ({hint}`agentworks agents` lists them)"
+            )
         provider, session_id = str(attached[-1]["session"]).split(":", 1)
     else:
         provider, session_id = _the_chat(args, for_attach=False)

@@ -35,7 +35,7 @@ def wait_and_show(session: Session, status: dict[str, Any], timeout: float) -> i
     except KeyboardInterrupt:
         # Ctrl-C stops the waiting, not the call: say how to pick it up again.
         call_id = str(status.get("call_id") or "")
-        wait = shell(session.command("functions", "status", "--call-id", call_id, "--wait"))
+        wait = shell(session.command("functions", "status", call_id, "--wait"))
         raise CliError(
             f"stopped waiting; call {call_id} goes on: {wait}", EXIT_STOPPED_WAITING
         ) from None
@@ -71,7 +71,7 @@ class Waiter:
             if status.get("terminal"):
                 return status
             if deadline is not None and time.monotonic() >= deadline:
-                wait = shell(self.session.command("functions", "status", "--call-id", call_id))
+                wait = shell(self.session.command("functions", "status", call_id))
                 raise CliError(
                     f"call {call_id} is still {status.get('state')} after {timeout:g} s; it "
                     f"goes on: {wait} --wait",
@@ -132,7 +132,7 @@ class Waiter:
 
 
 def reply_command(session: Session, call_id: str, request_id: str) -> str:
-    words = ["functions", "reply", "--call-id", call_id, "--request-id", request_id]
+    words = ["functions", "reply", call_id, "--request-id", request_id]
     return shell(session.command(*words, "--answer", "your answer"))
 
 
@@ -186,7 +186,7 @@ def show_status(session: Session, status: dict[str, Any]) -> None:
         rendered = json.dumps(status["result"], indent=2, ensure_ascii=False)
         for line in indent(rendered, "  "):
             session.out(line)
-    read = ["functions", "read", "--call-id", call_id, "--file"]
+    read = ["functions", "read", call_id, "--file"]
     if status.get("result_file"):
         path = str(status["result_file"])
         session.out(f"result file: {clean(path)}: " + shell(session.command(*read, path)))
@@ -199,7 +199,7 @@ def show_status(session: Session, status: dict[str, Any]) -> None:
         ]
         session.out_table(("PATH", "SIZE", "READ"), rows, indent="  ")
     if not status.get("terminal"):
-        wait = ["functions", "status", "--call-id", call_id, "--wait"]
+        wait = ["functions", "status", call_id, "--wait"]
         session.out_command("wait: ", *wait)
 
 

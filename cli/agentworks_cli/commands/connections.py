@@ -55,7 +55,12 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     add_action(actions, common, "list", run_list, "list the account's connections")
 
     revoke = add_action(
-        actions, common, "revoke", run_revoke, "revoke a connection (takes effect at once)"
+        actions,
+        common,
+        "revoke",
+        run_revoke,
+        "revoke a connection (takes effect at once)",
+        aliases=["delete"],
     )
     revoke.add_argument("connection_id", metavar="CONNECTION_ID")
 

@@ -10,9 +10,11 @@ from typing import Any
 
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
-from agentworks_cli.commands.formatting import one_line, when
+from agentworks_cli.commands.formatting import indent, one_line, when
 from agentworks_cli.commands.messages import message_text
+from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.session import Session, add_action, add_group
+from agentworks_cli.commands.unknown_names import with_target_hint
 
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -58,7 +60,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     show = add_action(
         actions, common, "show", run_show, "a conversation's requests and where each stands"
     )
-    show.add_argument("--inbox", required=True, metavar="INBOX", help="your side of it")
+    add_primary(show, "inbox", "INBOX", "--inbox", "your side of it")
     show.add_argument("--agent", metavar="NAME", help="as this registered name")
 
     _controls(actions, common)
@@ -76,7 +78,7 @@ def _controls(actions: Any, common: argparse.ArgumentParser) -> None:
         ("delete", "close it and delete its messages; runs stay (account admins)"),
     ):
         parser = actions.add_parser(action, parents=[common], help=what)
-        parser.add_argument("--inbox", required=True, metavar="INBOX", help="either side of it")
+        add_primary(parser, "inbox", "INBOX", "--inbox", "either side of it")
         if action != "delete":
             parser.add_argument("--agent", metavar="NAME", help="as this registered name")
         parser.set_defaults(handler=run_control, control=action)
@@ -122,7 +124,10 @@ def run_send(session: Session) -> int:
         submission_id=args.submission_id,
         in_reply_to=getattr(args, "to", None),
     )
-    receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
+    try:
+        receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
+    except CliError as error:
+        raise with_target_hint(session, error, getattr(args, "target", None)) from None
     return session.show(receipt, _print_send)
 
 
@@ -131,7 +136,7 @@ def _print_send(session: Session, receipt: dict[str, Any]) -> None:
     session.out(f"sent {args.kind} {one_line(receipt.get('message_id'))}")
     session.out(f"inbox: {one_line(receipt.get('inbox_id'))}")
     if args.kind == "request":
-        words = ["conversations", "show", "--inbox", receipt.get("inbox_id", "")]
+        words = ["conversations", "show", receipt.get("inbox_id", "")]
         session.out_command("where it stands: ", *words)
 
 
@@ -173,6 +178,11 @@ def _print_list(session: Session, listing: dict[str, Any]) -> None:
         session.out_command("more: ", *words)
 
 
+# Pages of the inbox read for answers (100 messages each); older answers: messages read.
+ANSWER_PAGES = 5
+ANSWER_PAGE_SIZE = 100
+
+
 def run_show(session: Session) -> int:
     args = session.args
     query = {"inbox_id": args.inbox}
@@ -180,6 +190,28 @@ def run_show(session: Session) -> int:
         query["agent_name"] = args.agent
     listing = session.call("GET", "/v1/requests", query=query, shape=shapes.REQUESTS)
     return session.show(listing, _print_show)
+
+
+def _answers(session: Session) -> dict[str, list[dict[str, Any]]]:
+    """The replies in this side's inbox, by the request they answer: a request's record
+    says where it stands, its answer is a message of the conversation."""
+    args = session.args
+    query: dict[str, Any] = {"inbox_id": args.inbox, "agent_name": args.agent, "after": "0"}
+    query["limit"] = ANSWER_PAGE_SIZE
+    answers: dict[str, list[dict[str, Any]]] = {}
+    for _ in range(ANSWER_PAGES):
+        try:
+            page = session.call("GET", "/v1/messages", query=query, shape=shapes.PAGE)
+        except CliError as error:  # e.g. a connection that may send but not read
+            session.out(f"answers not shown: {error.message}")
+            break
+        for message in page["messages"]:
+            if message.get("in_reply_to"):
+                answers.setdefault(message["in_reply_to"], []).append(message)
+        if not page["messages"] or page["next_cursor"] == query["after"]:
+            break
+        query["after"] = page["next_cursor"]
+    return answers
 
 
 def _print_show(session: Session, listing: dict[str, Any]) -> None:
@@ -198,6 +230,12 @@ def _print_show(session: Session, listing: dict[str, Any]) -> None:
         for r in requests
     ]
     session.out_table(("REQUEST", "STATE", "DEADLINE", "HAND-OFF", "REASON"), rows)
+    answers = _answers(session)
+    for request in requests:
+        for answer in answers.get(request["message_id"], []):
+            session.out(f"answer to {request['message_id']} from {one_line(answer['sender'])}:")
+            for line in indent(answer["body"], "  "):
+                session.out(line)
 
 
 def run_cancel(session: Session) -> int:

@@ -46,7 +46,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "replace a Crew's definition with its file (same name; admin)",
     )
     _file_argument(update)
-    get = add_action(actions, common, "get", run_get, "show a Crew's definition")
+    get = add_action(actions, common, "get", run_get, "show a Crew's definition", aliases=["show"])
     get.add_argument("name", metavar="NAME", help="e.g. contracts")
     add_action(actions, common, "list", run_list, "the Crews you may use")
     delete = add_action(

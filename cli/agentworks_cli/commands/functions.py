@@ -19,7 +19,9 @@ from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_OK, EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.call_waiting import note, show_status, wait_and_show
 from agentworks_cli.commands.formatting import clean, one_line, shell
+from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.session import Session, add_action, add_group
+from agentworks_cli.commands.unknown_names import with_target_hint
 
 WAIT_HELP = "wait for the outcome, polling; exit 0 succeeded, 6 failed, 7 cancelled/interrupted"
 EPILOG = """\
@@ -74,8 +76,9 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         run_status,
         "a call's state, progress, questions and outcome",
         epilog=EPILOG,
+        aliases=["show"],
     )
-    status.add_argument("--call-id", required=True, metavar="ID")
+    _call_id(status)
     _wait_arguments(status)
 
     read = add_action(
@@ -85,7 +88,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         run_read,
         "a call's file, one page (≤ 2 MiB) at a time, to stdout; without --file, the call's files",
     )
-    read.add_argument("--call-id", required=True, metavar="ID")
+    _call_id(read)
     read.add_argument(
         "--file", metavar="PATH", help="a path the call's status lists (omit to list them)"
     )
@@ -94,7 +97,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     reply = add_action(
         actions, common, "reply", run_reply, "answer the question a call is waiting on"
     )
-    reply.add_argument("--call-id", required=True, metavar="ID")
+    _call_id(reply)
     reply.add_argument(
         "--request-id", required=True, metavar="ID", help="the question's request_id"
     )
@@ -109,7 +112,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         run_complete,
         "post the outcome of work a Crew handed to your agent name (mailbox adapter)",
     )
-    complete.add_argument("--call-id", required=True, metavar="ID", help="from the work message")
+    _call_id(complete, "from the work message")
     complete.add_argument(
         "--agent", required=True, metavar="NAME", help="your name, the one the work went to"
     )
@@ -119,6 +122,10 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         help="the result, JSON matching the output schema ('-' reads stdin, @PATH a file)",
     )
     complete.add_argument("--text", metavar="TEXT", help="your answer as text ('-' reads stdin)")
+
+
+def _call_id(parser: argparse.ArgumentParser, help: str = "call_…") -> None:
+    add_primary(parser, "call_id", "CALL", "--call-id", help)
 
 
 def _wait_arguments(parser: argparse.ArgumentParser) -> None:
@@ -136,9 +143,13 @@ def _wait_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_list(session: Session) -> int:
-    listed = session.call(
-        "GET", "/v1/functions", query={"target": session.args.target}, shape=shapes.FUNCTIONS
-    )
+    target = session.args.target
+    try:
+        listed = session.call(
+            "GET", "/v1/functions", query={"target": target}, shape=shapes.FUNCTIONS
+        )
+    except CliError as error:
+        raise with_target_hint(session, error, target) from None
     return session.show(listed, _print_list)
 
 
@@ -170,7 +181,10 @@ def run_call(session: Session) -> int:
         args=parse_args_json(args.args),
         submission_id=args.submission_id,
     )
-    accepted = session.call("POST", "/v1/calls", body=body, shape=shapes.CALL_ACCEPTED)
+    try:
+        accepted = session.call("POST", "/v1/calls", body=body, shape=shapes.CALL_ACCEPTED)
+    except CliError as error:
+        raise with_target_hint(session, error, args.target) from None
     if args.wait:
         if accepted.get("replayed"):
             note("replayed: this submission id already started this call; nothing new started")
@@ -186,10 +200,8 @@ def _print_call(session: Session, accepted: dict[str, Any]) -> None:
     )
     if accepted.get("replayed"):
         session.out("replayed: this submission id already started this call; nothing new started")
-    session.out_command("status: ", "functions", "status", "--call-id", call_id)
-    session.out(
-        "wait:   " + shell(session.command("functions", "status", "--call-id", call_id, "--wait"))
-    )
+    session.out_command("status: ", "functions", "status", call_id)
+    session.out("wait:   " + shell(session.command("functions", "status", call_id, "--wait")))
 
 
 def run_status(session: Session) -> int:
@@ -246,7 +258,7 @@ def _print_read(session: Session, page: dict[str, Any]) -> None:
         f"{page.get('size')} bytes in all"
     )
     if number + 1 < pages:
-        words = ["functions", "read", "--call-id", args.call_id, "--file", args.file]
+        words = ["functions", "read", args.call_id, "--file", args.file]
         note("next page: " + shell(session.command(*words, "--page", str(number + 1))))
 
 
@@ -264,7 +276,7 @@ def _list_files(session: Session, call_id: str) -> int:
         state = one_line(status.get("state"))
         session.out(f"call {one_line(call_id)} has no files (state: {state})")
         return EXIT_OK
-    read = ["functions", "read", "--call-id", call_id, "--file"]
+    read = ["functions", "read", call_id, "--file"]
     rows = [
         (f.get("path"), f"{f.get('size')} bytes", shell(session.command(*read, str(f["path"]))))
         for f in files
@@ -291,7 +303,7 @@ def _print_reply(session: Session, status: dict[str, Any]) -> None:
         f"answered {one_line(args.request_id)}; call {one_line(status.get('call_id'))} is "
         f"{one_line(status.get('state'))}"
     )
-    wait = ["functions", "status", "--call-id", str(status.get("call_id") or args.call_id)]
+    wait = ["functions", "status", str(status.get("call_id") or args.call_id)]
     session.out_command("wait: ", *wait, "--wait")
 
 

@@ -45,7 +45,9 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     show.set_defaults(handler=run_show)
     listing = actions.add_parser("list", parents=[common], help="the account's servers")
     listing.set_defaults(handler=run_list)
-    remove = actions.add_parser("remove", parents=[common], help="detach a server (admin)")
+    remove = actions.add_parser(
+        "remove", parents=[common], help="detach a server (admin)", aliases=["delete"]
+    )
     remove.add_argument("name", metavar="NAME")
     remove.set_defaults(handler=run_remove)
 

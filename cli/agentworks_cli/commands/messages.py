@@ -11,7 +11,9 @@ from agentworks import limits
 from agentworks_cli import shapes
 from agentworks_cli.client import EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.formatting import indent, one_line, table, when
+from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.session import Session, add_action, add_group
+from agentworks_cli.commands.unknown_names import with_agent_hint, with_target_hint
 
 # Long polls shorter than this finish before a progress line would help anyone.
 PROGRESS_AFTER_SECONDS = 2.0
@@ -24,7 +26,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     register = add_action(
         actions, common, "register", run_register, "register (or re-register) a named agent address"
     )
-    register.add_argument("--agent", required=True, metavar="NAME", help="e.g. reviewer")
+    add_primary(register, "agent", "NAME", "--agent", "e.g. reviewer")
     register.add_argument(
         "--allow-connection",
         action="append",
@@ -76,7 +78,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     read.add_argument("--limit", type=int, metavar="N", help=f"page size (≤ {limits.PAGE_MAX})")
 
     ack = add_action(actions, common, "ack", run_ack, "move a received message's receipt forward")
-    ack.add_argument("--message-id", required=True, metavar="ID")
+    add_primary(ack, "message_id", "MESSAGE", "--message-id", "the received message's id")
     ack.add_argument("--delivery", required=True, choices=("admitted", "processed", "typed"))
 
     state = add_action(
@@ -112,17 +114,22 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     schedule.add_argument("--agent", metavar="NAME", help="act as this registered name")
     _when_arguments(schedule)
     cancel = add_action(wakeups, common, "cancel", run_wakeup_cancel, "cancel a scheduled wakeup")
-    cancel.add_argument("--wakeup-id", required=True, metavar="ID")
+    add_primary(cancel, "wakeup_id", "WAKEUP", "--wakeup-id", "the wakeup's id")
     reschedule = add_action(
         wakeups, common, "reschedule", run_wakeup_reschedule, "move a scheduled wakeup"
     )
-    reschedule.add_argument("--wakeup-id", required=True, metavar="ID")
+    add_primary(reschedule, "wakeup_id", "WAKEUP", "--wakeup-id", "the wakeup's id")
     _when_arguments(reschedule)
 
     unregister = add_action(
-        actions, common, "unregister", run_unregister, "remove a named agent address"
+        actions,
+        common,
+        "unregister",
+        run_unregister,
+        "remove a named agent address",
+        aliases=["delete"],
     )
-    unregister.add_argument("--agent", required=True, metavar="NAME")
+    add_primary(unregister, "agent", "NAME", "--agent", "the registered name")
 
 
 def _when_arguments(parser: argparse.ArgumentParser) -> None:
@@ -199,7 +206,10 @@ def run_send(session: Session) -> int:
         agent_name=args.agent,
         submission_id=args.submission_id,
     )
-    receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
+    try:
+        receipt = session.call("POST", "/v1/messages", body=body, shape=shapes.RECEIPT)
+    except CliError as error:
+        raise with_target_hint(session, error, args.target) from None
     return session.show(receipt, _print_send)
 
 
@@ -286,7 +296,7 @@ def _print_message(session: Session, message: dict[str, Any], agent: str | None)
         session.out(line)
     reply = ["messages", "send", *_agent_words(agent), "--inbox", reply_address]
     session.out_command("reply: ", *reply, "--message", "your reply")
-    ack = ["messages", "ack", "--message-id", message.get("message_id", ""), "--delivery"]
+    ack = ["messages", "ack", message.get("message_id", ""), "--delivery"]
     session.out_command("ack:   ", *ack, "admitted")
 
 
@@ -449,7 +459,7 @@ def _print_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> None:
         f"state {one_line(wakeup.get('state'))}"
     )
     if wakeup.get("state") == "scheduled":
-        cancel = ["messages", "wakeup", "cancel", "--wakeup-id", wakeup_id]
+        cancel = ["messages", "wakeup", "cancel", wakeup_id]
         session.out_command("cancel: ", *cancel)
     inbox = str(wakeup.get("inbox_id") or "")
     read = ["messages", "read", "--inbox", inbox, "--wait", str(limits.WAIT_MAX_SECONDS)]
@@ -458,7 +468,10 @@ def _print_wakeup(session: Session, wakeup: dict[str, Any], verb: str) -> None:
 
 def run_unregister(session: Session) -> int:
     name = session.args.agent
-    result = session.call("DELETE", f"/v1/agents/{segment(name)}", shape=shapes.UNREGISTERED)
+    try:
+        result = session.call("DELETE", f"/v1/agents/{segment(name)}", shape=shapes.UNREGISTERED)
+    except CliError as error:
+        raise with_agent_hint(session, error, name) from None
     return session.show(
         result,
         lambda session, gone: session.out(f"unregistered {one_line(gone.get('agent_name', name))}"),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agentworks_cli.client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError, given, segment
 from agentworks_cli.commands.call_waiting import note
 from agentworks_cli.commands.formatting import one_line, when
+from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.relay_runs import RUN, run_path, show_run, wait_and_show
 from agentworks_cli.commands.session import Session, add_action, add_group
 from agentworks_cli.shapes import Shape
@@ -111,8 +112,9 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         run_status,
         "a run's status, durable steps and final JSON",
         epilog=EPILOG,
+        aliases=["show"],
     )
-    status.add_argument("run_id", metavar="RUN", help="rrun_…")
+    add_primary(status, "run_id", "RUN", "--run-id", "rrun_…")
     status.add_argument("--wait", action="store_true", help=WAIT_HELP)
 
     retry = add_action(
@@ -123,7 +125,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "run a failed run again: completed steps are reused, not redone",
         epilog=EPILOG,
     )
-    retry.add_argument("run_id", metavar="RUN", help="rrun_…")
+    add_primary(retry, "run_id", "RUN", "--run-id", "rrun_…")
     retry.add_argument(
         "--replay-uncertain",
         action="store_true",

@@ -1,4 +1,5 @@
-"""`agentworks workflow start|run-file|status|list|cancel|resolve|retry|webhook-key` (W4–W7):
+"""`agentworks workflow start|run-file|status|list|cancel|resolve|retry|webhook-key|register|
+registered|unregister` (W4–W7, W11):
 staged runs of agent sessions. `start` takes the workflow_start JSON, `run-file` a
 WORKFLOW.md; both answer with the runId at once, and `--watch` redraws the run's stages and
 steps until it ends (the exit code says how it ended)."""
@@ -23,6 +24,7 @@ from agentworks_cli.commands.call_waiting import (
 )
 from agentworks_cli.commands.crews import read_definition_file
 from agentworks_cli.commands.formatting import one_line, shell, table, when
+from agentworks_cli.commands.parsing import add_primary
 from agentworks_cli.commands.session import Session, add_action, add_group
 
 RUN_EXIT = {"succeeded": EXIT_OK, "failed": EXIT_CALL_FAILED, "cancelled": EXIT_CALL_STOPPED}
@@ -53,7 +55,9 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     _input_option(run_file)
     _watch_option(run_file)
 
-    status = add_action(actions, common, "status", run_status, "a run's stages and steps")
+    status = add_action(
+        actions, common, "status", run_status, "a run's stages and steps", aliases=["show"]
+    )
     _run_id_option(status)
     _watch_option(status)
 
@@ -95,10 +99,19 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "registered workflows, or one with its triggers",
     )
     registered.add_argument("workflow_id", nargs="?", metavar="WORKFLOW_ID")
+    unregister = add_action(
+        actions,
+        common,
+        "unregister",
+        run_unregister,
+        "remove a registered workflow; its schedules stop firing (admin)",
+        aliases=["delete"],
+    )
+    unregister.add_argument("workflow_id", metavar="WORKFLOW_ID")
 
 
 def _run_id_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--run-id", required=True, metavar="ID", help="wfrun_…")
+    add_primary(parser, "run_id", "RUN", "--run-id", "wfrun_…")
 
 
 def _input_option(parser: argparse.ArgumentParser) -> None:
@@ -178,8 +191,7 @@ def _started(session: Session, started: dict[str, Any]) -> int:
         return EXIT_OK
     retry = f" (a retry of {started['retryOf']})" if started.get("retryOf") else ""
     session.out(f"started run {run_id}{retry}")
-    session.out("follow it: " + shell(session.command("workflow", "status", "--run-id", run_id,
-                                                      "--watch")))  # fmt: skip
+    session.out("follow it: " + shell(session.command("workflow", "status", run_id, "--watch")))
     return EXIT_OK
 
 
@@ -210,7 +222,7 @@ def _watch(session: Session, run_id: str) -> int:
                 return RUN_EXIT[run["status"]]
             time.sleep(POLL_SECONDS)
     except KeyboardInterrupt:
-        again = shell(session.command("workflow", "status", "--run-id", run_id, "--watch"))
+        again = shell(session.command("workflow", "status", run_id, "--watch"))
         raise CliError(f"stopped watching; run {run_id} goes on: {again}",
                        EXIT_STOPPED_WAITING) from None  # fmt: skip
 
@@ -247,7 +259,7 @@ def run_lines(session: Session, run: dict[str, Any]) -> list[str]:
         lines.append(f"error: {one_line(run['error'])}")
     for item, step in waiting:
         lines.append(f"{step['label']} asks: {one_line(step.get('question'))}")
-        words = ["workflow", "resolve", "--run-id", run["runId"], "--step", step["label"]]
+        words = ["workflow", "resolve", run["runId"], "--step", step["label"]]
         words += ["--item", str(item)] if item else []
         lines.append("  answer it: " + shell(session.command(*words, "--answer", "TEXT")))
     return lines
@@ -341,6 +353,16 @@ def run_registered(session: Session) -> int:
     path = f"/v1/workflow-definitions/{segment(session.args.workflow_id)}"
     found = session.call("GET", path, shape=shapes.REGISTERED)
     return session.show(found, _print_registered)
+
+
+def run_unregister(session: Session) -> int:
+    path = f"/v1/workflow-definitions/{segment(session.args.workflow_id)}"
+    gone = session.call("DELETE", path, shape=shapes.UNREGISTERED_WORKFLOW)
+    return session.show(gone, _print_unregister)
+
+
+def _print_unregister(session: Session, gone: dict[str, Any]) -> None:
+    session.out(f"unregistered {gone['workflowId']}: its triggers are gone; runs stay")
 
 
 def _print_registered(session: Session, found: dict[str, Any]) -> None:
