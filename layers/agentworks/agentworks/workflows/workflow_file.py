@@ -83,11 +83,11 @@ def parse_workflow_file(text: str, input: dict[str, Any] | None = None) -> Workf
     for stage_steps in steps:  # each step on its own first: its problems get its line
         for step, data in stage_steps:
             try:
-                Step.model_validate(data)
+                found = Step.model_validate(data).problems()
             except ValidationError as error:
-                raise WorkflowFileError(
-                    step.line, f"step {step.label}: {describe(error)}"
-                ) from None
+                found = [describe(error)]
+            if found:
+                raise WorkflowFileError(step.line, f"step {step.label}: {'; '.join(found)}")
     data = {
         **front,
         "input": input or {},
