@@ -3,9 +3,10 @@
 earlier output put in for its placeholders), so a command that stops working as the docs
 write it fails CI.
 
-Each document runs in order, in a fresh HOME (`~/.agentworks/…` lands there) with the
-stack's admin config, from the repository's root (`examples/…` resolve). A line ends as its
-comment says (`# exits 6: …`) or exits 0. Runs reach their states in the background, so a
+Each document runs in order as a new reader would: in a fresh HOME (`~/.agentworks/…` lands
+there), with an account of its own whose admin config is where `make run` writes it, with the
+document's `export` lines, from the repository's root (`examples/…` resolve). A line ends as
+its comment says (`# exits 6: …`) or exits 0. Runs reach their states in the background, so a
 line that ends otherwise, or names an id no earlier line printed yet, is tried again (with
 the line before it, which prints that id) for up to WAIT_SECONDS.
 """
@@ -71,6 +72,7 @@ BY_PREFIX = {
 }
 ID = re.compile(r"\b(call_|req_|rrun_|wfrun_|whk_)[0-9A-Z]{26}\b")
 LABEL = re.compile(r"^\s*(reply_address|message_id|inbox):\s+(ibx_\w+|msg_\w+)\s*$", re.M)
+UNFILLED = re.compile(r"<[A-Za-z_ ]+>|\b[A-Z][A-Z_]*_ID\b")  # a placeholder the walk misses
 EXITS = re.compile(r"#\s*exits (\d+)")  # `# exits 6: failed`
 OPTIONAL = re.compile(r"\s*\[--[^\]]*\]")  # `[--limit N]`: the walk leaves options out
 
@@ -104,6 +106,8 @@ class Walk:
                 if prefix not in self.ids:
                     return None
                 command = command.replace(placeholder, self.ids[prefix])
+        left = UNFILLED.search(command)
+        assert left is None, f"{line.document}:{line.number}: no value for {left.group(0)}"
         return command
 
     def run(self, command: str) -> subprocess.CompletedProcess[str]:
@@ -131,15 +135,27 @@ def _config(command: str) -> str:
     return found.group(1) if found else ""
 
 
-def shell_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of a shell block, `\\` continuations joined and a
-    console's `$ ` taken off."""
-    inside, shell, pending, start = False, False, "", 0
+@dataclass
+class Section:
+    """A document's `## ` section: a reader may start at any, so each walks on its own."""
+
+    name: str
+    lines: list[Line] = field(default_factory=list)
+    exports: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def shell_lines(path: Path) -> Iterator[tuple[str, int, str]]:
+    """(section, line number, text) of each line of a shell block, `\\` continuations joined
+    and a console's `$ ` taken off."""
+    inside, shell, pending, start, section = False, False, "", 0, ""
     for number, text in enumerate(path.read_text().splitlines(), start=1):
         fence = FENCE.match(text)
         if fence:
             inside, shell = (False, False) if inside else (True, fence.group(1) in SHELL)
             continue
+        if not inside and text.startswith("## "):
+            section = text[3:].strip()
         if not (inside and shell):
             continue
         text = text.strip().removeprefix("$ ")
@@ -148,23 +164,24 @@ def shell_lines(path: Path) -> Iterator[tuple[int, str]]:
         if text.endswith("\\"):
             pending += text[:-1].strip() + " "
             continue
-        yield start, pending + text
+        yield section, start, pending + text
         pending = ""
 
 
-def documented_lines(path: Path) -> tuple[list[Line], list[str], list[str]]:
-    """The `agentworks` lines the walk runs, the `export` lines before them, and the lines
-    it skips (with why)."""
-    lines, exports, skipped = [], [], []
-    for number, text in shell_lines(path):
+def sections(path: Path) -> list[Section]:
+    """Each section's `agentworks` lines the walk runs, its `export` lines, and the lines it
+    skips (with why)."""
+    found: dict[str, Section] = {}
+    for name, number, text in shell_lines(path):
+        section = found.setdefault(name, Section(f"{path.name} {name}".strip()))
         if text.startswith("export "):
-            exports.append(text.split("#")[0])
+            section.exports.append(text.split("#")[0])
         if not text.startswith("agentworks "):
             continue
         bare = re.sub(r"--config\s+\S+\s+", "", text)  # `agentworks --config $R listen`
         reason = next((why for start, why in SKIPPED.items() if bare.startswith(start)), None)
         if reason and not bare.startswith(RUN_ANYWAY):
-            skipped.append(f"{path.name}:{number} {reason}")
+            section.skipped.append(f"{path.name}:{number} {reason}")
             continue
         expected = EXITS.search(text)
         command = OPTIONAL.sub("", text)
@@ -172,21 +189,21 @@ def documented_lines(path: Path) -> tuple[list[Line], list[str], list[str]]:
         head, *alternatives = [part.strip() for part in command.split(" | ")]
         group = " ".join(head.split()[:2])  # `agentworks webhooks`
         for variant in [head, *(f"{group} {alternative}" for alternative in alternatives)]:
-            lines.append(
+            section.lines.append(
                 Line(path.name, number, variant, int(expected.group(1)) if expected else 0)
             )
-    return lines, exports, skipped
+    return list(found.values())
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+def docs_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     # Each document's account runs relays: sandboxed where bubblewrap is, else anyway.
     with running_local_stack(tmp_path_factory, (*EPHEMERAL, "--allow-unsandboxed-relays")) as s:
         yield s
 
 
 def reader(stack: LocalStack, home: Path, name: str) -> dict[str, str]:
-    """A reader of one document: an account of its own (a document names its Crews and
+    """A reader of one section: an account of its own (a section names its Crews and
     profiles as if it were the first), its admin config where `make run` writes it
     (~/.agentworks/config.json), the `agentworks` of this environment on PATH."""
     aws = json.loads(stack.admin_config.read_text())
@@ -216,14 +233,13 @@ def reader(stack: LocalStack, home: Path, name: str) -> dict[str, str]:
     return env
 
 
-def walk_document(stack: LocalStack, home: Path, document: Path) -> list[str]:
-    """Runs a document's lines in order; what each ran, with its time."""
-    lines, exports, _ = documented_lines(document)
+def walk_section(stack: LocalStack, home: Path, section: Section) -> list[str]:
+    """Runs a section's lines in order; what each ran, with its time."""
     home.mkdir()
-    walk = Walk(env=reader(stack, home, f"docs-{document.stem}"), exports=exports)
+    walk = Walk(env=reader(stack, home, f"docs-{home.name}"), exports=section.exports)
     log: list[str] = []
     previous: str | None = None
-    for line in lines:
+    for line in section.lines:
         began = time.monotonic()
         where = f"{line.document}:{line.number}: {line.command}"
         while True:
@@ -247,14 +263,19 @@ def walk_document(stack: LocalStack, home: Path, document: Path) -> list[str]:
     return log
 
 
-def test_every_documented_command_runs_as_written(stack: LocalStack, tmp_path: Path) -> None:
+def test_every_documented_command_runs_as_written(docs_stack: LocalStack, tmp_path: Path) -> None:
     started = time.monotonic()
-    skipped = [why for document in DOCUMENTS for why in documented_lines(document)[2]]
-    walked = [document for document in DOCUMENTS if documented_lines(document)[0]]
-    # Each document has its own account: they walk side by side (the README's is the
-    # longest), so the walk takes about as long as the README's.
+    every = [section for document in DOCUMENTS for section in sections(document)]
+    skipped = [why for section in every for why in section.skipped]
+    walked = [section for section in every if section.lines]
+    # Each section has its own account: they walk side by side.
     with ThreadPoolExecutor(max_workers=4) as pool:
-        logs = list(pool.map(lambda d: walk_document(stack, tmp_path / d.stem, d), walked))
+        logs = list(
+            pool.map(
+                lambda n: walk_section(docs_stack, tmp_path / str(n), walked[n]),
+                range(len(walked)),
+            )
+        )
     ran = sum(len(log) for log in logs)
     seconds = time.monotonic() - started
     print(f"\ndocs walk: {ran} commands run, {len(skipped)} skipped, {seconds:.0f} s")
