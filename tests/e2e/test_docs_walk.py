@@ -35,6 +35,7 @@ DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^\s*```(\w*)")
 SHELL = {"sh", "bash", "console"}
 WAIT_SECONDS = 30.0
+REPORT = ROOT / "test-artifacts" / "docs-walk.txt"
 
 # Lines the walk does not run, by their start, and why: each needs what a test of the local
 # stack does not have, or runs until it is stopped.
@@ -278,8 +279,15 @@ def test_every_documented_command_runs_as_written(docs_stack: LocalStack, tmp_pa
         )
     ran = sum(len(log) for log in logs)
     seconds = time.monotonic() - started
-    print(f"\ndocs walk: {ran} commands run, {len(skipped)} skipped, {seconds:.0f} s")
-    print("\n".join(line for log in logs for line in log))
-    for reason in skipped:
-        print(f"  skipped {reason}")
+    report = "\n".join(
+        [
+            f"docs walk: {ran} commands run, {len(skipped)} skipped, {seconds:.0f} s",
+            *(line for log in logs for line in log),
+            *(f"  skipped {reason}" for reason in skipped),
+        ]
+    )
+    print("\n" + report)
+    # Kept beside the browser tests' screenshots: a run under xdist shows no test's output.
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(report + "\n")
     assert ran >= 50, ran  # 56 when written: a floor, so a parser that finds nothing fails
