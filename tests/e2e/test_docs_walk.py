@@ -50,8 +50,9 @@ SKIPPED = {
     "agentworks attach": "attaches a live coding-agent chat",
     "agentworks detach": "detaches a live coding-agent chat",
     "agentworks agents": "lists the bridge's attached chats (`agents --all` runs)",
-    # The internet: an MCP server at a made-up address (tests/e2e/test_cli_mcp_servers.py).
-    "agentworks mcp-servers": "reaches an MCP server on the internet",
+    # The internet: the tools of an MCP server at a made-up address (the other mcp-servers
+    # lines run; tests/e2e/test_cli_mcp_servers.py serves one).
+    "agentworks mcp-servers show": "fetches tools from an MCP server on the internet",
     # A Crew whose messaging switch is `review`; examples/contracts-crew.yaml answers at once.
     "agentworks crews release": "needs a message held for review",
 }
@@ -75,6 +76,8 @@ ID = re.compile(r"\b(call_|req_|rrun_|wfrun_|whk_)[0-9A-Z]{26}\b")
 LABEL = re.compile(r"^\s*(reply_address|message_id|inbox):\s+(ibx_\w+|msg_\w+)\s*$", re.M)
 UNFILLED = re.compile(r"<[A-Za-z_ ]+>|\b[A-Z][A-Z_]*_ID\b")  # a placeholder the walk misses
 EXITS = re.compile(r"#\s*exits (\d+)")  # `# exits 6: failed`
+# A secret the reader puts in (`export TOKEN=…`, `Bearer …`): any printable value does.
+SECRET = re.compile(r"(=|Bearer )…")
 OPTIONAL = re.compile(r"\s*\[--[^\]]*\]")  # `[--limit N]`: the walk leaves options out
 
 
@@ -176,7 +179,7 @@ def sections(path: Path) -> list[Section]:
     for name, number, text in shell_lines(path):
         section = found.setdefault(name, Section(f"{path.name} {name}".strip()))
         if text.startswith("export "):
-            section.exports.append(text.split("#")[0])
+            section.exports.append(SECRET.sub(r"\1docs-walk-secret", text.split("#")[0]))
         if not text.startswith("agentworks "):
             continue
         bare = re.sub(r"--config\s+\S+\s+", "", text)  # `agentworks --config $R listen`
@@ -185,7 +188,7 @@ def sections(path: Path) -> list[Section]:
             section.skipped.append(f"{path.name}:{number} {reason}")
             continue
         expected = EXITS.search(text)
-        command = OPTIONAL.sub("", text)
+        command = SECRET.sub(r"\1docs-walk-secret", OPTIONAL.sub("", text))
         # `webhooks list | delete --id ID`: the subcommands a line offers, each in turn.
         head, *alternatives = [part.strip() for part in command.split(" | ")]
         group = " ".join(head.split()[:2])  # `agentworks webhooks`
