@@ -104,6 +104,16 @@ def test_w5_a_malformed_file_is_refused_with_its_line(text: str, line: int, why:
     assert message.startswith(f"WORKFLOW.md line {line}: ")
 
 
+def test_a_step_with_several_problems_is_refused_with_all_of_them_at_its_line() -> None:
+    text = FRONT + "## s\n### a\n```yaml\nadapter: x\nsessionRef: y\n```\n"
+    line, message = _line_of(text)
+    assert (line, message) == (
+        5,
+        "WORKFLOW.md line 5: step a: an agent step names exactly one of 'adapter' or "
+        "'sessionRef'; an agent step needs a 'prompt'",
+    )
+
+
 def test_w5_run_wide_rules_hold_for_files_too() -> None:
     text = FRONT + "## s\n### a\n```yaml\nsessionRef: b\n```\nGo.\n"
     with pytest.raises(InvalidInput, match="sessionRef 'b' names a step of no earlier stage"):
