@@ -110,8 +110,23 @@ def test_a_step_with_several_problems_is_refused_with_all_of_them_at_its_line() 
     assert (line, message) == (
         5,
         "WORKFLOW.md line 5: step a: an agent step names exactly one of 'adapter' or "
-        "'sessionRef'; an agent step needs a 'prompt'",
+        "'sessionRef'; step a: an agent step needs a 'prompt'",
     )
+
+
+def test_every_steps_problems_are_reported_each_with_its_line() -> None:
+    text = FRONT + "## s\n### a\n```yaml\nadapter: x\n```\n## t\n### b\n```yaml\nadapter: y\n```\n"
+    with pytest.raises(WorkflowFileError) as refused:
+        parse_workflow_file(text)
+    assert refused.value.line == 5
+    assert refused.value.message == (
+        "WORKFLOW.md line 5: step a: an agent step needs a 'prompt'; "
+        "line 10: step b: an agent step needs a 'prompt'"
+    )
+    assert refused.value.details["problems"] == [
+        "WORKFLOW.md line 5: step a: an agent step needs a 'prompt'",
+        "WORKFLOW.md line 10: step b: an agent step needs a 'prompt'",
+    ]
 
 
 def test_w5_run_wide_rules_hold_for_files_too() -> None:
