@@ -3,9 +3,11 @@
 earlier output put in for its placeholders), so a command that stops working as the docs
 write it fails CI.
 
-Each document runs in order as a new reader would: in a fresh HOME (`~/.agentworks/…` lands
-there), with an account of its own whose admin config is where `make run` writes it, with the
-document's `export` lines, from the repository's root (`examples/…` resolve). A line ends as
+Each `## ` section of a document runs in order as a new reader would: in a fresh HOME
+(`~/.agentworks/…` lands there), with an account of its own whose admin config is where
+`make run` writes it, with the section's `export` lines, from the repository's root
+(`examples/…` resolve); the sections walk side by side. SKIPPED lists what it leaves out and
+why; the count of lines run and the skips are printed and kept in test-artifacts/. A line ends as
 its comment says (`# exits 6: …`) or exits 0. Runs reach their states in the background, so a
 line that ends otherwise, or names an id no earlier line printed yet, is tried again (with
 the line before it, which prints that id) for up to WAIT_SECONDS.
