@@ -133,6 +133,44 @@ def test_bad_starts_are_refused_before_any_work(api, stack) -> None:
     assert _executions(stack) == 0
 
 
+def test_a_start_with_several_problems_is_refused_with_all_of_them(api, stack) -> None:
+    """The 400 lists every problem (`problems`) and its message says how many: the
+    definition's, and together the variables' and the adapter profiles'."""
+    define(api, stack.admin_token, CLAUDE_CODE)
+    token = stack.admin_token
+    bad = _one_stage(
+        {"label": "a", "adapter": "claude-code", "sessionRef": "x"},
+        {"label": "a", "adapter": "claude-code", "prompt": "Go"},
+    )
+    refused = api("POST", "/v1/workflows", token, bad)
+    assert refused.status == 400, refused.body
+    error = refused.body["error"]
+    assert error["problems"] == [
+        "stages.0.steps.0: an agent step names exactly one of 'adapter' or 'sessionRef'",
+        "stages.0.steps.0: an agent step needs a 'prompt'",
+        "step 'a': sessionRef 'x' names a step of no earlier stage; it can reuse the session "
+        "of a step of an earlier stage",
+        "step label 'a' is used twice",
+    ]
+    assert error["message"].startswith(
+        "Invalid workflow (4 problems): stages.0.steps.0: an agent step names exactly one"
+    )
+    unready = _one_stage(
+        {"label": "a", "adapter": "codex", "prompt": "Review {{FILE}}"},
+        requiredVariables=["AREA"],
+    )
+    refused = api("POST", "/v1/workflows", token, unready)
+    assert refused.status == 400, refused.body
+    problems = refused.body["error"]["problems"]
+    assert problems[:2] == [
+        "required variable AREA is missing from input",
+        "step 'a' uses FILE, not in input",
+    ]
+    assert problems[2].startswith("step 'a' names adapter profile 'codex', which this")
+    assert refused.body["error"]["message"].startswith("Cannot start the workflow (3 problems): ")
+    assert _executions(stack) == 0
+
+
 def test_limits_of_a_definition_hold_at_and_just_past_them(api, stack) -> None:
     define(api, stack.admin_token, CLAUDE_CODE)
     token = stack.admin_token

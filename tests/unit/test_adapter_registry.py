@@ -107,3 +107,18 @@ def test_s8_every_problem_is_reported_at_once():
     assert len(problems) == 3
     with pytest.raises(AdapterError, match=r"^invalid adapter settings: "):
         build_adapter({"type": "bedrock"}, AdapterClients())
+
+
+def test_a_crew_is_told_only_of_the_types_a_crew_can_use():
+    """`cli` runs workflow steps on a runner: a Crew's problems never offer it."""
+    unknown = validate_adapter_settings({"type": "openai"}, for_crew=True)
+    assert unknown == [
+        "adapter type 'openai' is unknown; known types: bedrock, lambda, mailbox, scripted"
+    ]
+    runner = validate_adapter_settings({"type": "cli", "command": "claude"}, for_crew=True)
+    assert runner == [
+        "adapter type 'cli' runs workflow steps on a local runner; a Crew's calls need one of "
+        "bedrock, lambda, mailbox, scripted (define the cli block as an adapter profile for "
+        "workflow steps)"
+    ]
+    assert validate_adapter_settings({"type": "cli", "command": "claude"}) == []

@@ -11,7 +11,7 @@ from agentworks.errors import InvalidInput
 from agentworks.identity import tokens
 from agentworks.messaging import rate_window
 from agentworks.messaging.cursors import Cursors
-from agentworks.messaging.names import normalize_agent_name
+from agentworks.messaging.names import normalize_agent_name, parse_target
 from agentworks.signing import Signer
 
 HOUR_MS = 3_600_000
@@ -83,3 +83,24 @@ def test_m4_valid_names_normalize_to_lower_case(name):
 def test_m4_invalid_names_refused(name):
     with pytest.raises(InvalidInput):
         normalize_agent_name(name)
+
+
+@pytest.mark.parametrize(
+    ("target", "how"),
+    [
+        ("workflow:reviewer", "agentworks functions list --target workflow:reviewer"),
+        ("relay:summarize", "agentworks relays run summarize FUNCTION --input JSON"),
+    ],
+)
+def test_a_send_to_a_workflow_or_relay_says_how_to_call_it(target: str, how: str) -> None:
+    """They exist and take calls, not messages: the refusal says so, never "not yet"."""
+    with pytest.raises(InvalidInput) as refused:
+        parse_target(target)
+    assert how in refused.value.message
+    assert "yet" not in refused.value.message
+    assert refused.value.details == {"field": "target"}
+
+
+def test_an_unknown_target_kind_names_the_two_that_take_messages() -> None:
+    with pytest.raises(InvalidInput, match="target must be agent:NAME or crew:NAME"):
+        parse_target("bot:x")

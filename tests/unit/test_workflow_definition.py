@@ -313,3 +313,69 @@ def test_w9_routes_name_steps_of_later_stages_once() -> None:
     agent_with_routes = {"label": "a", "adapter": "p", "prompt": "p", "routes": {"a": [], "b": []}}
     with pytest.raises(InvalidInput, match="belong to a routing or branch step"):
         parse_workflow({"workflowId": "w", "stages": [{"steps": [agent_with_routes]}]})
+
+
+def _refusal(data: Any) -> InvalidInput:
+    with pytest.raises(InvalidInput) as refused:
+        parse_workflow(data)
+    return refused.value
+
+
+def test_a_definition_with_several_problems_is_refused_with_all_of_them() -> None:
+    """Each problem in `problems`, the message naming how many and leading with the first
+    problem's wording: within one step, across steps, and the workflow's own checks (labels,
+    sessionRef) beside a step whose fields fit badly."""
+    bad = {
+        "workflowId": "several",
+        "stages": [
+            {"steps": [
+                {"label": "a", "adapter": "p", "sessionRef": "q"},  # both, and no prompt
+                {"label": "a", "adapter": "p", "prompt": "again"},
+            ]},
+            {"steps": [{"label": "c", "sessionRef": "zz", "prompt": "go"}]},
+        ],
+    }  # fmt: skip
+    error = _refusal(bad)
+    problems = error.details["problems"]
+    assert problems == [
+        "stages.0.steps.0: an agent step names exactly one of 'adapter' or 'sessionRef'",
+        "stages.0.steps.0: an agent step needs a 'prompt'",
+        "step 'a': sessionRef 'q' names a step of no earlier stage; it can reuse the session "
+        "of a step of an earlier stage",
+        "step label 'a' is used twice",
+        "step 'c': sessionRef 'zz' names a step of no earlier stage; it can reuse the session "
+        "of a step of an earlier stage",
+    ]
+    assert error.message == "Invalid workflow (5 problems): " + "; ".join(problems)
+
+
+def test_a_step_whose_fields_fail_does_not_hide_another_steps_problems() -> None:
+    bad = {
+        "workflowId": "several",
+        "stages": [{"steps": [
+            {"label": "ok", "adapter": "p", "prompt": "fine", "kind": "branch"},
+            {"label": "not a label", "adapter": "p", "prompt": "x"},
+        ]}],
+    }  # fmt: skip
+    problems = _refusal(bad).details["problems"]
+    assert problems[0].startswith("stages.0.steps.1.label: a step label is 1–64")
+    assert problems[1:] == [
+        "stages.0.steps.0: a branch step runs no session: no 'adapter', 'sessionRef', 'crew'",
+        "stages.0.steps.0: a branch step has 'routes': at least 2, each a list of steps",
+    ]
+
+
+def test_one_problem_reads_as_before() -> None:
+    error = _refusal({"workflowId": "one", "stages": [{"steps": [{"label": "a", "adapter": "p"}]}]})
+    assert error.message == "Invalid workflow: stages.0.steps.0: an agent step needs a 'prompt'"
+    assert error.details["problems"] == ["stages.0.steps.0: an agent step needs a 'prompt'"]
+
+
+def test_the_problems_listed_are_bounded() -> None:
+    steps = [{"label": f"s{n}", "adapter": "p"} for n in range(limits.WORKFLOW_STEPS_PER_STAGE_MAX)]
+    stages = [{"steps": steps}] * 6  # 120 steps without a prompt, labels used again
+    error = _refusal({"workflowId": "many", "stages": stages})
+    assert len(error.details["problems"]) == limits.WORKFLOW_PROBLEMS_LISTED
+    assert error.message.startswith(
+        f"Invalid workflow ({limits.WORKFLOW_PROBLEMS_LISTED} problems)"
+    )

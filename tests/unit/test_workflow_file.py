@@ -104,6 +104,31 @@ def test_w5_a_malformed_file_is_refused_with_its_line(text: str, line: int, why:
     assert message.startswith(f"WORKFLOW.md line {line}: ")
 
 
+def test_a_step_with_several_problems_is_refused_with_all_of_them_at_its_line() -> None:
+    text = FRONT + "## s\n### a\n```yaml\nadapter: x\nsessionRef: y\n```\n"
+    line, message = _line_of(text)
+    assert (line, message) == (
+        5,
+        "WORKFLOW.md line 5: step a: an agent step names exactly one of 'adapter' or "
+        "'sessionRef'; step a: an agent step needs a 'prompt'",
+    )
+
+
+def test_every_steps_problems_are_reported_each_with_its_line() -> None:
+    text = FRONT + "## s\n### a\n```yaml\nadapter: x\n```\n## t\n### b\n```yaml\nadapter: y\n```\n"
+    with pytest.raises(WorkflowFileError) as refused:
+        parse_workflow_file(text)
+    assert refused.value.line == 5
+    assert refused.value.message == (
+        "WORKFLOW.md line 5: step a: an agent step needs a 'prompt'; "
+        "line 10: step b: an agent step needs a 'prompt'"
+    )
+    assert refused.value.details["problems"] == [
+        "WORKFLOW.md line 5: step a: an agent step needs a 'prompt'",
+        "WORKFLOW.md line 10: step b: an agent step needs a 'prompt'",
+    ]
+
+
 def test_w5_run_wide_rules_hold_for_files_too() -> None:
     text = FRONT + "## s\n### a\n```yaml\nsessionRef: b\n```\nGo.\n"
     with pytest.raises(InvalidInput, match="sessionRef 'b' names a step of no earlier stage"):

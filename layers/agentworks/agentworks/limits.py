@@ -191,6 +191,8 @@ WORKFLOW_PROMPT_MAX_CHARS = 20_000  # as a message body (M1)
 WORKFLOW_VARIABLES_MAX = 50  # `input` entries and `requiredVariables`
 WORKFLOW_VARIABLE_MAX_CHARS = 20_000  # one variable's value, as text
 WORKFLOW_DEFINITION_MAX_BYTES = 256 * 1024  # the whole workflow_start JSON, as sent
+# A refused definition lists at most this many problems (a 400 stays small).
+WORKFLOW_PROBLEMS_LISTED = 100
 WORKFLOW_COST_MAX_USD = 10_000.0  # W8: maxTotalCostUsd's upper bound
 # A step item above this keeps its session turns and output in S3 (DynamoDB: 400 KB).
 WORKFLOW_STEP_ITEM_MAX_BYTES = 350_000

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.access import visible
-from agentworks.crews.adapters.registry import runs_on_a_runner, validate_adapter_settings
+from agentworks.crews.adapters.registry import validate_adapter_settings
 from agentworks.crews.crew_store import CrewExists, CrewStore
 from agentworks.crews.models import Crew, CrewDefinition
 from agentworks.crews.schema_check import schema_error
@@ -36,12 +36,7 @@ def parse_definition(data: Any) -> CrewDefinition:
             f"Invalid Crew definition: it takes {stored:,} bytes as JSON; at most "
             f"{limits.CREW_DEFINITION_MAX_BYTES:,} (shorten instructions or schemas)."
         )
-    problems = validate_adapter_settings(definition.adapter)
-    if not problems and runs_on_a_runner(definition.adapter):
-        problems.append(
-            "adapter type 'cli' runs workflow steps on a local runner; a Crew's calls need "
-            "another type (define the cli block as an adapter profile for workflow steps)"
-        )
+    problems = validate_adapter_settings(definition.adapter, for_crew=True)
     for spec in definition.functions:
         for label, schema in (
             ("input_schema", spec.input_schema),

@@ -31,6 +31,13 @@ def normalize_agent_name(name: str, field: str = "agent_name") -> str:
     return name.lower()
 
 
+# Targets that take calls, not messages, and the way to call each.
+CALLED_NOT_MESSAGED = {
+    "workflow": "call its functions (agentworks functions list --target workflow:{name})",
+    "relay": "run its functions (agentworks relays run {name} FUNCTION --input JSON)",
+}
+
+
 def parse_agent_target(target: str) -> str:
     """`agent:NAME` → canonical name."""
     kind, name = parse_target(target)
@@ -43,10 +50,15 @@ def parse_target(target: str) -> tuple[str, str]:
     """`agent:NAME` or `crew:NAME` → (kind, canonical name). Crew names follow the same
     rules as agent names."""
     kind, _, name = target.strip().partition(":")
+    if kind in CALLED_NOT_MESSAGED and name:
+        raise InvalidInput(
+            f"{kind}:{name} is not messaged: {CALLED_NOT_MESSAGED[kind].format(name=name)}. "
+            "Messages go to agent:NAME or crew:NAME.",
+            field="target",
+        )
     if kind not in ("agent", "crew") or not name:
         raise InvalidInput(
-            "target must be agent:NAME or crew:NAME (workflow and relay targets are not "
-            "available on this server yet), or use inbox_id to continue a conversation.",
+            "target must be agent:NAME or crew:NAME, or use inbox_id to continue a conversation.",
             field="target",
         )
     return kind, normalize_agent_name(name, field="target")

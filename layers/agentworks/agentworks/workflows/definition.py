@@ -2,7 +2,8 @@
 
 The JSON is the contract and keeps the seed's camelCase names (`workflowId`, `sessionRef`,
 `cacheKey`, `maxTotalCostUsd`, …); the models read and write those names. A definition is
-refused before any work with every problem it has, each naming where it is: a step's kind
+refused before any work with every problem it has, each naming where it is (InvalidInput's
+`problems`, the first one's wording leading the message): a step's kind
 follows from what it names (`adapter` or `sessionRef`: an agent session; `crew`: that Crew's
 function), labels are unique, a `sessionRef` names a step of an earlier stage, and a stage's
 label defaults to `stage-N`.
@@ -18,6 +19,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -42,13 +44,25 @@ VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 CHECK_URLS = "check_outbound_urls"
 
 
+def _label_problem(what: str) -> str:
+    return (
+        f"{what} is 1–{limits.WORKFLOW_LABEL_MAX_CHARS} letters, digits, '.', '_' or '-', "
+        "from a letter or digit"
+    )
+
+
 def _label(value: str, what: str) -> str:
     if not LABEL.match(value):
-        raise ValueError(
-            f"{what} is 1–{limits.WORKFLOW_LABEL_MAX_CHARS} letters, digits, '.', '_' or '-', "
-            "from a letter or digit"
-        )
+        raise ValueError(_label_problem(what))
     return value
+
+
+class Problems(ValueError):
+    """Several problems from one validator; `describe` reports each on its own."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 def _a(kind: str) -> str:
@@ -61,6 +75,11 @@ class _Model(BaseModel):
 
 
 class Step(_Model):
+    # What is wrong with how the step's fields fit together, every problem (not only the
+    # first): the workflow reports them with its own (WorkflowStart._whole_run), a step read
+    # on its own with `problems()`.
+    _problems: list[str] = PrivateAttr(default_factory=list)
+
     label: str
     kind: StepKind | None = None  # follows from `adapter`/`sessionRef` or `crew` when left out
     # Names, when given, are never empty: an empty one would only fail when the step runs.
@@ -97,6 +116,15 @@ class Step(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> Step:
+        self._problems = self._source_problems()
+        return self
+
+    def problems(self) -> list[str]:
+        return list(self._problems)
+
+    def _source_problems(self) -> list[str]:
+        """Every way the step's fields disagree with its kind; sets the kind."""
+        problems: list[str] = []
         named = [
             k
             for k in ("adapter", "session_ref", "crew", "workflow")
@@ -105,36 +133,37 @@ class Step(_Model):
         kind = self.kind or ("crew" if {"crew", "workflow"} & set(named) else "agent")
         if kind in SESSION_KINDS:
             if len(named) != 1 or self.crew is not None:
-                raise ValueError(f"{_a(kind)} step names exactly one of 'adapter' or 'sessionRef'")
+                problems.append(f"{_a(kind)} step names exactly one of 'adapter' or 'sessionRef'")
             if self.function is not None or self.args is not None:
-                raise ValueError("'function' and 'args' belong to a step with 'crew'")
+                problems.append("'function' and 'args' belong to a step with 'crew'")
             if not self.prompt.strip():
-                raise ValueError(f"{_a(kind)} step needs a 'prompt'")
+                problems.append(f"{_a(kind)} step needs a 'prompt'")
         elif kind == "branch":
             if named:
-                raise ValueError(
-                    "a branch step runs no session: no 'adapter', 'sessionRef', 'crew'"
-                )
+                problems.append("a branch step runs no session: no 'adapter', 'sessionRef', 'crew'")
             if self.route_source not in (None, "human"):
-                raise ValueError("a branch step's routeSource is 'human' (a person's choice)")
-            self.route_source = "human"
+                problems.append("a branch step's routeSource is 'human' (a person's choice)")
+            else:
+                self.route_source = "human"
         elif named not in (["crew"], ["workflow"]) or not self.function:
-            raise ValueError(
+            problems.append(
                 "a crew step names 'crew' (or 'workflow') and 'function' (and 'args'), no more"
             )
         if kind == "routing":
             if self.route_source not in (None, "agent"):
-                raise ValueError("a routing step's routeSource is 'agent' (its answer picks)")
-            self.route_source = "agent"
+                problems.append("a routing step's routeSource is 'agent' (its answer picks)")
+            else:
+                self.route_source = "agent"
         if kind in ("routing", "branch"):
             if not self.routes or len(self.routes) < 2:
-                raise ValueError(f"a {kind} step has 'routes': at least 2, each a list of steps")
-            for route in self.routes:
-                _label(route, "a route name")
+                problems.append(f"a {kind} step has 'routes': at least 2, each a list of steps")
+            for route in self.routes or {}:
+                if not LABEL.match(route):
+                    problems.append(_label_problem("a route name"))
         elif self.routes is not None or self.route_source is not None:
-            raise ValueError("'routes' and 'routeSource' belong to a routing or branch step")
+            problems.append("'routes' and 'routeSource' belong to a routing or branch step")
         self.kind = kind
-        return self
+        return problems
 
 
 class Stage(_Model):
@@ -212,6 +241,8 @@ class WorkflowStart(_Model):
         earlier: dict[str, Step] = {}  # steps of the stages before the one being read
         total = 0
         for number, stage in enumerate(self.stages, start=1):
+            for index, step in enumerate(stage.steps):
+                problems.extend(f"stages.{number - 1}.steps.{index}: {p}" for p in step.problems())
             stage.label = stage.label or f"stage-{number}"
             if stage.label in stage_labels:
                 problems.append(f"stage label {stage.label!r} is used twice")
@@ -245,7 +276,7 @@ class WorkflowStart(_Model):
             if isinstance(item, dict) and not all(VARIABLE.match(k) for k in item):
                 problems.append(f"item {number}: field names are letters, digits and '_'")
         if problems:
-            raise ValueError("; ".join(problems))
+            raise Problems(problems)
         return self
 
     def _route_problems(self) -> list[str]:
@@ -283,7 +314,8 @@ class WorkflowStart(_Model):
 
 
 def parse_workflow(data: Any) -> WorkflowStart:
-    """workflow_start's JSON → a checked definition, or InvalidInput listing what's wrong."""
+    """workflow_start's JSON → a checked definition, or InvalidInput listing what's wrong:
+    every problem in `problems`, the message naming how many and leading with the first."""
     size = len(json.dumps(data, ensure_ascii=False).encode())
     if size > limits.WORKFLOW_DEFINITION_MAX_BYTES:
         raise InvalidInput(
@@ -293,14 +325,52 @@ def parse_workflow(data: Any) -> WorkflowStart:
     try:
         return WorkflowStart.model_validate(data, context={CHECK_URLS: True})
     except ValidationError as error:
-        raise InvalidInput("Invalid workflow: " + describe(error)[:1500]) from None
+        # dict.fromkeys: a step's problems are in both when the workflow's checks ran.
+        found = list(dict.fromkeys(problems(error) + _step_problems(data)))
+        raise refused("Invalid workflow", found) from None
+
+
+def _step_problems(data: Any) -> list[str]:
+    """The problems of the steps whose fields are fine, when something else failed first
+    (the workflow's own checks, which report them, never ran)."""
+    found: list[str] = []
+    stages = data.get("stages") if isinstance(data, dict) else None
+    for number, stage in enumerate(stages if isinstance(stages, list) else []):
+        steps = stage.get("steps") if isinstance(stage, dict) else None
+        for index, step in enumerate(steps if isinstance(steps, list) else []):
+            try:
+                own = Step.model_validate(step).problems()
+            except ValidationError:
+                continue  # its field errors are reported already
+            found.extend(f"stages.{number}.steps.{index}: {p}" for p in own)
+    return found
+
+
+def refused(what: str, found: list[str]) -> InvalidInput:
+    """InvalidInput with every problem: one reads `what: PROBLEM` as before; several
+    `what (N problems): FIRST; SECOND; …`, all of them in `problems` (the message is cut at
+    1,500 characters, the list at PROBLEMS_LISTED)."""
+    found = found[: limits.WORKFLOW_PROBLEMS_LISTED]
+    head = what if len(found) == 1 else f"{what} ({len(found)} problems)"
+    return InvalidInput(f"{head}: " + "; ".join(found)[:1500], problems=found)
+
+
+def problems(error: ValidationError) -> list[str]:
+    """pydantic's errors as `stages.1.steps.0.prompt: …`, with the seed's field names; a
+    validator's Problems each on its own."""
+    found: list[str] = []
+    for problem in error.errors():
+        where = ".".join(str(p) for p in problem["loc"])
+        cause = (problem.get("ctx") or {}).get("error")
+        messages = (
+            cause.problems
+            if isinstance(cause, Problems)
+            else [str(problem["msg"]).removeprefix("Value error, ")]
+        )
+        found.extend(f"{where}: {m}" if where else m for m in messages)
+    return found
 
 
 def describe(error: ValidationError) -> str:
-    """pydantic's errors as `stages.1.steps.0.prompt: …`, with the seed's field names."""
-    parts = []
-    for problem in error.errors():
-        where = ".".join(str(p) for p in problem["loc"])
-        message = str(problem["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
+    """The problems of `error` on one line."""
+    return "; ".join(problems(error))

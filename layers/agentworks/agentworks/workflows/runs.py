@@ -28,12 +28,12 @@ from agentworks.usage.counts import Counts
 from agentworks.usage.recorder import UsageRecorder
 from agentworks.workflows.call_waits import CallWaits
 from agentworks.workflows.choices import checked_answer
-from agentworks.workflows.definition import WorkflowStart, parse_workflow
+from agentworks.workflows.definition import WorkflowStart, parse_workflow, refused
 from agentworks.workflows.function_call_store import WorkflowCallStore
 from agentworks.workflows.records import TERMINAL_RUN, TERMINAL_STEP, RunRecord
 from agentworks.workflows.run_store import RunState, RunStore, StaleRecord
 from agentworks.workflows.runner_steps import RunnerSteps
-from agentworks.workflows.variables import resolved_prompts
+from agentworks.workflows.variables import variable_problems
 from agentworks.workflows.views import (
     RunList,
     RunStarted,
@@ -110,9 +110,11 @@ class WorkflowRuns:
         start = parse_workflow(data)
         if not principal.may_target(f"workflow:{start.workflow_id}"):
             raise Unavailable()
-        for item in range(len(start.items or [None])):
-            resolved_prompts(start, item)  # W9: every variable present before any work
-        self.check_steps(principal, start)
+        # W9: every variable present and every profile defined before any work, all
+        # problems in one answer.
+        found = variable_problems(start) + self.step_problems(principal, start)
+        if found:
+            raise refused("Cannot start the workflow", found)
         run = RunRecord(
             run_id=new_id("wfrun", self._clock),
             account_id=principal.account_id,
@@ -134,6 +136,10 @@ class WorkflowRuns:
 
     def check_steps(self, principal: Principal, start: WorkflowStart) -> None:
         """Every adapter profile a step names exists (and fits a scripted step)."""
+        if problems := self.step_problems(principal, start):
+            raise refused("Cannot start the workflow", problems)
+
+    def step_problems(self, principal: Principal, start: WorkflowStart) -> list[str]:
         problems = []
         profiles: dict[str, Any] = {}  # each profile read once, however many steps name it
         for _, step in start.steps():
@@ -153,8 +159,7 @@ class WorkflowRuns:
                     f"step {step.label!r} is scripted; profile {step.adapter!r} is "
                     f"{profile.settings.get('type')}"
                 )
-        if problems:
-            raise InvalidInput("Cannot start the workflow: " + "; ".join(problems)[:1500])
+        return problems
 
     # ---- reading ----
 

@@ -8,7 +8,7 @@ import json
 import re
 
 from agentworks.errors import InvalidInput
-from agentworks.workflows.definition import VariableValue, WorkflowStart
+from agentworks.workflows.definition import VariableValue, WorkflowStart, refused
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -32,6 +32,22 @@ def item_variables(start: WorkflowStart, item: int) -> dict[str, VariableValue]:
 def resolved_prompts(start: WorkflowStart, item: int = 0) -> dict[str, str]:
     """Each step's prompt with its variables filled in, by step label; InvalidInput naming
     every required variable that is missing or blank and every placeholder without a value."""
+    prompts, problems = _resolved(start, item)
+    if problems:
+        raise refused("Cannot start the workflow", problems)
+    return prompts
+
+
+def variable_problems(start: WorkflowStart) -> list[str]:
+    """What resolved_prompts would refuse, for the first item that has any (a pipeline's
+    items share their problems more often than not: one item's are enough to act on)."""
+    for item in range(len(start.items or [None])):
+        if problems := _resolved(start, item)[1]:
+            return problems
+    return []
+
+
+def _resolved(start: WorkflowStart, item: int) -> tuple[dict[str, str], list[str]]:
     problems = []
     variables = item_variables(start, item)
     for name in start.required_variables:
@@ -55,10 +71,8 @@ def resolved_prompts(start: WorkflowStart, item: int = 0) -> dict[str, str]:
             ),
             step.prompt,
         )
-    if problems:
-        where = f"item {item}: " if start.items else ""
-        raise InvalidInput("Cannot start the workflow: " + where + "; ".join(problems)[:1500])
-    return prompts
+    where = f"item {item}: " if start.items else ""
+    return prompts, [where + problem for problem in problems]
 
 
 def with_human(prompt: str, given: dict[str, str]) -> str:

@@ -43,8 +43,8 @@ _STEP = re.compile(r"^###\s+(.*?)\s*$")
 class WorkflowFileError(InvalidInput):
     """A WORKFLOW.md that cannot be read, with the line (1-based) that is wrong."""
 
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"WORKFLOW.md line {line}: {message}")
+    def __init__(self, line: int, message: str, **details: Any) -> None:
+        super().__init__(f"WORKFLOW.md line {line}: {message}", **details)
         self.line = line
 
 
@@ -80,14 +80,23 @@ def parse_workflow_file(text: str, input: dict[str, Any] | None = None) -> Workf
     if not isinstance(triggers, list) or not all(isinstance(t, dict) for t in triggers):
         raise WorkflowFileError(1, "triggers is a list of mappings")
     steps = [[(step, _step_data(step)) for step in stage.steps] for stage in stages]
-    for stage_steps in steps:  # each step on its own first: its problems get its line
+    # Each step on its own first: its problems get its line; every step's, not the first's.
+    refused: list[tuple[int, str]] = []
+    for stage_steps in steps:
         for step, data in stage_steps:
             try:
-                Step.model_validate(data)
+                found = Step.model_validate(data).problems()
             except ValidationError as error:
-                raise WorkflowFileError(
-                    step.line, f"step {step.label}: {describe(error)}"
-                ) from None
+                found = [describe(error)]
+            refused += [(step.line, f"step {step.label}: {problem}") for problem in found]
+    if refused:
+        first_line = refused[0][0]
+        problems = [f"WORKFLOW.md line {line}: {problem}" for line, problem in refused]
+        message = "; ".join(
+            problem if line == first_line else f"line {line}: {problem}"
+            for line, problem in refused
+        )
+        raise WorkflowFileError(first_line, message, problems=problems)
     data = {
         **front,
         "input": input or {},

@@ -29,6 +29,7 @@ ADAPTER_TYPES = tuple(sorted(_VALIDATORS))
 # Adapters whose turns a local runner carries out (workflow steps only): the CLI names the
 # session, so the platform keeps the CLI's session id instead of making one.
 RUNNER_TYPES = frozenset({"cli"})
+CREW_TYPES = tuple(kind for kind in ADAPTER_TYPES if kind not in RUNNER_TYPES)
 
 
 def runs_on_a_runner(settings: dict[str, Any]) -> bool:
@@ -86,14 +87,22 @@ class AdapterClients:
         return made
 
 
-def validate_adapter_settings(settings: Any) -> list[str]:
-    """Human-readable problems with a Crew's `adapter` block (empty when it is usable)."""
+def validate_adapter_settings(settings: Any, *, for_crew: bool = False) -> list[str]:
+    """Human-readable problems with an `adapter` block (empty when it is usable); a Crew's
+    (`for_crew`) is never of a runner type, and the types it is told of leave those out."""
     if not isinstance(settings, dict):
         return ["adapter must be a mapping with a 'type'"]
     kind = settings.get("type")
     validator = _VALIDATORS.get(kind) if isinstance(kind, str) else None
+    known = CREW_TYPES if for_crew else ADAPTER_TYPES
     if validator is None:
-        return [f"adapter type {kind!r} is unknown; known types: {', '.join(ADAPTER_TYPES)}"]
+        return [f"adapter type {kind!r} is unknown; known types: {', '.join(known)}"]
+    if for_crew and kind in RUNNER_TYPES:
+        return [
+            f"adapter type {kind!r} runs workflow steps on a local runner; a Crew's calls need "
+            f"one of {', '.join(known)} (define the {kind} block as an adapter profile for "
+            "workflow steps)"
+        ]
     return validator(settings)
 
 
