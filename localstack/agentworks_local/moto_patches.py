@@ -4,6 +4,11 @@ DynamoDB applies each request atomically; moto's backend has no lock, so two thr
 could both pass a condition and both write. One lock around moto's DynamoDB dispatch
 restores per-request atomicity (the concurrency tests prove it matters).
 
+S3 applies each request atomically too; moto keeps an object's bytes in a buffer that a
+second put of the same key closes while the first one is still reading it ("I/O operation
+on closed file": twenty identical first publishes of a Relay write one archive key). A
+lock around moto's object requests does what S3 does.
+
 StopExecution on AWS ends the execution at once (ABORTED); moto's executor only asks its
 worker to stop, and a worker waiting for a task token keeps the execution RUNNING until the
 token's timeout (days). The stop is reflected at once, as AWS does.
@@ -43,6 +48,7 @@ def apply() -> None:
             return original(self)
 
     DynamoHandler.call_action = call_action  # type: ignore[method-assign]
+    _object_requests_are_atomic()
     _stop_is_immediate()
     _dispatch_is_cached()
     _definitions_validated_once()
@@ -62,6 +68,19 @@ def apply() -> None:
     dynamodb_wire.install()  # responses and requests that cost what they carry
     dynamodb_expressions.install()  # placeholders checked as DynamoDB checks them
     _applied = True
+
+
+def _object_requests_are_atomic() -> None:
+    from moto.s3.responses import S3Response
+
+    original = S3Response.key_response
+    lock = threading.RLock()
+
+    def key_response(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return original(self, *args, **kwargs)
+
+    S3Response.key_response = key_response  # type: ignore[method-assign]
 
 
 def _definitions_validated_once() -> None:
