@@ -142,6 +142,7 @@ GROUPS = (
             "tests/integration/test_relay_run_rules.py",
             "tests/integration/test_store_reads.py",
             "tests/integration/test_relay_reconcile.py",
+            "tests/integration/test_relay_mcp_calls.py",  # `state`: the cancel watch's read
         ),
     ),
     Group(
