@@ -75,3 +75,22 @@ def test_the_seed_nightly_audit_runs_and_replays_from_its_cache(api, stack) -> N
     again = wait_run(api, stack.admin_token, start(api, stack.admin_token, seed))
     scan = step_of(again, "scan")
     assert scan["replayed"] is True and scan["output"] == step_of(first, "scan")["output"]
+
+
+def test_the_run_list_pages_from_the_newest_back(api, stack, monkeypatch) -> None:
+    """`GET /v1/workflows` answers WORKFLOW_RUNS_LISTED runs a page, newest first, and
+    `nextBefore` asks for the older ones until none are left."""
+    from agentworks import limits
+
+    define(api, stack.admin_token, CLAUDE_CODE, TIMED)
+    seed = json.loads((EXAMPLES / "review-then-fix.json").read_text())
+    started = [start(api, stack.admin_token, seed) for _ in range(3)]
+    monkeypatch.setattr(limits, "WORKFLOW_RUNS_LISTED", 2)
+    first = api("GET", "/v1/workflows", stack.admin_token).body
+    assert [r["runId"] for r in first["runs"]] == started[::-1][:2]
+    assert first["nextBefore"] == started[1]
+    older = api("GET", "/v1/workflows", stack.admin_token, query={"before": first["nextBefore"]})
+    assert [r["runId"] for r in older.body["runs"]] == [started[0]]
+    assert older.body["nextBefore"] is None
+    too_long = api("GET", "/v1/workflows", stack.admin_token, query={"before": "r" * 65})
+    assert too_long.status == 400

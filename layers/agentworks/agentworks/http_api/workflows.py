@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from agentworks.http_api.params import PathId
+from agentworks.http_api.params import AfterCursor, PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.runtime import services
@@ -48,9 +48,13 @@ def run_workflow_file(request: Annotated[RunFile, Body()]) -> RunStarted:
     return services().workflows.runs.start(current_principal(router), read.start.to_json())
 
 
-@router.get("/workflows", summary="Your latest workflow runs", responses=documented(200, 403))
-def list_workflows() -> RunList:
-    return services().workflows.runs.list(current_principal(router))
+@router.get(
+    "/workflows",
+    summary="Your latest workflow runs, a page at a time (before: the nextBefore of the last)",
+    responses=documented(200, 400, 403),
+)
+def list_workflows(before: AfterCursor = None) -> RunList:
+    return services().workflows.runs.list(current_principal(router), before)
 
 
 @router.get(

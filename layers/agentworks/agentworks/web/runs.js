@@ -9,7 +9,8 @@ const KINDS = [["calls", "Function calls"], ["workflows", "Workflow runs"], ["co
 
 export async function renderRuns(params) {
   const [workflows, listed, direct] = await Promise.all([
-    api("GET", "/v1/workflows").catch(() => ({ runs: [] })),
+    api("GET", `/v1/workflows${params.get("before") ? `?before=${encodeURIComponent(params.get("before"))}` : ""}`)
+      .catch(() => ({ runs: [] })),
     api("GET", "/v1/conversations?limit=100").catch(() => ({ conversations: [] })),
     api("GET", "/v1/calls?limit=100").catch(() => ({ calls: [] })),
   ]);
@@ -24,7 +25,7 @@ export async function renderRuns(params) {
   };
   const filter = {
     state: params.get("state") || "", kind: params.get("kind") || "",
-    name: params.get("name") || "", since: params.get("since") || "",
+    name: params.get("name") || "", since: params.get("since") || "", before: params.get("before") || "",
   };
   const go = (change) => {
     const next = new URLSearchParams({ ...filter, ...change });
@@ -56,6 +57,10 @@ export async function renderRuns(params) {
   const sections = KINDS.filter(([key]) => !filter.kind || filter.kind === key).map(([key, title]) => [
     el("h2", {}, title),
     runTable(rows[key].filter(keep), key === "calls" ? "function-calls" : "runs"),
+    // The server keeps older workflow runs on further pages.
+    key === "workflows" && workflows.nextBefore ? el("button", {
+      type: "button", "data-testid": "older-runs", onclick: () => go({ before: workflows.nextBefore }),
+    }, "Older workflow runs") : null,
   ]);
   show(
     el("h1", {}, "Runs"),

@@ -337,17 +337,23 @@ class RunStore:
             ExpressionAttributeValues=to_item({":c": _decimal(cost_usd)}),
         )
 
-    def list_runs(self, account_id: str, limit: int) -> list[RunSummary]:
-        """The account's latest runs, newest first."""
+    def list_runs(
+        self, account_id: str, limit: int, before: str | None = None
+    ) -> tuple[list[RunSummary], bool]:
+        """The account's latest runs, newest first — those older than run `before` when
+        given — and whether older ones follow."""
+        values = {":pk": f"WFRUNS#{account_id}"}
+        if before is not None:
+            values[":before"] = before
         page = self._db.query(
             TableName=self._table,
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues=to_item({":pk": f"WFRUNS#{account_id}"}),
+            KeyConditionExpression="pk = :pk" + (" AND sk < :before" if before else ""),
+            ExpressionAttributeValues=to_item(values),
             ScanIndexForward=False,
-            Limit=limit,
+            Limit=limit + 1,
         )
         found = []
-        for raw in page["Items"]:
+        for raw in page["Items"][:limit]:
             data = from_item(raw) or {}
             found.append(
                 RunSummary(
@@ -359,7 +365,7 @@ class RunStore:
                     retry_of=data.get("retry_of"),
                 )
             )
-        return found
+        return found, len(page["Items"]) > limit
 
     # ---- steps ----
 

@@ -179,10 +179,14 @@ class WorkflowRuns:
         state = self._visible(principal, run_id)
         return run_view(state.run, state.cost_usd, state.steps)
 
-    def list(self, principal: Principal) -> RunList:
+    def list(self, principal: Principal, before: str | None = None) -> RunList:
+        """A page of the latest runs the principal may see (older than run `before`)."""
         principal.require(WORKFLOWS_RUN)
-        found = self._runs.list_runs(principal.account_id, limits.WORKFLOW_RUNS_LISTED)
+        found, more = self._runs.list_runs(
+            principal.account_id, limits.WORKFLOW_RUNS_LISTED, before
+        )
         return RunList(
+            next_before=found[-1].run_id if more and found else None,
             runs=[
                 RunSummaryView(
                     run_id=r.run_id,
@@ -194,7 +198,7 @@ class WorkflowRuns:
                 for r in found
                 if (r.connection_id == principal.connection_id or ADMIN in principal.scopes)
                 and principal.may_target(f"workflow:{r.workflow_id}")
-            ]
+            ],
         )
 
     def session(self, principal: Principal, run_id: str, session_id: str) -> SessionView:

@@ -134,6 +134,9 @@ class RunSummaryView(SeedModel):
 
 class RunList(SeedModel):
     runs: list[RunSummaryView]
+    next_before: str | None = Field(
+        default=None, description="More runs are older: pass this as `before` for them"
+    )
 
 
 class TurnView(SeedModel):
