@@ -84,6 +84,9 @@ GROUPS = (
             "tests/integration/test_crew_ask_back.py",
             "tests/integration/test_mailbox_adapter.py",
             "tests/integration/test_store_reads.py",
+            # authorize_send: the wakeups' and the conversation controls' sends as a side.
+            "tests/integration/test_wakeups.py",
+            "tests/integration/test_conversation_controls.py",
             "tests/unit/test_domain_rules.py",
         ),
     ),
