@@ -386,3 +386,20 @@ def test_recent_calls_show_cost_to_the_micro_dollar_within_the_target_bounds(api
     ).body["token"]
     listed = api("GET", "/v1/calls", bounded).body["calls"]
     assert [(c["call_id"], c["cost_usd"]) for c in listed] == [(mine, 0.123457)]
+
+
+def test_a_submission_whose_call_is_gone_answers_like_an_unknown_call(api, stack, agents):
+    """The binding outlives its call's record (kept longer): the same submission_id then
+    finds nothing to recover and answers as any call no one may see, never an error."""
+    from agentworks.dynamo import to_item
+
+    caller = _caller(api, stack, agents)
+    body = _summarize({"text": "t"}, submission_id="sub-gone")
+    call_id = api("POST", "/v1/calls", caller, body).body["call_id"]
+    wait_for(api, caller, call_id, {"succeeded"})
+    stack.client.delete_item(
+        TableName=stack.settings.work_table, Key=to_item({"pk": f"CALL#{call_id}", "sk": "META"})
+    )
+    again = api("POST", "/v1/calls", caller, body)
+    unknown = api("GET", "/v1/calls/call_01KZZZZZZZZZZZZZZZZZZZZZZZ", caller)
+    assert (again.status, again.body) == (404, unknown.body)

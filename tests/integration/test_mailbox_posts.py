@@ -166,3 +166,20 @@ def test_the_execution_resumes_with_who_posted(api, stack, agents) -> None:
         if e["type"] == "TaskSucceeded"
     ]
     assert {"posted_by": "agent:worker"} in outputs
+
+
+def test_a_name_registered_again_after_the_hand_off_cannot_post_its_result(
+    api, stack, agents
+) -> None:
+    """The work went to agent:worker as it was (its agent id): a new registration of the
+    same name — another agent — is refused like an unknown call, and the call waits on."""
+    assert api("POST", "/v1/crews", stack.admin_token, DELEGATOR).status == 201
+    [worker] = _worker_with(api, stack, agents, [])
+    caller = agents.connection("caller")["token"]
+    call_id = _handed_off(api, stack, caller)
+    assert api("DELETE", "/v1/agents/worker", worker).status == 200
+    newcomer = agents.named("worker")  # the same name, a new agent
+    refused = _post(api, newcomer, call_id, result=RESULT)
+    unknown = _post(api, newcomer, "call_01KZZZZZZZZZZZZZZZZZZZZZZZ", result=RESULT)
+    assert (refused.status, refused.body) == (unknown.status, unknown.body) == (404, unknown.body)
+    assert api("GET", f"/v1/calls/{call_id}", caller).body["state"] == "running"

@@ -74,12 +74,13 @@ def _args_hash(target: str, function: str, args: dict[str, Any]) -> str:
 
 def mcp_call_summary(entry: dict[str, Any]) -> dict[str, Any]:
     """What a status shows of one MCP tool call (issue 28): never its content."""
+    # Every entry carries these (mcp_servers.call_records writes them all).
     return {
-        "server": entry.get("server", ""),
-        "tool": entry.get("tool", ""),
-        "outcome": entry.get("outcome", ""),
-        "duration_ms": int(entry.get("duration_ms", 0)),
-        "result_bytes": int(entry.get("result_bytes", 0)),
+        "server": entry["server"],
+        "tool": entry["tool"],
+        "outcome": entry["outcome"],
+        "duration_ms": int(entry["duration_ms"]),
+        "result_bytes": int(entry["result_bytes"]),
     }
 
 
