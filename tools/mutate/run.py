@@ -194,10 +194,24 @@ def stage(group: Group) -> Path:
             if line.strip() not in group.undecorate
         ]
         source.write_text("".join(kept))
+    _refresh_package_data(folder)
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     pytest_options = pyproject["tool"]["pytest"]["ini_options"]
     (folder / "pyproject.toml").write_text(_toml(group, pytest_options))
     return folder
+
+
+def _refresh_package_data(folder: Path) -> None:
+    """mutmut copies the sources into `mutants/` once and then regenerates only the Python
+    files that changed: the package's other files (the web pages' HTML, JS and CSS) are
+    copied again here, or the tests would read last run's."""
+    mutants = folder / "mutants"
+    for source in (folder / "src").rglob("*"):
+        if not source.is_file() or source.suffix == ".py" or "__pycache__" in source.parts:
+            continue
+        target = mutants / source.relative_to(folder)
+        if target.parent.is_dir():
+            shutil.copy2(source, target)
 
 
 def _mirror(source: Path, target: Path) -> None:
