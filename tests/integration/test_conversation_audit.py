@@ -5,6 +5,7 @@ read the same service), and everyone else reads what an unknown inbox reads."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from agentworks import limits
@@ -255,7 +256,14 @@ def test_c6_received_while_paused_and_couldnt_complete_are_audited(api, stack, a
     held = ask(api, caller, "Clause 3?", inbox_id=inbox).body
     assert control(api, caller, inbox, "resume").status == 200
     assert wait_for_request(api, caller, held, TERMINAL)["state"] == "answered"
-    entries = audit(api, stack.admin_token, inbox_id=inbox)
+    # The entry follows the state it records: wait for it, then read the whole trail.
+    deadline = time.monotonic() + 10
+    while True:
+        entries = audit(api, stack.admin_token, inbox_id=inbox)
+        states = [e["state"] for e in entries if e["message_id"] == held["message_id"]]
+        if "answered" in states or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     of_failed = [actions([e])[0] for e in entries if e["message_id"] == failed["message_id"]]
     assert of_failed == [
         ("message_sent", None, "connection"),

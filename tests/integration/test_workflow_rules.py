@@ -129,7 +129,7 @@ def test_bad_starts_are_refused_before_any_work(api, stack) -> None:
         in (refused.body["error"]["message"])
     )
     assert "agentworks adapters create --file" in refused.body["error"]["message"]
-    assert api("GET", "/v1/workflows", token).body == {"runs": []}
+    assert api("GET", "/v1/workflows", token).body == {"runs": [], "nextBefore": None}
     assert _executions(stack) == 0
 
 
@@ -253,6 +253,6 @@ def test_another_account_or_connection_cannot_touch_a_run(api, stack, agents) ->
             got = api(method, f"/v1/workflows/{run_id}{tail}", token, body)
             like = api(method, f"/v1/workflows/{unknown}{tail}", token, body)
             assert (got.status, got.body) == (404, like.body), (who, tail, got.body)
-        assert api("GET", "/v1/workflows", token).body == {"runs": []}, who
+        assert api("GET", "/v1/workflows", token).body == {"runs": [], "nextBefore": None}, who
     assert api("GET", f"/v1/workflows/{run_id}", owner).body == before  # nothing changed
     assert api("POST", f"/v1/workflows/{run_id}/cancel", owner).status == 200
