@@ -396,3 +396,10 @@ MCP_CALL_TOKEN_MAX_SECONDS = 900.0
 # While a tool call is in flight, whether its run was cancelled is read this often (one
 # read each time); a cancel ends the call within it.
 MCP_CANCEL_POLL_SECONDS = 2.0
+
+# -- A2A (issue 30) -------------------------------------------------------------------------
+# A SendMessage without returnImmediately waits at most this long for its task to end or
+# ask (API Gateway answers within 30 s); then it answers with the task as it stands.
+A2A_SEND_WAIT_SECONDS = 20.0
+# ListTasks without a pageSize (the A2A default); at most CALLS_PAGE_MAX.
+A2A_TASKS_PAGE_DEFAULT = 50
