@@ -53,6 +53,11 @@ TARGETS: dict[str, Target] = {
     # reads the caller's connection and the server's item and counts itself on the run.
     "mcp_call_state_transitions": Target(0),
     "mcp_call_ddb_requests": Target(3),
+    # Issue 30: an A2A task is the call (the same requests as POST and GET /v1/calls, the
+    # same transitions as function_call_state_transitions).
+    "a2a_send_ddb_requests": Target(3),
+    "a2a_get_task_ddb_requests": Target(2),
+    "a2a_task_state_transitions": Target(8),
     # The local stack as it fills (issue 7): speed that does not fall with size.
     # Sends through the handlers: in process (handlers on moto), and over HTTP through a
     # running `agentworks dev` (gateway, handlers, the journaled endpoint), as agents see it.
@@ -172,6 +177,11 @@ SHOWN = (
     "relay_run_ddb_requests_no_steps",
     "relay_step_ddb_requests",
     "relay_step_overhead_ms",
+    "a2a_send_ddb_requests",
+    "http_call_ddb_requests",
+    "a2a_get_task_ddb_requests",
+    "http_call_status_ddb_requests",
+    "a2a_task_state_transitions",
     "mcp_call_ddb_requests",
     "mcp_call_state_transitions",
     "mcp_call_secret_reads",

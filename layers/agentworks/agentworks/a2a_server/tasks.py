@@ -60,7 +60,12 @@ def answers_in(message: Message) -> dict[str, str]:
     answers: dict[str, str] = {}
     for data in get_data_parts(message.parts):
         if isinstance(data, dict):
-            answers.update({str(k): v if isinstance(v, str) else str(v) for k, v in data.items()})
+            answers.update(
+                {
+                    str(k): v if isinstance(v, str) else str(whole_numbers(v))
+                    for k, v in data.items()
+                }
+            )
     return answers
 
 
