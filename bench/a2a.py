@@ -30,10 +30,10 @@ def measure() -> dict[str, float]:
         api, admin, sfn = stack.api, stack.admin_token, stack.stepfunctions
         assert api("POST", "/v1/crews", admin, CREW).status == 201
 
-        def spent(request: Any) -> tuple[Any, int]:
+        def spent(method: str, path: str, body: Any = None, a2a: bool = False) -> tuple[Any, int]:
             """The request's own DynamoDB requests (an execution's meanwhile excluded)."""
             before, executed = requests.counts.copy(), requests.execution.copy()
-            reply = request()
+            reply = api(method, path, admin, body, headers=VERSION if a2a else None)
             return reply, _ddb(requests.counts - before - (requests.execution - executed))
 
         def settle(call_id: str) -> None:
@@ -43,53 +43,30 @@ def measure() -> dict[str, float]:
         http_send, http_get, a2a_send, a2a_get, transitions = [], [], [], [], []
         for i in range(ROUNDS):
             args = {"text": f"t{i}"}
-            accepted, n = spent(
-                lambda: api(  # noqa: B023 (called at once)
-                    "POST",
-                    "/v1/calls",
-                    admin,
-                    {"target": "crew:bench", "function": "summarize", "args": args},
-                )
-            )
+            call = {"target": "crew:bench", "function": "summarize", "args": args}
+            accepted, n = spent("POST", "/v1/calls", call)
             http_send.append(n)
             call_id = accepted.body["call_id"]
             settle(call_id)
-            http_get.append(spent(lambda: api("GET", f"/v1/calls/{call_id}", admin))[1])  # noqa: B023
+            http_get.append(spent("GET", f"/v1/calls/{call_id}")[1])
 
             message = {
                 "messageId": uuid.uuid4().hex,
                 "role": "ROLE_USER",
                 "parts": [{"data": {"function": "summarize", "args": args}}],
             }
-            sent, n = spent(
-                lambda: api(  # noqa: B023
-                    "POST",
-                    "/a2a/bench",
-                    admin,
-                    {
-                        "jsonrpc": "2.0",
-                        "id": 1,
-                        "method": "SendMessage",
-                        "params": {
-                            "message": message,
-                            "configuration": {"returnImmediately": True},
-                        },
-                    },
-                    headers=VERSION,
-                )
-            )
+            send = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "SendMessage",
+                "params": {"message": message, "configuration": {"returnImmediately": True}},
+            }
+            sent, n = spent("POST", "/a2a/bench", send, a2a=True)
             a2a_send.append(n)
             task_id = sent.body["result"]["task"]["id"]
             settle(task_id)
-            got, n = spent(
-                lambda: api(  # noqa: B023
-                    "POST",
-                    "/a2a/bench",
-                    admin,
-                    {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task_id}},
-                    headers=VERSION,
-                )
-            )
+            get = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task_id}}
+            got, n = spent("POST", "/a2a/bench", get, a2a=True)
             assert got.body["result"]["status"]["state"] == "TASK_STATE_COMPLETED", got.body
             a2a_get.append(n)
             execution = next(
