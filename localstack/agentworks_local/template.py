@@ -87,6 +87,7 @@ class LocalResources:
             "SCHEDULE_GROUP": self.schedule_groups["WorkflowScheduleGroup"],
             "AGENT_FUNCTION_PREFIX": f"{self.stack_name}-agent-",
             "MCP_SECRET_PREFIX": f"{self.stack_name}/mcp-servers/",
+            "A2A_SECRET_PREFIX": f"{self.stack_name}/a2a-agents/",
             "RELAY_STATE_MACHINE_ARN": self.state_machines["RelayRunStateMachine"],
             "RELAY_CODE_FUNCTION": self.functions["RelayCodeFunction"],
             "LISTENERS_TABLE": self.tables["ListenersTable"],

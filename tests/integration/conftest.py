@@ -4,13 +4,13 @@ from typing import Any
 
 import pytest
 
+# A real MCP server on 127.0.0.1 (issue 28's attached-server tests).
+from tests.support.a2a_test_agent import a2a_agent  # noqa: F401
 from tests.support.handlers import Api
 
 # Autouse: after each test on the moto stack, every AWS call its handlers made must be
 # allowed by their roles in the SAM-translated template (fails naming the call).
 from tests.support.iam_guard import iam_guard  # noqa: F401
-
-# A real MCP server on 127.0.0.1 (issue 28's attached-server tests).
 from tests.support.mcp_test_server import mcp_server  # noqa: F401
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from agentworks.crews.adapters.a2a_agent import A2aAdapter
 from agentworks.crews.adapters.base import AdapterError, TurnRequest
 from agentworks.crews.adapters.bedrock import BedrockAdapter
 from agentworks.crews.adapters.cli import CliAdapter
@@ -26,6 +27,7 @@ VALID: dict[str, dict[str, Any]] = {
     "lambda": {"type": "lambda", "function_name": "agentworks-agent-x"},
     "mailbox": {"type": "mailbox", "agent": "codex"},
     "cli": {"type": "cli", "command": "claude"},
+    "a2a": {"type": "a2a", "card_url": "https://agents.example.com"},
 }
 EXPECTED = {
     "scripted": ScriptedAdapter,
@@ -33,6 +35,7 @@ EXPECTED = {
     "lambda": LambdaAdapter,
     "mailbox": MailboxAdapter,
     "cli": CliAdapter,
+    "a2a": A2aAdapter,
 }
 
 
@@ -53,14 +56,16 @@ def refusing_factory() -> Any:
     raise AssertionError("no client may be created for this adapter")
 
 
-def test_s8_registry_knows_the_four_required_types():
-    assert ADAPTER_TYPES == ("bedrock", "cli", "lambda", "mailbox", "scripted")
+def test_s8_registry_knows_the_four_required_types_and_the_others():
+    assert ADAPTER_TYPES == ("a2a", "bedrock", "cli", "lambda", "mailbox", "scripted")
 
 
 @pytest.mark.parametrize("kind", sorted(VALID))
 def test_s8_build_adapter_picks_the_type_without_creating_clients(kind):
     clients = AdapterClients(
-        bedrock_runtime_factory=refusing_factory, lambda_factory=refusing_factory
+        bedrock_runtime_factory=refusing_factory,
+        lambda_factory=refusing_factory,
+        secrets_factory=refusing_factory,
     )
     assert validate_adapter_settings(VALID[kind]) == []
     assert isinstance(build_adapter(VALID[kind], clients), EXPECTED[kind])
@@ -94,9 +99,9 @@ def test_s8_clients_are_created_once_on_first_use():
 def test_s8_unknown_type_lists_the_known_types():
     problems = validate_adapter_settings({"type": "openai"})
     assert problems == [
-        "adapter type 'openai' is unknown; known types: bedrock, cli, lambda, mailbox, scripted"
+        "adapter type 'openai' is unknown; known types: a2a, bedrock, cli, lambda, mailbox, scripted"
     ]
-    with pytest.raises(AdapterError, match="known types: bedrock, cli, lambda, mailbox, scripted"):
+    with pytest.raises(AdapterError, match="known types: a2a, bedrock, cli, lambda, mailbox, scripted"):
         build_adapter({"type": "openai"}, AdapterClients())
     assert "known types" in validate_adapter_settings({})[0]
     assert validate_adapter_settings("scripted") == ["adapter must be a mapping with a 'type'"]
@@ -113,12 +118,12 @@ def test_a_crew_is_told_only_of_the_types_a_crew_can_use():
     """`cli` runs workflow steps on a runner: a Crew's problems never offer it."""
     unknown = validate_adapter_settings({"type": "openai"}, for_crew=True)
     assert unknown == [
-        "adapter type 'openai' is unknown; known types: bedrock, lambda, mailbox, scripted"
+        "adapter type 'openai' is unknown; known types: a2a, bedrock, lambda, mailbox, scripted"
     ]
     runner = validate_adapter_settings({"type": "cli", "command": "claude"}, for_crew=True)
     assert runner == [
         "adapter type 'cli' runs workflow steps on a local runner; a Crew's calls need one of "
-        "bedrock, lambda, mailbox, scripted (define the cli block as an adapter profile for "
+        "a2a, bedrock, lambda, mailbox, scripted (define the cli block as an adapter profile for "
         "workflow steps)"
     ]
     assert validate_adapter_settings({"type": "cli", "command": "claude"}) == []

@@ -87,6 +87,18 @@ def _depth(structure: str) -> int:
     return max(itertools.accumulate(steps), default=0)
 
 
+def whole_numbers(value: Any) -> Any:
+    """Numbers that crossed a protobuf Value (an A2A data part) arrive as doubles: 3.0 is
+    read as 3 again, so an `integer` in a JSON Schema accepts what was sent."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(v) for v in value]
+    return value
+
+
 def depth_of(value: Any) -> int:
     """How deep arrays and objects nest in a parsed value (a scalar is 0); no recursion."""
     deepest, stack = 0, [(value, 1)]

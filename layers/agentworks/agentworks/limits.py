@@ -403,3 +403,11 @@ MCP_CANCEL_POLL_SECONDS = 2.0
 A2A_SEND_WAIT_SECONDS = 20.0
 # ListTasks without a pageSize (the A2A default); at most CALLS_PAGE_MAX.
 A2A_TASKS_PAGE_DEFAULT = 50
+# The a2a adapter (§2): a turn follows the external agent's task this long (its
+# timeout_seconds; the step runner's own limit is 300 s), re-reading it after 0.5 s, the
+# pause doubling to 5 s; each request to the agent may take this long.
+A2A_TURN_TIMEOUT_DEFAULT_SECONDS = 120
+A2A_TURN_TIMEOUT_MAX_SECONDS = 280
+A2A_POLL_FIRST_SECONDS = 0.5
+A2A_POLL_MAX_SECONDS = 5.0
+A2A_REQUEST_TIMEOUT_SECONDS = 30.0

@@ -34,6 +34,8 @@ class Settings(BaseModel):
     push_endpoint: str = ""
     # Attached MCP servers' secrets are named under this prefix (the IAM grant's).
     mcp_secret_prefix: str = "agentworks/mcp-servers/"
+    # a2a adapters' auth_secret: <prefix><account_id>/<name> (issue 30 §2).
+    a2a_secret_prefix: str = "agentworks/a2a-agents/"
     stage: str = "dev"
 
 
@@ -59,6 +61,7 @@ def settings_from(environment: Mapping[str, str]) -> Settings:
         listeners_table=environment.get("LISTENERS_TABLE", ""),
         push_endpoint=environment.get("PUSH_ENDPOINT", ""),
         mcp_secret_prefix=environment.get("MCP_SECRET_PREFIX", "agentworks/mcp-servers/"),
+        a2a_secret_prefix=environment.get("A2A_SECRET_PREFIX", "agentworks/a2a-agents/"),
         stage=environment.get("STAGE", "dev"),
     )
 

@@ -50,7 +50,7 @@ from a2a.utils.errors import (
 
 from agentworks import limits
 from agentworks.a2a_server.call_tasks import CALL_STATES_OF, call_task
-from agentworks.a2a_server.parts import answers_in, whole_numbers
+from agentworks.a2a_server.parts import answers_in
 from agentworks.a2a_server.request_tasks import question_of, request_of, request_task
 from agentworks.conversations.inbox_models import ConversationDetail
 from agentworks.conversations.models import RequestView
@@ -59,6 +59,7 @@ from agentworks.crews.models import CallFunction, ReplyToCall
 from agentworks.errors import AgentWorksError, Unavailable
 from agentworks.identity.models import Principal
 from agentworks.ids import parse_message_id
+from agentworks.json_input import whole_numbers
 from agentworks.messaging.models import SendMessage
 from agentworks.messaging.service import MessagingService
 

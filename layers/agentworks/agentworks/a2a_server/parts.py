@@ -11,6 +11,8 @@ from a2a.types.a2a_pb2 import Message, Role
 from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Struct
 
+from agentworks.json_input import whole_numbers
+
 
 def agent_message(task_id: str, context_id: str, key: str, texts: list[str]) -> Message:
     """A status message of the agent's: lines of text (an error, a reason)."""
@@ -44,18 +46,6 @@ def answers_in(message: Message) -> dict[str, str]:
                 }
             )
     return answers
-
-
-def whole_numbers(value: Any) -> Any:
-    """A data part's numbers arrive as doubles (google.protobuf.Value): 3.0 is read as 3,
-    so an `integer` in a function's input schema accepts what the caller sent."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: whole_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [whole_numbers(v) for v in value]
-    return value
 
 
 def struct(value: dict[str, Any]) -> Struct:

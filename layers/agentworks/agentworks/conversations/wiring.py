@@ -175,7 +175,9 @@ def build_crews(
     crews = CrewStore(client, settings.work_table)
     calls = CallStore(client, settings.work_table)
     outputs = OutputStore((lambda: s3) if s3 is not None else default_s3, settings.outputs_bucket)
-    clients = adapter_clients or AdapterClients(clock=clock)
+    clients = adapter_clients or AdapterClients(
+        clock=clock, a2a_secret_prefix=settings.a2a_secret_prefix
+    )
     inbox, runs = message_runs(settings, client, clock, stepfunctions)
     controls = conversation_controls(settings, client, clock, stepfunctions, messaging, inbox, runs)
     requests = request_service(settings, client, clock, stepfunctions, messaging)

@@ -192,6 +192,8 @@ class CallRecord:
     asked_back: bool = False
     asked_reply_id: str | None = None  # the reply's message id (the next turn reads it)
     ask_backs: int = 0  # how often it asked back (limits.ASK_BACKS_PER_RUN)
+    # What the next turn continues (an a2a adapter's task waiting for an answer).
+    session_id: str | None = None
     depth: int = 1  # C4: how many conversations deep this run works
     # States its execution entered, as the step runner's invocations saw them (usage).
     transitions: int = 0

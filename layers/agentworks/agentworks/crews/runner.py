@@ -229,6 +229,8 @@ class StepRunner(MessageTurns):
             function_result_file=call_prefix(crew.crew_id, record.call_id) + RESULT_FILE,
             account_id=crew.account_id,
             mcp_tools=(tools := self._mcp_tool_use(crew, record, time_left)),
+            session_id=record.session_id,
+            cancelled=lambda: self._call_stopped(record.call_id),
         )
         try:
             result = self._adapters(crew.definition.adapter).run_turn(request)
@@ -289,6 +291,7 @@ class StepRunner(MessageTurns):
     ) -> str:
         record.progress.extend(result.progress)
         record.cost_usd += result.cost_usd
+        record.session_id = result.session_id  # continued by the next turn only
         prefix = call_prefix(crew.crew_id, record.call_id)
         for path, content in sorted(result.files.items()):
             size = self._outputs.put(prefix, path, content)

@@ -86,7 +86,9 @@ def build_workflows(
         settings.outputs_bucket,
     )
     profiles = AdapterProfileStore(client, settings.work_table)
-    clients = adapter_clients or AdapterClients(clock=clock)
+    clients = adapter_clients or AdapterClients(
+        clock=clock, a2a_secret_prefix=settings.a2a_secret_prefix
+    )
     outputs = OutputStore((lambda: s3) if s3 is not None else default_s3, settings.outputs_bucket)
     # A crew step calls through the same path as any caller, as the run's starter.
     calls = FunctionCalls(

@@ -6,6 +6,7 @@ person, files in S3); an adapter only turns a prompt and its context into an ans
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -55,6 +56,9 @@ class TurnRequest:
     # Attached MCP servers' tools the turn may call (issue 28): every call goes through it
     # (admission, the caller's scopes, bounds, records). None where no server is wired.
     mcp_tools: McpToolUse | None = None
+    # Whether the call or run was cancelled meanwhile (read by adapters that wait on
+    # another system, which then stop the work there too).
+    cancelled: Callable[[], bool] | None = None
 
 
 @dataclass
@@ -106,6 +110,9 @@ class TurnResult:
     runner_work: RunnerWork | None = None
     cost_usd: float = 0.0
     progress: list[str] = field(default_factory=list)  # execution messages worth showing
+    # What the next turn of the same call continues (an a2a adapter's task waiting for the
+    # question's answer): handed back as TurnRequest.session_id.
+    session_id: str | None = None
 
 
 class AdapterError(Exception):

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.crews.adapters import bedrock, cli, lambda_adapter, mailbox, scripted
+from agentworks.crews.adapters import a2a_agent, bedrock, cli, lambda_adapter, mailbox, scripted
 from agentworks.crews.adapters.base import Adapter, AdapterError
 from agentworks.crews.adapters.function_bindings import BindingUnknown, FunctionBindings
 from agentworks.errors import TryAgain
@@ -24,6 +24,7 @@ _VALIDATORS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "lambda": lambda_adapter.validate,
     "mailbox": mailbox.validate,
     "cli": cli.validate,
+    "a2a": a2a_agent.validate,
 }
 ADAPTER_TYPES = tuple(sorted(_VALIDATORS))
 # Adapters whose turns a local runner carries out (workflow steps only): the CLI names the
@@ -57,6 +58,13 @@ def _default_lambda() -> Any:
     return boto3.client("lambda", config=config)
 
 
+@lru_cache(maxsize=1)
+def _default_secrets() -> Any:
+    from agentworks.aws_clients import secretsmanager
+
+    return secretsmanager()
+
+
 @dataclass
 class AdapterClients:
     """The AWS clients adapters may need, created on first use (tests inject factories),
@@ -64,7 +72,9 @@ class AdapterClients:
 
     bedrock_runtime_factory: Callable[[], Any] = _default_bedrock_runtime
     lambda_factory: Callable[[], Any] = _default_lambda
+    secrets_factory: Callable[[], Any] = _default_secrets
     clock: Clock = SYSTEM_CLOCK
+    a2a_secret_prefix: str = "agentworks/a2a-agents/"
     _made: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     def bedrock_runtime(self) -> Any:
@@ -136,4 +146,7 @@ def build_adapter(settings: dict[str, Any], clients: AdapterClients) -> Adapter:
         return lambda_adapter.LambdaAdapter(settings, clients.lambda_client, clients.bindings())
     if kind == "cli":
         return cli.CliAdapter(settings)
+    if kind == "a2a":
+        secrets = a2a_agent.secret_headers(clients.secrets_factory, clients.a2a_secret_prefix)
+        return a2a_agent.A2aAdapter(settings, secrets)
     return mailbox.MailboxAdapter(settings)

@@ -1,0 +1,237 @@
+"""The `a2a` adapter: a Crew's function or a workflow step hands its turn to an external A2A
+agent (issue 30 §2), through the a2a-sdk client on the binding the agent's card prefers.
+
+Settings::
+
+    adapter:
+      type: a2a
+      card_url: https://agents.example.com/.well-known/agent-card.json
+      skill: review            # optional: a skill its card lists (sent in the metadata)
+      auth_secret: partner     # optional: Secrets Manager <prefix><account>/partner, a JSON
+                               # object of headers ({"Authorization": "Bearer …"})
+      timeout_seconds: 120     # how long a turn follows the task (at most 280)
+
+A turn sends one message (a function's task in words and its arguments as a data part;
+a message's text) and follows the task with GetTask, the pause doubling from 0.5 s to 5 s:
+COMPLETED is the answer (its artifacts' text, and their first data part as the result),
+INPUT_REQUIRED the step's question (the answer goes back to the same task on the next
+turn), FAILED, REJECTED or CANCELED the turn's failure. Past `timeout_seconds`, or when the
+call or run is cancelled meanwhile, the task is cancelled at the agent. Every request goes
+through the outbound rules (agentworks.outbound): https, no private addresses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agentworks import limits
+from agentworks.crews.adapters import settings_checks as checks
+from agentworks.crews.adapters.base import AdapterError, TurnRequest, TurnResult
+from agentworks.crews.adapters.mailbox import handoff_message
+from agentworks.json_input import whole_numbers
+from agentworks.outbound.urls import RefusedUrl, parse
+
+SETTINGS_KEYS = ("type", "card_url", "skill", "auth_secret", "timeout_seconds")
+CARD_PATH = "/.well-known/agent-card.json"
+# The session a question leaves for the next turn: the agent's task that asked it.
+SESSION_PREFIX = "a2a-task:"
+# Reads a secret's JSON by its name under this account's prefix (None when there is none).
+SecretReader = Callable[[str, str], dict[str, str] | None]
+
+
+def validate(settings: dict[str, Any]) -> list[str]:
+    where = "a2a adapter"
+    problems = checks.unknown_keys(settings, SETTINGS_KEYS, where)
+    problems += checks.required_str(settings, "card_url", where)
+    problems += checks.optional_str(settings, "skill", where)
+    problems += checks.optional_str(settings, "auth_secret", where)
+    problems += checks.optional_int(
+        settings, "timeout_seconds", where, 1, limits.A2A_TURN_TIMEOUT_MAX_SECONDS
+    )
+    card_url = settings.get("card_url")
+    if isinstance(card_url, str) and card_url:
+        try:
+            parse(card_url)
+        except RefusedUrl as refused:
+            problems.append(f"{where}: 'card_url' is refused: {refused}")
+    return problems
+
+
+class A2aAdapter:
+    def __init__(self, settings: dict[str, Any], secrets: SecretReader) -> None:
+        problems = validate(settings)
+        if problems:
+            raise AdapterError("; ".join(problems))
+        self._card_url = str(settings["card_url"])
+        self._skill = settings.get("skill")
+        self._secret = settings.get("auth_secret")
+        self._timeout = float(
+            settings.get("timeout_seconds", limits.A2A_TURN_TIMEOUT_DEFAULT_SECONDS)
+        )
+        self._secrets = secrets
+
+    def run_turn(self, request: TurnRequest) -> TurnResult:
+        headers = self._headers(request.account_id)
+        try:
+            return asyncio.run(self._turn(request, headers))
+        except AdapterError:
+            raise
+        except Exception as failed:  # the agent's or the network's: a failed turn
+            raise AdapterError(f"The A2A agent could not be reached: {_said(failed)}") from None
+
+    def _headers(self, account_id: str) -> dict[str, str]:
+        if not self._secret:
+            return {}
+        headers = self._secrets(account_id, str(self._secret))
+        if headers is None:
+            raise AdapterError(
+                f"The a2a adapter's auth_secret {self._secret!r} was not found: store the "
+                "agent's headers as a JSON object in Secrets Manager under this account's "
+                "a2a-agents prefix (docs/a2a.md)."
+            )
+        return headers
+
+    async def _turn(self, request: TurnRequest, headers: dict[str, str]) -> TurnResult:
+        from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+        from a2a.types.a2a_pb2 import SendMessageRequest
+
+        from agentworks.outbound.async_transport import checked_client
+
+        async with checked_client(headers, limits.A2A_REQUEST_TIMEOUT_SECONDS) as http:
+            base, path = _card_location(self._card_url)
+            card = await A2ACardResolver(http, base, path).get_agent_card()
+            if self._skill and self._skill not in {s.id for s in card.skills}:
+                raise AdapterError(f"The A2A agent's card lists no skill {self._skill!r}.")
+            config = ClientConfig(streaming=False, polling=True, httpx_client=http)
+            client = ClientFactory(config).create(card)
+            send = SendMessageRequest(message=self._message(request))
+            send.configuration.return_immediately = True
+            [answer] = [r async for r in client.send_message(send)]
+            if answer.HasField("message"):  # the agent answered without a task
+                return TurnResult(final_text=_text(answer.message.parts))
+            return await self._follow(client, answer.task, request)
+
+    def _message(self, request: TurnRequest) -> Any:
+        from a2a.helpers.proto_helpers import new_data_part, new_text_part
+        from a2a.types.a2a_pb2 import Message, Role
+
+        turn = f"{request.session_id or 'new'}-{request.answer is not None}-{time.time_ns()}"
+        message = Message(message_id=f"agentworks-{turn}", role=Role.ROLE_USER)
+        continued = (request.session_id or "").removeprefix(SESSION_PREFIX)
+        if request.session_id != continued and request.answer is not None:
+            message.task_id = continued  # the answer to the question the task asked
+            message.parts.append(new_text_part(request.answer))
+        else:
+            message.parts.append(new_text_part(_task_text(request)))
+            if request.kind == "function":
+                data = {"function": request.function, "args": request.args or {}}
+                message.parts.append(new_data_part(data))
+        if self._skill:
+            message.metadata.update({"skill": self._skill})
+        return message
+
+    async def _follow(self, client: Any, task: Any, request: TurnRequest) -> TurnResult:
+        from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, TaskState
+
+        deadline = time.monotonic() + self._timeout
+        pause = limits.A2A_POLL_FIRST_SECONDS
+        while task.status.state in (
+            TaskState.TASK_STATE_SUBMITTED,
+            TaskState.TASK_STATE_WORKING,
+            TaskState.TASK_STATE_UNSPECIFIED,
+        ):
+            stopped = request.cancelled is not None and request.cancelled()
+            if stopped or time.monotonic() + pause > deadline:
+                await client.cancel_task(CancelTaskRequest(id=task.id))
+                if stopped:
+                    raise AdapterError("The run was cancelled; so was the A2A agent's task.")
+                raise AdapterError(
+                    f"The A2A agent's task did not finish within {self._timeout:g} s; it was "
+                    "cancelled."
+                )
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, limits.A2A_POLL_MAX_SECONDS)
+            task = await client.get_task(GetTaskRequest(id=task.id))
+        return _outcome(task, request)
+
+
+def _outcome(task: Any, request: TurnRequest) -> TurnResult:
+    from a2a.helpers.proto_helpers import get_data_parts
+    from a2a.types.a2a_pb2 import TaskState
+
+    state = task.status.state
+    said = _text(task.status.message.parts) if task.status.HasField("message") else ""
+    progress = [f"A2A task {task.id}: {TaskState.Name(state)}"]
+    if state == TaskState.TASK_STATE_COMPLETED:
+        parts = [p for artifact in task.artifacts for p in artifact.parts]
+        data = get_data_parts(parts)
+        result = TurnResult(final_text=_text(parts) or said or None, progress=progress)
+        if request.output_schema is not None and data:
+            result.result, result.has_result = whole_numbers(data[0]), True
+        return result
+    if state == TaskState.TASK_STATE_INPUT_REQUIRED:
+        return TurnResult(
+            question=said or "The A2A agent needs more input.",
+            session_id=SESSION_PREFIX + task.id,
+            progress=progress,
+        )
+    outcome = {
+        TaskState.TASK_STATE_FAILED: "failed",
+        TaskState.TASK_STATE_REJECTED: "rejected the task",
+        TaskState.TASK_STATE_CANCELED: "cancelled the task",
+        TaskState.TASK_STATE_AUTH_REQUIRED: "needs authentication this adapter cannot give",
+    }.get(state, f"answered {TaskState.Name(state)}")
+    raise AdapterError(f"The A2A agent {outcome}" + (f": {said}" if said else "."))
+
+
+def _card_location(card_url: str) -> tuple[str, str]:
+    """(base URL, card path): a URL ending in the well-known path, or the agent's base."""
+    if card_url.endswith(".json"):
+        base, _, name = card_url.rpartition("/")
+        if card_url.endswith(CARD_PATH):
+            return card_url[: -len(CARD_PATH)], CARD_PATH
+        return base, "/" + name
+    return card_url.rstrip("/"), CARD_PATH
+
+
+def _task_text(request: TurnRequest) -> str:
+    if request.kind == "message":
+        if request.answer is None:
+            return request.prompt
+        return f"{request.prompt}\n\nA person answered the pending question:\n{request.answer}"
+    # The same words a named agent reads for a hand-off, without the reply instructions.
+    return handoff_message(request).replace(
+        "Deliver the result by replying as described below", "Deliver the result"
+    )
+
+
+def _text(parts: Any) -> str:
+    return "\n".join(p.text for p in parts if p.text)
+
+
+def _said(error: Exception) -> str:
+    """What went wrong in words that carry no header or secret (the error's kind and its
+    first line, bounded)."""
+    text = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+    return text if "authorization" not in text.lower() else type(error).__name__
+
+
+def secret_headers(secrets_client: Callable[[], Any], prefix: str) -> SecretReader:
+    """Reads `<prefix><account_id>/<name>` (a JSON object of header names to values)."""
+
+    def read(account_id: str, name: str) -> dict[str, str] | None:
+        client = secrets_client()
+        try:
+            value = client.get_secret_value(SecretId=f"{prefix}{account_id}/{name}")
+        except client.exceptions.ResourceNotFoundException:
+            return None
+        headers = json.loads(value["SecretString"])
+        if not isinstance(headers, dict):
+            raise AdapterError("The a2a adapter's auth_secret must hold a JSON object of headers.")
+        return {str(k): str(v) for k, v in headers.items()}
+
+    return read
