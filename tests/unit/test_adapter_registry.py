@@ -101,7 +101,8 @@ def test_s8_unknown_type_lists_the_known_types():
     assert problems == [
         "adapter type 'openai' is unknown; known types: a2a, bedrock, cli, lambda, mailbox, scripted"
     ]
-    with pytest.raises(AdapterError, match="known types: a2a, bedrock, cli, lambda, mailbox, scripted"):
+    known = "known types: a2a, bedrock, cli, lambda, mailbox, scripted"
+    with pytest.raises(AdapterError, match=known):
         build_adapter({"type": "openai"}, AdapterClients())
     assert "known types" in validate_adapter_settings({})[0]
     assert validate_adapter_settings("scripted") == ["adapter must be a mapping with a 'type'"]
