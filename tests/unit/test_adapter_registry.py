@@ -97,11 +97,9 @@ def test_s8_clients_are_created_once_on_first_use():
 
 
 def test_s8_unknown_type_lists_the_known_types():
-    problems = validate_adapter_settings({"type": "openai"})
-    assert problems == [
-        "adapter type 'openai' is unknown; known types: a2a, bedrock, cli, lambda, mailbox, scripted"
-    ]
     known = "known types: a2a, bedrock, cli, lambda, mailbox, scripted"
+    problems = validate_adapter_settings({"type": "openai"})
+    assert problems == [f"adapter type 'openai' is unknown; {known}"]
     with pytest.raises(AdapterError, match=known):
         build_adapter({"type": "openai"}, AdapterClients())
     assert "known types" in validate_adapter_settings({})[0]
