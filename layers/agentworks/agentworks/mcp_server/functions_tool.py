@@ -223,7 +223,8 @@ def _answered(principal: Principal, call_id: str, ctx: Context) -> dict[str, Any
 
 
 def status_text(status: dict[str, Any]) -> str:
-    """A call's status as text (also a task's final result): what an agent must do next leads; the full JSON follows."""
+    """A call's status as text (also a task's final result): what an agent must do next
+    leads; the full JSON follows."""
     call_id, state = status["call_id"], status["state"]
     lines = [
         f"Call {call_id} ({status['target']} {status['function']}): state={state}, "
