@@ -53,6 +53,9 @@ TARGETS: dict[str, Target] = {
     # reads the caller's connection and the server's item and counts itself on the run.
     "mcp_call_state_transitions": Target(0),
     "mcp_call_ddb_requests": Target(3),
+    # Issue 30 §3: a task is the call's record, read as its status is: tasks/get costs what
+    # GET /v1/calls/{id} costs.
+    "mcp_tasks_get_extra_ddb_requests": Target(0),
     # The local stack as it fills (issue 7): speed that does not fall with size.
     # Sends through the handlers: in process (handlers on moto), and over HTTP through a
     # running `agentworks dev` (gateway, handlers, the journaled endpoint), as agents see it.
@@ -147,6 +150,9 @@ SHOWN = (
     "function_call_ddb_requests",
     "function_call_sfn_requests",
     "function_call_latency_s",
+    "mcp_tasks_get_ddb_requests",
+    "call_status_http_ddb_requests",
+    "mcp_tasks_get_extra_ddb_requests",
     "workflow_2x3_wall_s",
     "workflow_2x3_state_transitions",
     "workflow_2x3_ddb_requests",

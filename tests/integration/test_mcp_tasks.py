@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import ElicitRequestParams, ElicitResult
 
-from tests.integration.crew_support import CONTRACTS
+from tests.integration.crew_support import CONTRACTS, admit_call_record
 from tests.integration.test_mcp_handler import load_handler_module
 from tests.integration.test_mcp_official_client import URL, gateway
 from tests.support.mcp_tasks_client import (
@@ -153,6 +153,32 @@ def test_a_call_returns_a_task_and_tasks_get_follows_it(
     assert resolved.is_error is False and resolved.structured_content["result"] == {
         "summary": "again"
     }
+
+
+@pytest.mark.parametrize(
+    ("state", "status", "is_error"),
+    [("accepted", "working", None), ("failed", "completed", True),
+     ("interrupted", "completed", True)],
+)  # fmt: skip
+def test_a_calls_state_is_its_tasks_status(
+    stack: Any, api: Any, contracts: None, state: str, status: str, is_error: bool | None
+) -> None:
+    """The extension's statuses: a call that failed or was interrupted ran to its end
+    without a protocol error, so its task is `completed` with an isError result."""
+    token = issue(stack, "reader")
+    call_id = admit_call_record(stack, token, state)
+
+    async def scenario() -> DetailedTask:
+        async with client(stack, token) as reader:
+            return await get_task(reader.session, call_id)
+
+    task = anyio.run(scenario)
+    assert task.task_id == call_id and task.status == status
+    if is_error is None:
+        assert task.result is None
+    else:
+        assert task.result is not None and task.result["isError"] is is_error
+        assert task.result["structuredContent"] == api("GET", f"/v1/calls/{call_id}", token).body
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
