@@ -56,6 +56,11 @@ TARGETS: dict[str, Target] = {
     # Issue 30 §3: a task is the call's record, read as its status is: tasks/get costs what
     # GET /v1/calls/{id} costs.
     "mcp_tasks_get_extra_ddb_requests": Target(0),
+    # Issue 30: an A2A task is the call (the same requests as POST and GET /v1/calls, the
+    # same transitions as function_call_state_transitions).
+    "a2a_send_ddb_requests": Target(3),
+    "a2a_get_task_ddb_requests": Target(2),
+    "a2a_task_state_transitions": Target(8),
     # The local stack as it fills (issue 7): speed that does not fall with size.
     # Sends through the handlers: in process (handlers on moto), and over HTTP through a
     # running `agentworks dev` (gateway, handlers, the journaled endpoint), as agents see it.
@@ -178,6 +183,11 @@ SHOWN = (
     "relay_run_ddb_requests_no_steps",
     "relay_step_ddb_requests",
     "relay_step_overhead_ms",
+    "a2a_send_ddb_requests",
+    "http_call_ddb_requests",
+    "a2a_get_task_ddb_requests",
+    "http_call_status_ddb_requests",
+    "a2a_task_state_transitions",
     "mcp_call_ddb_requests",
     "mcp_call_state_transitions",
     "mcp_call_secret_reads",

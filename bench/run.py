@@ -23,6 +23,7 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 from moto import mock_aws
 
 from bench import (
+    a2a,
     bridge,
     cold_start,
     conversations,
@@ -181,6 +182,8 @@ def main() -> int:
     results.update(functions.measure())
     _progress("MCP tasks: tasks/get against the same call's status over HTTP")
     results.update(mcp_tasks.measure())
+    _progress("A2A on the same calls: SendMessage and GetTask next to the HTTP API")
+    results.update(a2a.measure())
     _progress("a request in a conversation with a Crew: send, the Crew's run, its reply")
     results.update(conversations.measure())
     _progress("the web Inbox on the local stack (page size, load with its first API call)")
@@ -219,6 +222,11 @@ def main() -> int:
             "workflow_transitions_per_step": "added by one more step in each stage",
             "workflow_transitions_per_stage": "added by one more stage (its steps' own aside)",
             "workflow_ddb_requests_per_step": "added by one more step; token check excluded",
+            "a2a_send_ddb_requests": "SendMessage (returnImmediately), token check included",
+            "http_call_ddb_requests": "POST /v1/calls of the same function, token check included",
+            "a2a_get_task_ddb_requests": "GetTask of a completed task, token check included",
+            "http_call_status_ddb_requests": "GET /v1/calls/{id} of the same, token check included",
+            "a2a_task_state_transitions": "StateEntered events of the task's call",
             "mcp_call_ddb_requests": "a step calling echo over one that only answers",
             "mcp_call_state_transitions": "the same difference in StateEntered events",
             "mcp_call_secret_reads": "Secrets Manager GetSecretValue per call",

@@ -27,7 +27,7 @@ ENVIRONMENT = {
 
 def main(repo: str) -> None:
     os.environ.update(ENVIRONMENT)
-    for folder in ("api", "mcp", "tick", "step_runner", "workflow_runner", "relay_runner"):
+    for folder in ("api", "mcp", "a2a", "tick", "step_runner", "workflow_runner", "relay_runner"):
         path = os.path.join(repo, "functions", folder, "app.py")
         spec = importlib.util.spec_from_file_location(f"check_{folder}", path)
         assert spec and spec.loader
@@ -39,6 +39,7 @@ def main(repo: str) -> None:
     # Modules loaded on first use, not at handler import.
     from aws_lambda_powertools import Tracer
 
+    import agentworks.a2a_server.lambda_adapter  # the a2a function's first request
     import agentworks.crews.adapters.registry
     import agentworks.crews.schema_check
     import agentworks.http_api.app

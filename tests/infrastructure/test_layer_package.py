@@ -23,6 +23,7 @@ NOT_SHIPPED = {
     "uvicorn": "mcp's standalone server runner; Lambda serves through mangum",
     "click": "uvicorn's command line",
     "pyjwt": "mcp's OAuth client and server auth, unused",
+    "google-api-core": "a2a-sdk's gRPC transport and client retries, never imported by its server",
 }
 LOCAL_ONLY = {"moto", "pytest", "hypothesis", "cfn-lint", "aws-sam-translator", "ruff", "mypy"}
 # What the layer targets (template.yaml Globals: python3.12, arm64).

@@ -28,6 +28,8 @@ DENIED = {
     "agentworks_cli": "the CLI and its local stack",
     "moto": "the local stack's in-memory AWS",
     "rich": "terminal rendering: MCPServer's log setup would load it (mcp_server.server skips it)",
+    "a2a": "the A2A SDK: the a2a function loads it on its first request",
+    "google": "protobuf, the A2A SDK's types",
 }
 ALLOWED = {"mcp": {"mcp", "mcp_types"}}
 # Modules (and their submodules) a function loads on a request's first use, not at init.

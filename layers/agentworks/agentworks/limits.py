@@ -401,3 +401,10 @@ MCP_CANCEL_POLL_SECONDS = 2.0
 # characters; a longer one is refused before any read, as a path id is on HTTP).
 MCP_TASK_POLL_INTERVAL_MS = 2_000
 MCP_TASK_ID_MAX_CHARS = 64
+
+# -- A2A (issue 30) -------------------------------------------------------------------------
+# A SendMessage without returnImmediately waits at most this long for its task to end or
+# ask (API Gateway answers within 30 s); then it answers with the task as it stands.
+A2A_SEND_WAIT_SECONDS = 20.0
+# ListTasks without a pageSize (the A2A default); at most CALLS_PAGE_MAX.
+A2A_TASKS_PAGE_DEFAULT = 50

@@ -261,13 +261,7 @@ class FunctionCalls:
         account's), within its target bounds."""
         from agentworks.crews.views import CallList, CallSummary
 
-        principal.require(FUNCTIONS_READ)
-        page = limits.CALLS_PAGE_DEFAULT if limit is None else limit
-        if not 1 <= page <= limits.CALLS_PAGE_MAX:
-            raise InvalidInput(f"limit must be 1–{limits.CALLS_PAGE_MAX}.", field="limit")
-        caller = None if ADMIN in principal.scopes else principal.connection_id
-        now = int(self._clock.now() * 1000)
-        records = self._calls.recent(principal.account_id, caller, now, page)
+        records = self._recent_records(principal, limit)
         return CallList(
             calls=[
                 CallSummary(
@@ -282,9 +276,27 @@ class FunctionCalls:
                     updated_at=iso(r.updated_at),
                 )
                 for r in records
-                if principal.may_target(f"crew:{r.crew_name}")
             ]
         )
+
+    def recent_statuses(
+        self, principal: Principal, limit: int | None = None, crew_name: str | None = None
+    ) -> list[dict[str, Any]]:
+        """A2A ListTasks: the same calls as `recent` (of one Crew, when named), each with its
+        whole status."""
+        records = self._recent_records(principal, limit)
+        return [call_status(r) for r in records if crew_name in (None, r.crew_name)]
+
+    def _recent_records(self, principal: Principal, limit: int | None) -> list[CallRecord]:
+        """The caller's newest calls (an admin's: the account's) within its target bounds."""
+        principal.require(FUNCTIONS_READ)
+        page = limits.CALLS_PAGE_DEFAULT if limit is None else limit
+        if not 1 <= page <= limits.CALLS_PAGE_MAX:
+            raise InvalidInput(f"limit must be 1–{limits.CALLS_PAGE_MAX}.", field="limit")
+        caller = None if ADMIN in principal.scopes else principal.connection_id
+        now = int(self._clock.now() * 1000)
+        records = self._calls.recent(principal.account_id, caller, now, page)
+        return [r for r in records if principal.may_target(f"crew:{r.crew_name}")]
 
     def status(self, principal: Principal, call_id: str) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)

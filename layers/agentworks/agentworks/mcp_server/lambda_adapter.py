@@ -7,13 +7,11 @@ holds the product's error shape.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from mangum import Mangum
 
+from agentworks.asgi_loop import own_event_loop
 from agentworks.authentication import authenticate_event
 from agentworks.errors import Unauthenticated
 from agentworks.mcp_server import transport
@@ -32,7 +30,7 @@ def handle_event(event: dict[str, Any], context: Any) -> dict[str, Any]:
     except Unauthenticated as refused:
         return _jsonrpc_error(event, 401, UNAUTHENTICATED, refused.code, refused.message)
     try:
-        with acting_as(principal), _event_loop():
+        with acting_as(principal), own_event_loop():
             # lifespan="auto": Mangum starts and stops the session manager per request.
             response = Mangum(asgi_app(), lifespan="auto")(event, context)
     except Exception:
@@ -40,19 +38,6 @@ def handle_event(event: dict[str, Any], context: Any) -> dict[str, Any]:
         logger.exception("mcp request failed")
         return _jsonrpc_error(event, 500, INTERNAL, "internal", "Internal error; retry later.")
     return transport.as_jsonrpc(event, response)
-
-
-@contextmanager
-def _event_loop() -> Iterator[None]:
-    """A loop of this request's own (Mangum runs on the thread's current loop): closed after,
-    so a host that serves each request on a new thread (the local stack) leaks no loops."""
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        yield
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
 
 
 def _jsonrpc_error(

@@ -1,0 +1,253 @@
+"""The A2A request handler of one Crew (issue 30 §1), over the function calls every other
+surface uses: same principal, scopes, bounds and refusals, and no task store of its own.
+
+SendMessage with a data part `{"function": …, "args": …}` calls the function (the message
+id is the call's submission_id, so a resent message recovers its task); a message to an
+existing task answers its pending question with a data part `{request_id: answer}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from a2a.helpers.proto_helpers import get_data_parts
+from a2a.server.context import ServerCallContext
+from a2a.server.events import Event
+from a2a.server.request_handlers.request_handler import RequestHandler
+from a2a.types.a2a_pb2 import (
+    AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskPushNotificationConfig,
+)
+from a2a.utils.errors import (
+    A2AError,
+    ExtendedAgentCardNotConfiguredError,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+
+from agentworks import limits
+from agentworks.a2a_server.tasks import CALL_STATES_OF, answers_in, call_task, whole_numbers
+from agentworks.crews.calls import FunctionCalls
+from agentworks.crews.models import CallFunction, ReplyToCall
+from agentworks.errors import AgentWorksError, Unavailable
+from agentworks.identity.models import Principal
+
+PRINCIPAL = "agentworks.principal"
+CREW = "agentworks.crew"
+# What a SendMessage waits on before answering (unless returnImmediately): the task's end
+# or its question.
+_SETTLED = frozenset({"succeeded", "failed", "interrupted", "cancelled", "input_required"})
+
+
+class CrewTasks(RequestHandler):
+    def __init__(self, calls: FunctionCalls) -> None:
+        self._calls = calls
+
+    # -- SendMessage ----------------------------------------------------------------------
+
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Task | Message:
+        principal, crew = _caller(context)
+        message = params.message
+        if message.task_id:
+            status = self._answer(principal, crew, message)
+        else:
+            status = self._call(principal, crew, message)
+        if not params.configuration.return_immediately:
+            status = await self._settled(principal, status)
+        return call_task(status)
+
+    def _call(self, principal: Principal, crew: str, message: Message) -> dict[str, Any]:
+        call = next(
+            (d for d in get_data_parts(message.parts) if isinstance(d, dict) and "function" in d),
+            None,
+        )
+        if call is None:
+            raise InvalidParamsError(
+                'Send a data part {"function": NAME, "args": {...}} naming one of the '
+                "skills on this agent's card."
+            )
+        if not isinstance(call.get("args", {}), dict):
+            raise InvalidParamsError("args must be a JSON object.")
+        request = _checked(
+            CallFunction,
+            target=f"crew:{crew}",
+            function=str(call["function"]),
+            args=whole_numbers(call.get("args") or {}),
+            submission_id=message.message_id or None,
+        )
+        return _domain(self._calls.call, principal, request)
+
+    def _answer(self, principal: Principal, crew: str, message: Message) -> dict[str, Any]:
+        status = self._status(principal, crew, message.task_id)
+        answers = answers_in(message)
+        if not answers:
+            raise InvalidParamsError(
+                "Answer a question with a data part {request_id: answer}; the task's status "
+                "message names the request ids it asks."
+            )
+        for request_id, answer in answers.items():
+            reply = _checked(ReplyToCall, request_id=request_id, answer=answer)
+            status = _domain(self._calls.reply, principal, message.task_id, reply)
+        return status
+
+    async def _settled(self, principal: Principal, status: dict[str, Any]) -> dict[str, Any]:
+        """Re-reads the call (0.25 s, doubling to 2 s) until it ends or asks, for at most
+        A2A_SEND_WAIT_SECONDS; then answers with the task as it stands."""
+        deadline = time.monotonic() + limits.A2A_SEND_WAIT_SECONDS
+        pause = 0.25
+        while status["state"] not in _SETTLED and time.monotonic() + pause < deadline:
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 2.0)
+            status = _domain(self._calls.status, principal, status["call_id"])
+        return status
+
+    # -- tasks ---------------------------------------------------------------------------
+
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task:
+        principal, crew = _caller(context)
+        return call_task(self._status(principal, crew, params.id))
+
+    async def on_list_tasks(
+        self, params: ListTasksRequest, context: ServerCallContext
+    ) -> ListTasksResponse:
+        principal, crew = _caller(context)
+        size = params.page_size or limits.A2A_TASKS_PAGE_DEFAULT
+        if not 1 <= size <= limits.CALLS_PAGE_MAX:
+            raise InvalidParamsError(f"pageSize must be 1–{limits.CALLS_PAGE_MAX}.")
+        if params.page_token:
+            raise InvalidParamsError("pageToken is not offered: the newest tasks are listed.")
+        statuses = _domain(self._calls.recent_statuses, principal, size, crew)
+        wanted = CALL_STATES_OF.get(params.status) if params.status else None
+        after = (
+            params.status_timestamp_after.ToMilliseconds()
+            if params.HasField("status_timestamp_after")
+            else None
+        )
+        tasks = [
+            call_task(s, include_artifacts=params.include_artifacts)
+            for s in statuses
+            if (wanted is None or s["state"] in wanted)
+            and (not params.context_id or s["call_id"] == params.context_id)
+        ]
+        if after is not None:
+            tasks = [t for t in tasks if t.status.timestamp.ToMilliseconds() > after]
+        return ListTasksResponse(tasks=tasks, page_size=size, total_size=len(tasks))
+
+    async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task:
+        principal, crew = _caller(context)
+        status = self._status(principal, crew, params.id)
+        if status["terminal"]:
+            raise TaskNotCancelableError(f"The task already ended ({status['state']}).")
+        cancel = getattr(self._calls, "cancel", None)
+        if cancel is None:
+            raise TaskNotCancelableError("Cancelling a function call is not offered yet.")
+        return call_task(_domain(cancel, principal, params.id))
+
+    def _status(self, principal: Principal, crew: str, task_id: str) -> dict[str, Any]:
+        """The call behind `task_id`, if it is a call on this Crew the caller may see; an
+        unknown id, another account's and another agent's look the same."""
+        status = _domain(self._calls.status, principal, task_id)
+        if status.get("target") != f"crew:{crew}":
+            raise TaskNotFoundError()
+        return status
+
+    # -- not offered (the card says so) --------------------------------------------------
+
+    async def on_message_send_stream(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        raise UnsupportedOperationError(_NO_STREAMING)
+        yield  # an async generator, as the interface declares
+
+    async def on_subscribe_to_task(
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        raise UnsupportedOperationError(_NO_STREAMING)
+        yield
+
+    async def on_create_task_push_notification_config(
+        self, params: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        raise PushNotificationNotSupportedError()
+
+    async def on_get_task_push_notification_config(
+        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        raise PushNotificationNotSupportedError()
+
+    async def on_list_task_push_notification_configs(
+        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        raise PushNotificationNotSupportedError()
+
+    async def on_delete_task_push_notification_config(
+        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        raise PushNotificationNotSupportedError()
+
+    async def on_get_extended_agent_card(
+        self, params: GetExtendedAgentCardRequest, context: ServerCallContext
+    ) -> AgentCard:
+        raise ExtendedAgentCardNotConfiguredError()
+
+
+_NO_STREAMING = "Streaming is not offered: follow the task with GetTask."
+
+
+def _caller(context: ServerCallContext) -> tuple[Principal, str]:
+    return context.state[PRINCIPAL], context.state[CREW]
+
+
+def _checked(model: Any, **fields: Any) -> Any:
+    """The product's request model, its refusals as A2A invalid params."""
+    from pydantic import ValidationError
+
+    try:
+        return model(**fields)
+    except ValidationError as invalid:
+        problem = invalid.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        raise InvalidParamsError(f"{where}: {problem['msg']}") from None
+
+
+def _domain(operation: Any, *args: Any) -> Any:
+    try:
+        return operation(*args)
+    except AgentWorksError as refused:
+        raise a2a_error(refused) from None
+
+
+def a2a_error(refused: AgentWorksError) -> A2AError:
+    """One product error as the A2A error of its kind, the product's error in `data`."""
+    data = refused.to_body()
+    if isinstance(refused, Unavailable):
+        # The SDK's own message, the same for every unknown or unauthorized id.
+        return TaskNotFoundError(data=data)
+    if refused.status in (400, 409, 413, 422):
+        return InvalidParamsError(refused.message, data=data)
+    if refused.status in (401, 403):
+        return InvalidRequestError(refused.message, data=data)
+    return InternalError(refused.message, data=data)

@@ -1,0 +1,118 @@
+"""A call read as an A2A Task (agentworks.a2a_server.tasks): every state, the question as a
+data part keyed by request id, the outcome as the `result` artifact, the raw state kept."""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+import pytest
+from a2a.helpers.proto_helpers import get_data_parts, new_data_part, new_text_part
+from a2a.types.a2a_pb2 import Message, Role, TaskState
+from google.protobuf.json_format import MessageToDict
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentworks.a2a_server.tasks import CALL_STATES_OF, answers_in, call_task, whole_numbers
+from agentworks.crews.models import CallState
+
+
+def status(state: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "call_id": "call_1",
+        "target": "crew:contracts",
+        "function": "summarize",
+        "state": state,
+        "terminal": state in ("succeeded", "failed", "cancelled", "interrupted"),
+        "pending_inputs": [],
+        "errors": [],
+        "final_text": None,
+        "result": None,
+        "result_file": None,
+        "files": [],
+        "turns": 1,
+        "cost_usd": 0.0,
+        "created_at": "2026-12-04T00:00:00.000Z",
+        "updated_at": "2026-12-04T00:00:01.000Z",
+        **fields,
+    }
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ("accepted", TaskState.TASK_STATE_SUBMITTED),
+        ("running", TaskState.TASK_STATE_WORKING),
+        ("input_required", TaskState.TASK_STATE_INPUT_REQUIRED),
+        ("succeeded", TaskState.TASK_STATE_COMPLETED),
+        ("failed", TaskState.TASK_STATE_FAILED),
+        ("interrupted", TaskState.TASK_STATE_FAILED),
+        ("cancelled", TaskState.TASK_STATE_CANCELED),
+    ],
+)
+def test_each_call_state_maps_and_rides_in_the_metadata(state: str, expected: int) -> None:
+    task = call_task(status(state))
+    assert task.status.state == expected
+    assert MessageToDict(task.metadata)["agentworks"]["state"] == state
+    assert task.id == task.context_id == "call_1"
+
+
+def test_every_call_state_has_a_task_state() -> None:
+    assert set().union(*CALL_STATES_OF.values()) == set(get_args(CallState))
+
+
+def test_a_call_that_failed_before_any_turn_was_rejected() -> None:
+    assert call_task(status("failed", turns=0)).status.state == TaskState.TASK_STATE_REJECTED
+    assert call_task(status("failed", turns=1)).status.state == TaskState.TASK_STATE_FAILED
+
+
+def test_a_pending_question_is_a_data_part_keyed_by_its_request_id() -> None:
+    asked = [{"request_id": "req_1", "question": "Proceed?", "asked_at": None}]
+    task = call_task(status("input_required", pending_inputs=asked))
+    assert get_data_parts(task.status.message.parts) == [{"req_1": "Proceed?"}]
+    assert task.status.message.role == Role.ROLE_AGENT
+    assert task.status.message.task_id == "call_1"
+    assert task.status.timestamp.ToJsonString() == "2026-12-04T00:00:01Z"
+
+
+def test_the_outcome_is_the_result_artifact_and_errors_the_status_message() -> None:
+    done = call_task(status("succeeded", result={"n": 1}, final_text="Done."))
+    [artifact] = done.artifacts
+    assert artifact.name == "result"
+    assert get_data_parts(artifact.parts) == [{"n": 1.0}]
+    assert [p.text for p in artifact.parts if p.text] == ["Done."]
+    assert not call_task(status("succeeded", result={"n": 1}), include_artifacts=False).artifacts
+    failed = call_task(status("failed", errors=["The adapter failed."]))
+    assert [p.text for p in failed.status.message.parts] == ["The adapter failed."]
+    assert not failed.artifacts
+
+
+def test_files_are_named_in_the_artifacts_metadata() -> None:
+    files = [{"path": "report.md", "size": 10}]
+    task = call_task(status("succeeded", files=files, result_file="result.json"))
+    assert MessageToDict(task.artifacts[0].metadata) == {
+        "files": [{"path": "report.md", "size": 10.0}],
+        "result_file": "result.json",
+    }
+
+
+def test_answers_are_read_from_data_parts_only() -> None:
+    message = Message(
+        role=Role.ROLE_USER,
+        parts=[new_text_part("ignored"), new_data_part({"req_1": "yes", "req_2": 3})],
+    )
+    assert answers_in(message) == {"req_1": "yes", "req_2": "3"}
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers(-(2**52), 2**52) | st.text(max_size=5),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+        ),
+        max_leaves=10,
+    )
+)
+def test_json_survives_a_data_part(value: Any) -> None:
+    """A data part carries numbers as doubles: whole ones come back as the ints they were."""
+    [back] = get_data_parts([new_data_part({"v": value})])
+    assert whole_numbers(back) == {"v": value}
