@@ -308,6 +308,9 @@ def test_another_accounts_task_looks_exactly_like_an_unknown_one(
             ]
         async with client(stack, owner) as own:
             still = await get_task(own.session, created.task_id)
+            with pytest.raises(MCPError) as too_long:
+                await get_task(own.session, created.task_id + "x" * 64)
+            assert too_long.value.data["error"]["code"] == "invalid_request"
         return created.task_id, refusals, still
 
     _task_id, refusals, still = anyio.run(scenario)

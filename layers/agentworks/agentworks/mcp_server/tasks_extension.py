@@ -29,7 +29,7 @@ from pydantic import Field
 
 from agentworks import limits
 from agentworks.crews.models import ReplyToCall
-from agentworks.errors import AgentWorksError, Conflict
+from agentworks.errors import AgentWorksError, Conflict, InvalidInput
 from agentworks.identity.models import Principal
 from agentworks.mcp_server import call_tasks
 from agentworks.mcp_server.functions_tool import TOOL_NAME, calls
@@ -46,9 +46,10 @@ TASKS = "io.modelcontextprotocol/tasks"
 
 
 class TaskParams(RequestParams):
-    """`tasks/get` and `tasks/cancel`: which task."""
+    """`tasks/get` and `tasks/cancel`: which task (its length checked by `_as_principal`,
+    so the refusal has the product's error shape)."""
 
-    task_id: str = Field(min_length=1, max_length=limits.MCP_TASK_ID_MAX_CHARS)
+    task_id: str
 
 
 class UpdateTaskParams(TaskParams):
@@ -65,11 +66,17 @@ def declared(ctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(capabilities and capabilities.extensions and TASKS in capabilities.extensions)
 
 
-def _as_principal(run: Callable[[Principal], dict[str, Any]]) -> dict[str, Any]:
-    """Runs `run` as the request's principal; a refusal becomes a JSON-RPC error whose data
-    is the product's error body (an unknown task and another's: the same -32602 bytes)."""
+def _as_principal(task_id: str, run: Callable[[Principal], dict[str, Any]]) -> dict[str, Any]:
+    """Runs `run` as the request's principal on `task_id`; a refusal becomes a JSON-RPC
+    error whose data is the product's error body (an unknown task and another's: the same
+    -32602 bytes)."""
     try:
-        return run(current_principal())
+        principal = current_principal()
+        if not 1 <= len(task_id) <= limits.MCP_TASK_ID_MAX_CHARS:
+            raise InvalidInput(
+                f"taskId is 1–{limits.MCP_TASK_ID_MAX_CHARS} characters.", field="taskId"
+            )
+        return run(principal)
     except AgentWorksError as refused:
         raise _rpc_error(refused) from None
     except Exception as crash:
@@ -117,7 +124,7 @@ def _cancel(principal: Principal, task_id: str) -> dict[str, Any]:
 
 async def get_task(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
     require_client_extension(ctx, TASKS)
-    return _as_principal(lambda principal: _get(principal, params.task_id))
+    return _as_principal(params.task_id, lambda principal: _get(principal, params.task_id))
 
 
 async def update_task(
@@ -125,13 +132,14 @@ async def update_task(
 ) -> HandlerResult:
     require_client_extension(ctx, TASKS)
     return _as_principal(
-        lambda principal: _update(principal, params.task_id, params.input_responses)
+        params.task_id,
+        lambda principal: _update(principal, params.task_id, params.input_responses),
     )
 
 
 async def cancel_task(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
     require_client_extension(ctx, TASKS)
-    return _as_principal(lambda principal: _cancel(principal, params.task_id))
+    return _as_principal(params.task_id, lambda principal: _cancel(principal, params.task_id))
 
 
 def _calls_a_crew(params: CallToolRequestParams) -> bool:
