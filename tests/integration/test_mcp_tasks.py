@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 import anyio
+import boto3
 import httpx2
 import pytest
 from mcp.client import Client
@@ -99,6 +100,21 @@ def issue(stack: Any, name: str) -> str:
 @pytest.fixture
 def contracts(stack: Any, api: Any) -> None:
     assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
+
+
+def execution_status(stack: Any, call_id: str, timeout: float = 30) -> str | None:
+    """The call's Step Functions execution status, once it is no longer RUNNING."""
+    from agentworks.crews.execution import Executions
+
+    executions = Executions(
+        stack.settings.function_call_state_machine_arn,
+        boto3.client("stepfunctions", region_name="us-east-1"),
+    )
+    deadline = time.monotonic() + timeout
+    while (status := executions.status_of_call(call_id)) == "RUNNING":
+        assert time.monotonic() < deadline, status
+        time.sleep(0.05)
+    return status
 
 
 def call_arguments(function: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -257,6 +273,7 @@ def test_tasks_cancel_cancels_the_call(stack: Any, api: Any, contracts: None) ->
         async with client(stack, token) as canceller:
             created = await start_task(canceller.session, "confirm", {"action": "drop"})
             waiting = await until(canceller.session, created.task_id, "input_required")
+            assert api("GET", "/v1/crews/contracts", stack.admin_token).body["running"] == 1
             await cancel_task(canceller.session, created.task_id)
             cancelled = await get_task(canceller.session, created.task_id)
             [key] = waiting.input_requests or {}
@@ -272,6 +289,7 @@ def test_tasks_cancel_cancels_the_call(stack: Any, api: Any, contracts: None) ->
     assert status["pending_inputs"] == [] and "cancelled by the caller" in status["errors"]
     crew = api("GET", "/v1/crews/contracts", stack.admin_token).body
     assert crew["running"] == 0
+    assert execution_status(stack, task_id) == "ABORTED"  # the execution was stopped
 
 
 def test_another_accounts_task_looks_exactly_like_an_unknown_one(
