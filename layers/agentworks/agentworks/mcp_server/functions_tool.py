@@ -192,9 +192,9 @@ def _client_elicits(ctx: Context) -> bool:
         capabilities = ctx.client_capabilities
     except ValueError:  # no request context (a direct call, not over the wire)
         return False
-    elicitation = capabilities.elicitation if capabilities is not None else None
+    declared = capabilities.elicitation if capabilities is not None else None
     # An empty elicitation capability means form mode (the spec's default).
-    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+    return declared is not None and (declared.form is not None or declared.url is None)
 
 
 def _answered(principal: Principal, call_id: str, ctx: Context) -> dict[str, Any]:
