@@ -21,6 +21,7 @@ from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_data_parts, new_data_part, new_text_part
 from a2a.types.a2a_pb2 import (
     AgentCard,
+    CancelTaskRequest,
     GetTaskRequest,
     ListTasksRequest,
     Message,
@@ -30,7 +31,7 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 from a2a.utils.constants import TransportProtocol
-from a2a.utils.errors import InvalidParamsError
+from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError
 from google.protobuf.json_format import MessageToDict
 
 from tests.e2e.conftest import LocalStack, http
@@ -57,7 +58,7 @@ def connection(local_stack: LocalStack, admin_token: str | None = None) -> str:
         token=admin_token or local_stack.admin_token,
         body={
             "name": f"a2a-{uuid.uuid4().hex[:8]}",
-            "scopes": ["functions:call", "functions:read"],
+            "scopes": ["functions:call", "functions:read", "messages:send", "messages:read"],
         },
     )
     assert status == 201, body
@@ -273,8 +274,10 @@ def test_bad_calls_are_refused_as_invalid_params(local_stack: LocalStack) -> Non
     assert wrong_args["code"] == -32602 and "input schema" in wrong_args["message"]
     no_function = rpc(message({"data": {"function": "nope", "args": {}}}))
     assert no_function["code"] == -32602 and "has no function 'nope'" in no_function["message"]
-    text_only = rpc(message({"text": "hello"}))
-    assert text_only["code"] == -32602 and "data part" in text_only["message"]
+    nothing = rpc(message({"data": [1, 2]}))
+    assert nothing["code"] == -32602 and "data part" in nothing["message"]
+    empty_text = rpc(message({"text": ""}))
+    assert empty_text["code"] == -32602, empty_text
 
 
 def test_another_accounts_task_is_unknown_byte_for_byte(
@@ -333,17 +336,124 @@ def test_the_card_and_tasks_need_a_token_and_an_a2a_version(local_stack: LocalSt
     assert status == 200 and old["error"]["code"] == -32009, old
 
 
-def test_a_text_part_alone_is_not_a_call(local_stack: LocalStack) -> None:
-    """Kept to the SDK client: a message with only text gets a clear invalid-params error."""
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_text_is_a_request_in_a_conversation_with_the_crew(
+    local_stack: LocalStack, binding: str
+) -> None:
+    """Text alone asks the Crew in a conversation: the task is the request, its reply the
+    artifact; a follow-up with the task's contextId continues the same conversation."""
+    crew = create_crew(local_stack)
+    token = connection(local_stack)
+
+    async def scenario() -> None:
+        async with a2a_client(local_stack, token, crew, binding) as (client, _card):
+            message = Message(
+                message_id=uuid.uuid4().hex,
+                role=Role.ROLE_USER,
+                parts=[new_text_part("What does clause 7 say?")],
+            )
+            task = await send(client, message)
+            assert task.id.startswith("msg_") and task.context_id.startswith("ibx_")
+            done = await follow(client, task.id, {TaskState.TASK_STATE_COMPLETED})
+            assert [p.text for p in done.artifacts[0].parts] == ["Clause 7 covers termination."]
+            assert raw_state(done) == "answered"
+
+            follow_up = Message(
+                message_id=uuid.uuid4().hex,
+                role=Role.ROLE_USER,
+                context_id=task.context_id,
+                parts=[new_text_part("And clause 9?")],
+            )
+            second = await send(client, follow_up, return_immediately=False)
+            assert second.context_id == task.context_id and second.id != task.id
+            assert second.status.state == TaskState.TASK_STATE_COMPLETED, second
+            conversation = MessageToDict(second.metadata)["agentworks"]["conversation_id"]
+            assert conversation == MessageToDict(done.metadata)["agentworks"]["conversation_id"]
+            status, body, _ = http("GET", f"{local_stack.url}/v1/conversations/{conversation}",
+                                   token=token)  # fmt: skip
+            assert status == 200 and len(body["requests"]) == 2
+
+    anyio.run(scenario)
+
+
+def test_a_message_with_nothing_to_do_is_refused_by_the_sdk_client(
+    local_stack: LocalStack,
+) -> None:
     crew = create_crew(local_stack)
     token = connection(local_stack)
 
     async def scenario() -> None:
         async with a2a_client(local_stack, token, crew, BINDINGS[1]) as (client, _card):
             message = Message(
-                message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[new_text_part("hi")]
+                message_id=uuid.uuid4().hex,
+                role=Role.ROLE_USER,
+                parts=[new_data_part({"not": "a call"})],
             )
             with pytest.raises(InvalidParamsError, match="data part"):
                 await send(client, message)
+
+    anyio.run(scenario)
+
+
+def crew_with(local_stack: LocalStack, **changes: Any) -> str:
+    definition = copy.deepcopy(CONTRACTS)
+    definition.update(name=f"contracts-{uuid.uuid4().hex[:8]}", **changes)
+    status, body, _ = http(
+        "POST", f"{local_stack.url}/v1/crews", token=local_stack.admin_token, body=definition
+    )
+    assert status == 201, body
+    return str(definition["name"])
+
+
+def test_a_requests_question_is_answered_by_a_data_part_keyed_by_its_request_id(
+    local_stack: LocalStack,
+) -> None:
+    rules = [{"when": "deploy", "ask": "Deploy to production?", "reply": "Deploying: {answer}"}]
+    crew = crew_with(local_stack, adapter={"type": "scripted", "rules": rules})
+    token = connection(local_stack)
+
+    async def scenario() -> None:
+        async with a2a_client(local_stack, token, crew, BINDINGS[0]) as (client, _card):
+            ask = Message(
+                message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[new_text_part("deploy")]
+            )
+            task = await send(client, ask, return_immediately=False)
+            assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, task
+            [asked] = get_data_parts(task.status.message.parts)
+            [(request_id, question)] = asked.items()
+            assert question == "Deploy to production?"
+            answer = Message(
+                message_id=uuid.uuid4().hex,
+                role=Role.ROLE_USER,
+                task_id=task.id,
+                parts=[new_data_part({request_id: "yes"})],
+            )
+            answered = await send(client, answer, return_immediately=False)
+            assert answered.status.state == TaskState.TASK_STATE_COMPLETED, answered
+            assert [p.text for p in answered.artifacts[0].parts] == ["Deploying: yes"]
+
+    anyio.run(scenario)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_cancelling_a_request_task(local_stack: LocalStack, binding: str) -> None:
+    """A request waiting for review is cancelled by its asker: CANCELED, and the Crew's
+    conversation shows it cancelled; a second cancel is refused as not cancelable."""
+    crew = crew_with(local_stack, messaging="review")
+    token = connection(local_stack)
+
+    async def scenario() -> None:
+        async with a2a_client(local_stack, token, crew, binding) as (client, _card):
+            ask = Message(
+                message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[new_text_part("hi")]
+            )
+            task = await send(client, ask)
+            assert task.status.state == TaskState.TASK_STATE_SUBMITTED
+            assert raw_state(task) == "waiting_for_review"
+            cancelled = await client.cancel_task(CancelTaskRequest(id=task.id))
+            assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+            assert raw_state(cancelled) == "cancelled"
+            with pytest.raises(TaskNotCancelableError):
+                await client.cancel_task(CancelTaskRequest(id=task.id))
 
     anyio.run(scenario)

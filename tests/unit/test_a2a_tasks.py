@@ -12,7 +12,8 @@ from google.protobuf.json_format import MessageToDict
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentworks.a2a_server.tasks import CALL_STATES_OF, answers_in, call_task, whole_numbers
+from agentworks.a2a_server.call_tasks import CALL_STATES_OF, call_task
+from agentworks.a2a_server.parts import answers_in, whole_numbers
 from agentworks.crews.models import CallState
 
 

@@ -49,7 +49,7 @@ class _ActingAs(DefaultServerCallContextBuilder):
 
 
 def asgi_app(principal: Principal) -> Starlette:
-    handler = CrewTasks(services().crews.calls)
+    handler = CrewTasks(services().crews, services().messaging)
     acting = _ActingAs(principal)
 
     async def list_cards(request: Request) -> JSONResponse:

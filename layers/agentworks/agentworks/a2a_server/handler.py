@@ -2,8 +2,9 @@
 surface uses: same principal, scopes, bounds and refusals, and no task store of its own.
 
 SendMessage with a data part `{"function": …, "args": …}` calls the function (the message
-id is the call's submission_id, so a resent message recovers its task); a message to an
-existing task answers its pending question with a data part `{request_id: answer}`.
+id is the call's submission_id, so a resent message recovers its task); text alone is a
+request in a conversation with the Crew; a message to an existing task answers the question
+it waits on with a data part `{request_id: answer}`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from a2a.helpers.proto_helpers import get_data_parts
+from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event
 from a2a.server.request_handlers.request_handler import RequestHandler
@@ -33,6 +34,7 @@ from a2a.types.a2a_pb2 import (
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
+    TaskState,
 )
 from a2a.utils.errors import (
     A2AError,
@@ -47,22 +49,28 @@ from a2a.utils.errors import (
 )
 
 from agentworks import limits
-from agentworks.a2a_server.tasks import CALL_STATES_OF, answers_in, call_task, whole_numbers
-from agentworks.crews.calls import FunctionCalls
+from agentworks.a2a_server.call_tasks import CALL_STATES_OF, call_task
+from agentworks.a2a_server.parts import answers_in, whole_numbers
+from agentworks.a2a_server.request_tasks import question_of, request_of, request_task
+from agentworks.conversations.inbox_models import ConversationDetail
+from agentworks.conversations.models import RequestView
+from agentworks.conversations.wiring import Crews
 from agentworks.crews.models import CallFunction, ReplyToCall
 from agentworks.errors import AgentWorksError, Unavailable
 from agentworks.identity.models import Principal
+from agentworks.ids import parse_message_id
+from agentworks.messaging.models import SendMessage
+from agentworks.messaging.service import MessagingService
 
 PRINCIPAL = "agentworks.principal"
 CREW = "agentworks.crew"
-# What a SendMessage waits on before answering (unless returnImmediately): the task's end
-# or its question.
-_SETTLED = frozenset({"succeeded", "failed", "interrupted", "cancelled", "input_required"})
 
 
 class CrewTasks(RequestHandler):
-    def __init__(self, calls: FunctionCalls) -> None:
-        self._calls = calls
+    def __init__(self, crews: Crews, messaging: MessagingService) -> None:
+        self._crews = crews
+        self._calls = crews.calls
+        self._messaging = messaging
 
     # -- SendMessage ----------------------------------------------------------------------
 
@@ -72,23 +80,22 @@ class CrewTasks(RequestHandler):
         principal, crew = _caller(context)
         message = params.message
         if message.task_id:
-            status = self._answer(principal, crew, message)
+            task = self._answer(principal, crew, message)
+        elif any(_function_call(d) for d in get_data_parts(message.parts)):
+            task = self._call(principal, crew, message)
+        elif get_text_parts(message.parts):
+            task = self._ask(principal, crew, message)
         else:
-            status = self._call(principal, crew, message)
-        if not params.configuration.return_immediately:
-            status = await self._settled(principal, status)
-        return call_task(status)
-
-    def _call(self, principal: Principal, crew: str, message: Message) -> dict[str, Any]:
-        call = next(
-            (d for d in get_data_parts(message.parts) if isinstance(d, dict) and "function" in d),
-            None,
-        )
-        if call is None:
             raise InvalidParamsError(
                 'Send a data part {"function": NAME, "args": {...}} naming one of the '
-                "skills on this agent's card."
+                "skills on this agent's card, or text to ask the Crew in a conversation."
             )
+        if not params.configuration.return_immediately:
+            task = await self._settled(principal, crew, task)
+        return task
+
+    def _call(self, principal: Principal, crew: str, message: Message) -> Task:
+        call = next(d for d in get_data_parts(message.parts) if _function_call(d))
         if not isinstance(call.get("args", {}), dict):
             raise InvalidParamsError("args must be a JSON object.")
         request = _checked(
@@ -98,41 +105,72 @@ class CrewTasks(RequestHandler):
             args=whole_numbers(call.get("args") or {}),
             submission_id=message.message_id or None,
         )
-        return _domain(self._calls.call, principal, request)
+        return call_task(_domain(self._calls.call, principal, request))
 
-    def _answer(self, principal: Principal, crew: str, message: Message) -> dict[str, Any]:
-        status = self._status(principal, crew, message.task_id)
+    def _ask(self, principal: Principal, crew: str, message: Message) -> Task:
+        """Text: a request in a conversation with the Crew (C1) — a new one, or the one
+        whose inbox is the message's contextId."""
+        text = "\n".join(get_text_parts(message.parts))
+        where: dict[str, Any] = (
+            {"inbox_id": message.context_id}
+            if message.context_id.startswith("ibx_")
+            else {"target": f"crew:{crew}"}
+        )
+        request = _checked(
+            SendMessage,
+            message=text,
+            kind="request",
+            submission_id=message.message_id or None,
+            **where,
+        )
+        receipt = _domain(self._messaging.send, principal, request)
+        return self._request_task(principal, crew, receipt.message_id)
+
+    def _answer(self, principal: Principal, crew: str, message: Message) -> Task:
+        """A message to an existing task answers the question it waits on."""
         answers = answers_in(message)
         if not answers:
             raise InvalidParamsError(
                 "Answer a question with a data part {request_id: answer}; the task's status "
                 "message names the request ids it asks."
             )
+        task_id = message.task_id
+        if _is_request(task_id):
+            detail, request = self._request(principal, crew, task_id)
+            asked = question_of(detail, request)
+            run_id = asked.run_id if asked is not None else None
+        else:
+            self._call_status(principal, crew, task_id)
+            run_id = task_id
+        if run_id is None:
+            raise InvalidParamsError("This task waits on no question.")
         for request_id, answer in answers.items():
             reply = _checked(ReplyToCall, request_id=request_id, answer=answer)
-            status = _domain(self._calls.reply, principal, message.task_id, reply)
-        return status
+            _domain(self._calls.reply, principal, run_id, reply)
+        return self._task(principal, crew, task_id)
 
-    async def _settled(self, principal: Principal, status: dict[str, Any]) -> dict[str, Any]:
-        """Re-reads the call (0.25 s, doubling to 2 s) until it ends or asks, for at most
+    async def _settled(self, principal: Principal, crew: str, task: Task) -> Task:
+        """Re-reads the task (0.25 s, doubling to 2 s) until it ends or asks, for at most
         A2A_SEND_WAIT_SECONDS; then answers with the task as it stands."""
         deadline = time.monotonic() + limits.A2A_SEND_WAIT_SECONDS
         pause = 0.25
-        while status["state"] not in _SETTLED and time.monotonic() + pause < deadline:
+        while task.status.state not in _SETTLED and time.monotonic() + pause < deadline:
             await asyncio.sleep(pause)
             pause = min(pause * 2, 2.0)
-            status = _domain(self._calls.status, principal, status["call_id"])
-        return status
+            task = self._task(principal, crew, task.id)
+        return task
 
     # -- tasks ---------------------------------------------------------------------------
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task:
         principal, crew = _caller(context)
-        return call_task(self._status(principal, crew, params.id))
+        return self._task(principal, crew, params.id)
 
     async def on_list_tasks(
         self, params: ListTasksRequest, context: ServerCallContext
     ) -> ListTasksResponse:
+        """The caller's function calls on this Crew, newest first (requests in conversations
+        are listed with the conversation)."""
         principal, crew = _caller(context)
         size = params.page_size or limits.A2A_TASKS_PAGE_DEFAULT
         if not 1 <= size <= limits.CALLS_PAGE_MAX:
@@ -158,21 +196,43 @@ class CrewTasks(RequestHandler):
 
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task:
         principal, crew = _caller(context)
-        status = self._status(principal, crew, params.id)
-        if status["terminal"]:
-            raise TaskNotCancelableError(f"The task already ended ({status['state']}).")
+        task = self._task(principal, crew, params.id)
+        if task.status.state in _TERMINAL:
+            raise TaskNotCancelableError("The task already ended.")
+        if _is_request(params.id):
+            _domain(self._crews.requests.cancel, principal, params.id)
+            return self._task(principal, crew, params.id)
         cancel = getattr(self._calls, "cancel", None)
         if cancel is None:
             raise TaskNotCancelableError("Cancelling a function call is not offered yet.")
         return call_task(_domain(cancel, principal, params.id))
 
-    def _status(self, principal: Principal, crew: str, task_id: str) -> dict[str, Any]:
+    def _task(self, principal: Principal, crew: str, task_id: str) -> Task:
+        if _is_request(task_id):
+            return self._request_task(principal, crew, task_id)
+        return call_task(self._call_status(principal, crew, task_id))
+
+    def _call_status(self, principal: Principal, crew: str, task_id: str) -> dict[str, Any]:
         """The call behind `task_id`, if it is a call on this Crew the caller may see; an
         unknown id, another account's and another agent's look the same."""
         status = _domain(self._calls.status, principal, task_id)
         if status.get("target") != f"crew:{crew}":
             raise TaskNotFoundError()
         return status
+
+    def _request_task(self, principal: Principal, crew: str, message_id: str) -> Task:
+        return request_task(*self._request(principal, crew, message_id))
+
+    def _request(
+        self, principal: Principal, crew: str, message_id: str
+    ) -> tuple[ConversationDetail, RequestView]:
+        """The request `message_id` in a conversation with this Crew the caller may see."""
+        ref = _domain(parse_message_id, message_id)
+        detail = _domain(self._crews.inbox.show, principal, ref.inbox.conversation_id)
+        request = request_of(detail, message_id)
+        if request is None or f"crew:{crew}" not in {a.address for a in detail.agents}:
+            raise TaskNotFoundError()
+        return detail, request
 
     # -- not offered (the card says so) --------------------------------------------------
 
@@ -215,6 +275,25 @@ class CrewTasks(RequestHandler):
 
 
 _NO_STREAMING = "Streaming is not offered: follow the task with GetTask."
+_TERMINAL = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+    }
+)
+# What a SendMessage waits on before answering (unless returnImmediately): the task's end
+# or its question.
+_SETTLED = _TERMINAL | {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
+
+
+def _is_request(task_id: str) -> bool:
+    return task_id.startswith("msg_")
+
+
+def _function_call(data: Any) -> bool:
+    return isinstance(data, dict) and "function" in data
 
 
 def _caller(context: ServerCallContext) -> tuple[Principal, str]:

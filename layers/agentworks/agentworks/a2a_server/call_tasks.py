@@ -2,18 +2,18 @@
 
 Task.id is the call_id; the call's state maps to the task's, the raw state rides in the
 task's metadata, a succeeded call's outcome is the `result` artifact, and a pending question
-is the status message: one data part `{request_id: question}` — the answer is a data part
-`{request_id: answer}` sent to the same task.
+is the status message (a2a_server.parts: a data part `{request_id: question}`, answered by
+a data part `{request_id: answer}` sent to the same task).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from a2a.helpers.proto_helpers import get_data_parts, new_data_part, new_text_part
-from a2a.types.a2a_pb2 import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
-from google.protobuf.json_format import ParseDict
-from google.protobuf.struct_pb2 import Struct
+from a2a.helpers.proto_helpers import new_data_part, new_text_part
+from a2a.types.a2a_pb2 import Artifact, Message, Part, Task, TaskState, TaskStatus
+
+from agentworks.a2a_server.parts import agent_message, question_message, struct
 
 STATES: dict[str, TaskState] = {
     "accepted": TaskState.TASK_STATE_SUBMITTED,
@@ -51,53 +51,18 @@ def call_task(status: dict[str, Any], include_artifacts: bool = True) -> Task:
         task.status.timestamp.FromJsonString(status["updated_at"])
     if include_artifacts and status["state"] == "succeeded":
         task.artifacts.append(_result_artifact(status))
-    task.metadata.CopyFrom(_struct({"agentworks": _raw(status)}))
+    task.metadata.CopyFrom(struct({"agentworks": _raw(status)}))
     return task
-
-
-def answers_in(message: Message) -> dict[str, str]:
-    """`{request_id: answer}` from a message's data parts (text answers as they are)."""
-    answers: dict[str, str] = {}
-    for data in get_data_parts(message.parts):
-        if isinstance(data, dict):
-            answers.update(
-                {
-                    str(k): v if isinstance(v, str) else str(whole_numbers(v))
-                    for k, v in data.items()
-                }
-            )
-    return answers
-
-
-def whole_numbers(value: Any) -> Any:
-    """A data part's numbers arrive as doubles (google.protobuf.Value): 3.0 is read as 3,
-    so an `integer` in a function's input schema accepts what the caller sent."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: whole_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [whole_numbers(v) for v in value]
-    return value
 
 
 def _status_message(status: dict[str, Any]) -> Message | None:
     call_id = status["call_id"]
     asked = status.get("pending_inputs") or []
     if status["state"] == "input_required" and asked:
-        parts = [new_data_part({p["request_id"]: p["question"] for p in asked})]
-        parts += [new_text_part(p["question"]) for p in asked]
-    elif status["state"] in ("failed", "interrupted", "cancelled") and status.get("errors"):
-        parts = [new_text_part(e) for e in status["errors"]]
-    else:
-        return None
-    return Message(
-        message_id=f"{call_id}-status-{len(asked)}-{status['state']}",
-        context_id=call_id,
-        task_id=call_id,
-        role=Role.ROLE_AGENT,
-        parts=parts,
-    )
+        return question_message(call_id, call_id, {p["request_id"]: p["question"] for p in asked})
+    if status["state"] in ("failed", "interrupted", "cancelled") and status.get("errors"):
+        return agent_message(call_id, call_id, status["state"], list(status["errors"]))
+    return None
 
 
 def _result_artifact(status: dict[str, Any]) -> Artifact:
@@ -111,7 +76,7 @@ def _result_artifact(status: dict[str, Any]) -> Artifact:
     if files or status.get("result_file"):
         # Read with GET /v1/calls/{call_id}/files?path=… (a page of 2 MiB at a time).
         artifact.metadata.CopyFrom(
-            _struct({"files": files, "result_file": status.get("result_file")})
+            struct({"files": files, "result_file": status.get("result_file")})
         )
     return artifact
 
@@ -125,7 +90,3 @@ def _raw(status: dict[str, Any]) -> dict[str, Any]:
         "cost_usd": status.get("cost_usd", 0.0),
         "created_at": status.get("created_at"),
     }
-
-
-def _struct(value: dict[str, Any]) -> Struct:
-    return ParseDict(value, Struct())
