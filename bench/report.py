@@ -53,6 +53,9 @@ TARGETS: dict[str, Target] = {
     # reads the caller's connection and the server's item and counts itself on the run.
     "mcp_call_state_transitions": Target(0),
     "mcp_call_ddb_requests": Target(3),
+    # Issue 30 §3: a task is the call's record, read as its status is: tasks/get costs what
+    # GET /v1/calls/{id} costs.
+    "mcp_tasks_get_extra_ddb_requests": Target(0),
     # Issue 30: an A2A task is the call (the same requests as POST and GET /v1/calls, the
     # same transitions as function_call_state_transitions).
     "a2a_send_ddb_requests": Target(3),
@@ -152,6 +155,9 @@ SHOWN = (
     "function_call_ddb_requests",
     "function_call_sfn_requests",
     "function_call_latency_s",
+    "mcp_tasks_get_ddb_requests",
+    "call_status_http_ddb_requests",
+    "mcp_tasks_get_extra_ddb_requests",
     "workflow_2x3_wall_s",
     "workflow_2x3_state_transitions",
     "workflow_2x3_ddb_requests",

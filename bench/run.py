@@ -29,6 +29,7 @@ from bench import (
     conversations,
     deploy,
     functions,
+    mcp_tasks,
     mcp_tool_use,
     prices,
     push,
@@ -179,6 +180,8 @@ def main() -> int:
     results.update(scale.measure_restart())
     _progress("function calls on Step Functions (one-turn scripted call)")
     results.update(functions.measure())
+    _progress("MCP tasks: tasks/get against the same call's status over HTTP")
+    results.update(mcp_tasks.measure())
     _progress("A2A on the same calls: SendMessage and GetTask next to the HTTP API")
     results.update(a2a.measure())
     _progress("a request in a conversation with a Crew: send, the Crew's run, its reply")
@@ -211,6 +214,9 @@ def main() -> int:
             "inbox_load_ms": "median: the three files and the first GET /v1/conversations",
             "function_call_ddb_requests": "admission + execution; token check and polls excluded",
             "function_call_latency_s": f"median of {functions.CALLS}, accept to terminal status",
+            "mcp_tasks_get_ddb_requests": "one tasks/get, token check included (worst of 2)",
+            "call_status_http_ddb_requests": "GET /v1/calls/{id} of the same call, same way",
+            "mcp_tasks_get_extra_ddb_requests": "tasks/get minus the HTTP status, same call",
             "workflow_2x3_wall_s": f"median of {workflows.RUNS}, start to terminal status",
             "workflow_overhead_transitions_per_step": "(transitions - steps) / steps, 2×3 run",
             "workflow_transitions_per_step": "added by one more step in each stage",

@@ -162,3 +162,41 @@ def test_question_arrives_as_an_elicitation(local_stack: LocalStack) -> None:
     assert done["state"] == "succeeded" and done["result"] == {"confirmed": "approved"}
     [message] = asked
     assert "Proceed with release?" in message
+
+
+def test_a_task_over_http_with_its_question_answered(local_stack: LocalStack) -> None:
+    """Issue 30 §3 over the local stack's HTTP: a client declaring the tasks extension gets
+    a task from action=call (taskId = call_id), and resolving it (tasks/get polls, the
+    question put to its user, the answer sent with tasks/update) ends with the call's
+    result, which action=status shows as well."""
+    from tests.support.mcp_tasks_client import TasksClient
+
+    token = caller_token(local_stack)
+    asked: list[str] = []
+
+    async def elicit(_context: Any, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"answer": "as a task"})
+
+    async def scenario() -> tuple[Any, dict[str, Any]]:
+        target = await create_crew(local_stack)
+        transport = streamable_http_client(
+            f"{local_stack.url}/mcp",
+            http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}),
+        )
+        async with Client(
+            transport, elicitation_callback=elicit, extensions=[TasksClient()]
+        ) as client:
+            arguments = {"action": "call", "target": target, "function": "confirm",
+                         "args": {"action": "ship"}}  # fmt: skip
+            resolved = await client.call_tool("functions", arguments)
+            assert resolved.structured_content is not None
+            call_id = resolved.structured_content["call_id"]
+            return resolved, await ok(client, "functions", action="status", call_id=call_id)
+
+    resolved, status = anyio.run(scenario)
+    assert resolved.is_error is False
+    assert resolved.structured_content == status
+    assert status["state"] == "succeeded" and status["result"] == {"confirmed": "as a task"}
+    [message] = asked
+    assert "Proceed with ship?" in message

@@ -396,6 +396,11 @@ MCP_CALL_TOKEN_MAX_SECONDS = 900.0
 # While a tool call is in flight, whether its run was cancelled is read this often (one
 # read each time); a cancel ends the call within it.
 MCP_CANCEL_POLL_SECONDS = 2.0
+# MCP tasks (issue 30 §3): the poll interval a task suggests (pollIntervalMs; the tool
+# description's "every few seconds"), and the longest taskId looked up (a call id is 31
+# characters; a longer one is refused before any read, as a path id is on HTTP).
+MCP_TASK_POLL_INTERVAL_MS = 2_000
+MCP_TASK_ID_MAX_CHARS = 64
 
 # -- A2A (issue 30) -------------------------------------------------------------------------
 # A SendMessage without returnImmediately waits at most this long for its task to end or

@@ -195,6 +195,7 @@ def build_crews(
             Executions(settings.function_call_state_machine_arn, stepfunctions),
             outputs,
             clock,
+            call_ended=call_ended,
         ),
         runner=StepRunner(
             crews,

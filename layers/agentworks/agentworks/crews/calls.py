@@ -1,4 +1,4 @@
-"""Structured function calls: list, call, status, read, reply (F2–F8)."""
+"""Structured function calls: list, call, status, read, reply, cancel (F2–F8)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentworks import limits
@@ -21,6 +22,7 @@ from agentworks.crews.call_store import (
 from agentworks.crews.crew_store import CrewStore
 from agentworks.crews.execution import Executions
 from agentworks.crews.models import CallFunction, CallRecord, PostCallResult, ReplyToCall
+from agentworks.crews.outcomes import count_ended
 from agentworks.crews.outputs import RESULT_FILE, FileGone, OutputStore, call_prefix
 from agentworks.crews.runner import result_problem, store_result
 from agentworks.crews.schema_check import SchemaProblem, check
@@ -118,12 +120,15 @@ class FunctionCalls:
         executions: Executions,
         outputs: OutputStore,
         clock: Clock = SYSTEM_CLOCK,
+        call_ended: Callable[[CallRecord], None] | None = None,
     ) -> None:
         self._crews = crews
         self._calls = calls
         self._executions = executions
         self._outputs = outputs
         self._clock = clock
+        # A workflow step waiting for a call goes on when it ends (as after Finish).
+        self._call_ended = call_ended
         # Other kinds of targets answer on the same surface: workflow:NAME (W10), relay:NAME.
         self._routes: dict[str, tuple[str, RoutedFunctions]] = {}
 
@@ -362,6 +367,44 @@ class FunctionCalls:
             self._executions.resume(token, {"request_id": request.request_id})
             return call_status(record)
         raise Conflict("The call changed while replying; retry.")
+
+    def cancel(self, principal: Principal, call_id: str) -> dict[str, Any]:
+        """Ends an unfinished call as `cancelled` for its caller (or the account's admin):
+        the record turns terminal and gives the Crew's slot back in one transaction, then
+        its execution stops. A turn still in flight finds the record ended and records
+        nothing more; an asked question can no longer be answered."""
+        principal.require(FUNCTIONS_CALL)
+        if self._routed_call(call_id) is not None:
+            raise InvalidInput(
+                "This call belongs to a workflow run or a Relay run: cancel that run.",
+                field="call_id",
+            )
+        for _attempt in range(5):
+            found = self._calls.get(call_id)
+            record = may_see_call(principal, found[0] if found else None)
+            assert found is not None
+            if record.kind != "function":
+                raise Unavailable()  # a Crew's own run (a message, a wakeup) is not a call
+            if record.terminal:
+                raise Conflict(
+                    f"The call already ended ({record.state}); there is nothing to cancel.",
+                    state=record.state,
+                )
+            record.state = record.outcome = "cancelled"
+            record.errors.append("cancelled by the caller")
+            record.pending_inputs, record.task_token = [], None
+            record.updated_at = self._now()
+            release, record.slot_held = record.slot_held, False
+            try:
+                self._calls.finish(record, found[1], release_slot=release)
+            except StaleCall:
+                continue
+            self._executions.stop(call_id, "cancelled by the caller")
+            count_ended(record)
+            if self._call_ended is not None:
+                self._call_ended(record)
+            return call_status(record)
+        raise Conflict("The call changed while cancelling; retry.")
 
     def post_result(
         self, principal: Principal, call_id: str, request: PostCallResult

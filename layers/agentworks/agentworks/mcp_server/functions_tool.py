@@ -17,13 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import (
-    CallToolResult,
-    ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitResult,
-    InputRequiredResult,
-)
+from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ConfigDict, Field, RootModel
 
 from agentworks import limits
@@ -37,6 +31,7 @@ from agentworks.errors import Conflict
 from agentworks.identity.models import Principal
 from agentworks.mcp_server.actions import NOT_AN_ARGUMENT, ActionSpec, run_action
 from agentworks.mcp_server.actions import text as text_argument
+from agentworks.mcp_server.questions import accepted_answer, elicitation
 from agentworks.mcp_server.results import build_model, to_json_text
 from agentworks.mcp_server.tooling import domain_tool
 from agentworks.observability import logger
@@ -50,7 +45,6 @@ TOOL_NAME = "functions"
 TOOL_TITLE = "AgentWorks functions"
 # The protocol revision from which a question can ride a tool result (multi-round trip).
 INPUT_REQUIRED_PROTOCOL = "2026-07-28"
-ANSWER_FIELD = "answer"
 
 DESCRIPTION = f"""\
 Typed functions of this account's Crews (target "crew:NAME"; see the `crews` tool for
@@ -161,7 +155,7 @@ def _status(principal: Principal, call: FunctionsCall) -> dict[str, Any] | Input
     # F7: ask the client's user now; the answer arrives on the client's retry.
     asked = status["pending_inputs"]
     return InputRequiredResult(
-        input_requests={p["request_id"]: _elicitation(status, p) for p in asked},
+        input_requests={p["request_id"]: elicitation(status, p) for p in asked},
         request_state=json.dumps(
             {"call_id": call_id, "asked": [p["request_id"] for p in asked]},
             separators=(",", ":"),
@@ -198,33 +192,9 @@ def _client_elicits(ctx: Context) -> bool:
         capabilities = ctx.client_capabilities
     except ValueError:  # no request context (a direct call, not over the wire)
         return False
-    elicitation = capabilities.elicitation if capabilities is not None else None
+    declared = capabilities.elicitation if capabilities is not None else None
     # An empty elicitation capability means form mode (the spec's default).
-    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
-
-
-def _elicitation(status: dict[str, Any], pending: dict[str, Any]) -> ElicitRequest:
-    message = (
-        f"{status['target']} asks, while running {status['function']} (call "
-        f"{status['call_id']}): {pending['question']}"
-    )
-    return ElicitRequest(
-        params=ElicitRequestFormParams(
-            message=message,
-            requested_schema={
-                "type": "object",
-                "properties": {
-                    ANSWER_FIELD: {
-                        "type": "string",
-                        "title": "Answer",
-                        "description": "Your answer; the call continues with it.",
-                        "minLength": 1,
-                    }
-                },
-                "required": [ANSWER_FIELD],
-            },
-        )
-    )
+    return declared is not None and (declared.form is not None or declared.url is None)
 
 
 def _answered(principal: Principal, call_id: str, ctx: Context) -> dict[str, Any]:
@@ -237,7 +207,7 @@ def _answered(principal: Principal, call_id: str, ctx: Context) -> dict[str, Any
     responses = ctx.input_responses or {}
     if state.get("call_id") == call_id:
         for request_id in state.get("asked", []):
-            answer = _accepted_answer(responses.get(request_id))
+            answer = accepted_answer(responses.get(request_id))
             if answer is None:
                 continue
             request = build_model(ReplyToCall, request_id=request_id, answer=answer)
@@ -249,18 +219,12 @@ def _answered(principal: Principal, call_id: str, ctx: Context) -> dict[str, Any
     return calls().status(principal, call_id)
 
 
-def _accepted_answer(response: Any) -> str | None:
-    if not isinstance(response, ElicitResult) or response.action != "accept":
-        return None
-    value = (response.content or {}).get(ANSWER_FIELD)
-    return value.strip() or None if isinstance(value, str) else None
-
-
 # ---------------------------------------------------------------- texts
 
 
-def _status_text(status: dict[str, Any]) -> str:
-    """What an agent must do next leads; the full JSON follows."""
+def status_text(status: dict[str, Any]) -> str:
+    """A call's status as text (also a task's final result): what an agent must do next
+    leads; the full JSON follows."""
     call_id, state = status["call_id"], status["state"]
     lines = [
         f"Call {call_id} ({status['target']} {status['function']}): state={state}, "
@@ -326,10 +290,10 @@ ACTIONS: dict[str, ActionSpec[FunctionsCall]] = {
         _call,
         frozenset({"target", "function", "args", "submission_id"}),
         required=("target", "function"),
-        text=_status_text,
+        text=status_text,
         operation="Call",
     ),
-    "status": ActionSpec(_status, frozenset({"call_id"}), required=("call_id",), text=_status_text),
+    "status": ActionSpec(_status, frozenset({"call_id"}), required=("call_id",), text=status_text),
     "read": ActionSpec(
         _read, frozenset({"call_id", "path", "page"}), required=("call_id", "path"), text=_page_text
     ),
@@ -337,7 +301,7 @@ ACTIONS: dict[str, ActionSpec[FunctionsCall]] = {
         _reply,
         frozenset({"call_id", "request_id", "answer"}),
         required=("call_id", "request_id", "answer"),
-        text=_status_text,
+        text=status_text,
     ),
     "complete": ActionSpec(
         _complete,

@@ -21,6 +21,7 @@ from agentworks.mcp_server import (
     messages_tool,
     relays_tool,
     request_state,
+    tasks_extension,
     workflows_tool,
 )
 
@@ -83,6 +84,8 @@ def build() -> MCPServer:
             # Questions (F7) ride requestState: sealed with the deployment's key, so any
             # worker can open what another one sealed.
             request_state_security=request_state.security(),
+            # Function calls as MCP tasks, for clients that declare the extension.
+            extensions=[tasks_extension.FunctionCallTasks()],
         )
     # The SDK logs INFO lines on every request; ours say what matters.
     logging.getLogger("mcp").setLevel(logging.WARNING)

@@ -24,7 +24,7 @@ class InternalError(AgentWorksError, status=500, code="internal"):
     pass
 
 
-def _transient(cause: BaseException | None) -> AgentWorksError | None:
+def transient(cause: BaseException | None) -> AgentWorksError | None:
     """Throttling that outlasted the retries is the caller's to retry, not a crash."""
     from botocore.exceptions import ClientError
 
@@ -40,9 +40,9 @@ class DomainTool(Tool):
         try:
             return await super().run(arguments, context, convert_result=convert_result)
         except UnexpectedToolError as crash:
-            transient = _transient(crash.__cause__)
-            if transient is not None:
-                return error_result(transient)
+            transient_error = transient(crash.__cause__)
+            if transient_error is not None:
+                return error_result(transient_error)
             # The log has the cause; the caller gets a generic message (never the text).
             logger.exception("tool crashed", extra={"tool": self.name}, exc_info=crash.__cause__)
             return error_result(InternalError("Internal error; retry later."))
