@@ -457,3 +457,26 @@ def test_cancelling_a_request_task(local_stack: LocalStack, binding: str) -> Non
                 await client.cancel_task(CancelTaskRequest(id=task.id))
 
     anyio.run(scenario)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_cancelling_a_call_task(local_stack: LocalStack, binding: str) -> None:
+    """A call waiting for an answer is cancelled over A2A: CANCELED, and the HTTP API reads
+    the same call cancelled; its question can no longer be answered."""
+    crew = create_crew(local_stack)
+    token = connection(local_stack)
+
+    async def scenario() -> None:
+        async with a2a_client(local_stack, token, crew, binding) as (client, _card):
+            task = await send(
+                client, call_message("confirm", {"action": "drop"}), return_immediately=False
+            )
+            assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, task
+            cancelled = await client.cancel_task(CancelTaskRequest(id=task.id))
+            assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+            status, body, _ = http("GET", f"{local_stack.url}/v1/calls/{task.id}", token=token)
+            assert status == 200 and body["state"] == "cancelled"
+            with pytest.raises(TaskNotCancelableError):
+                await client.cancel_task(CancelTaskRequest(id=task.id))
+
+    anyio.run(scenario)

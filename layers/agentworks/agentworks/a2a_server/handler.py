@@ -203,10 +203,7 @@ class CrewTasks(RequestHandler):
         if _is_request(params.id):
             _domain(self._crews.requests.cancel, principal, params.id)
             return self._task(principal, crew, params.id)
-        cancel = getattr(self._calls, "cancel", None)
-        if cancel is None:
-            raise TaskNotCancelableError("Cancelling a function call is not offered yet.")
-        return call_task(_domain(cancel, principal, params.id))
+        return call_task(_domain(self._calls.cancel, principal, params.id))
 
     def _task(self, principal: Principal, crew: str, task_id: str) -> Task:
         if _is_request(task_id):
