@@ -57,9 +57,9 @@ def test_template_transforms_with_sam(transformed):
 
 def test_every_function_is_arm64_python312_with_tracing_and_a_thin_handler(transformed):
     functions = resources_of_type(transformed, "AWS::Lambda::Function")
-    # api, mcp, tick, step runner, workflow runner, relay runner, relay code, push, notifier,
-    # webhooks
-    assert len(functions) == 10
+    # api, mcp, a2a, tick, step runner, workflow runner, relay runner, relay code, push,
+    # notifier, webhooks
+    assert len(functions) == 11
     for name, fn in functions.items():
         props = fn["Properties"]
         assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"], name
@@ -68,6 +68,7 @@ def test_every_function_is_arm64_python312_with_tracing_and_a_thin_handler(trans
     for folder in (
         "api",
         "mcp",
+        "a2a",
         "tick",
         "step_runner",
         "workflow_runner",

@@ -172,6 +172,7 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any, mcp_server: Any = No
     stack.clock.advance(121)
     tick = load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
     assert tick["wakeups_fired"] == 1
+    _drive_a2a(api, caller)
 
     # The mailbox adapter: results over 256 KiB posted over HTTP and over MCP go to S3.
     assert api("POST", "/v1/crews", admin, DELEGATOR).status == 201
@@ -283,12 +284,52 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any, mcp_server: Any = No
     for function in (
         "ApiFunction",
         "McpFunction",
+        "A2aFunction",
         "StepRunnerFunction",
         "WorkflowRunnerFunction",
         "WebhooksFunction",
     ):
         with running(function):
             signer_from_secret.__wrapped__(stack.settings.signing_secret_arn)
+
+
+def _drive_a2a(api: Any, token: str) -> None:
+    """Issue 30 (A2aFunction): the contracts Crew's card and the account's cards, a call
+    sent, read, listed and cancelled while it asks, a request in a conversation."""
+    assert api("GET", "/a2a", token).status == 200
+    assert api("GET", "/a2a/contracts/.well-known/agent-card.json", token).status == 200
+
+    def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        answer = api("POST", "/a2a/contracts", token, body, headers=[("a2a-version", "1.0")])
+        assert "result" in answer.body, answer.body
+        return dict(answer.body["result"])
+
+    def message(part: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "message": {"messageId": f"iam-{time.time_ns()}", "role": "ROLE_USER", "parts": [part]},
+            "configuration": {"returnImmediately": True},
+        }
+
+    confirm = {"data": {"function": "confirm", "args": {"action": "drop"}}}
+    for ending in ("answered", "cancelled"):
+        task_id = rpc("SendMessage", message(confirm))["task"]["id"]
+        request_id = wait_for(api, token, task_id, {"input_required"})["pending_inputs"][0][
+            "request_id"
+        ]
+        rpc("GetTask", {"id": task_id})
+        if ending == "answered":
+            answer = message({"data": {request_id: "yes"}})
+            answer["message"]["taskId"] = task_id
+            rpc("SendMessage", answer)
+        else:
+            assert rpc("CancelTask", {"id": task_id})["status"]["state"] == "TASK_STATE_CANCELED"
+    rpc("ListTasks", {})
+    asked = rpc("SendMessage", message({"text": "clause 9"}))["task"]
+    rpc("GetTask", {"id": asked["id"]})
+    follow_up = message({"text": "clause 10"})
+    follow_up["message"]["contextId"] = asked["contextId"]
+    rpc("SendMessage", follow_up)
 
 
 def _drive_mcp_tool_use(api: Any, stack: Any, admin: str, mcp_server: Any) -> None:

@@ -22,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import ElicitRequestParams, ElicitResult
 
+from agentworks import limits
 from tests.integration.crew_support import CONTRACTS, admit_call_record
 from tests.integration.test_mcp_handler import load_handler_module
 from tests.integration.test_mcp_official_client import URL, gateway
@@ -158,7 +159,7 @@ def test_a_call_returns_a_task_and_tasks_get_follows_it(
 
     created, done, resolved = anyio.run(scenario)
     assert created.status == "working" and created.ttl_ms is None
-    assert created.poll_interval_ms and created.poll_interval_ms > 0
+    assert created.poll_interval_ms == limits.MCP_TASK_POLL_INTERVAL_MS
     over_http = api("GET", f"/v1/calls/{created.task_id}", token)
     assert over_http.status == 200 and over_http.body["state"] == "succeeded"
     assert done.status == "completed" and done.result is not None
@@ -326,8 +327,12 @@ def test_another_accounts_task_looks_exactly_like_an_unknown_one(
             ]
         async with client(stack, owner) as own:
             still = await get_task(own.session, created.task_id)
-            with pytest.raises(MCPError) as too_long:
-                await get_task(own.session, created.task_id + "x" * 64)
+            longest = "call_" + "0" * (limits.MCP_TASK_ID_MAX_CHARS - 5)
+            with pytest.raises(MCPError) as at_the_bound:  # looked up: nothing there
+                await get_task(own.session, longest)
+            assert at_the_bound.value.data["error"]["code"] == "unavailable"
+            with pytest.raises(MCPError) as too_long:  # refused before any read
+                await get_task(own.session, longest + "0")
             assert too_long.value.data["error"]["code"] == "invalid_request"
         return created.task_id, refusals, still
 

@@ -41,6 +41,9 @@ def test_routes_are_the_templates_http_api_events() -> None:
         ("ANY", "/v1/{proxy+}"): "ApiFunction",
         ("ANY", "/api/{proxy+}"): "ApiFunction",  # SPEC §7: the Relay API (R2)
         ("ANY", "/mcp"): "McpFunction",
+        # Issue 30: every Crew an A2A agent (the account's cards, then each Crew's).
+        ("GET", "/a2a"): "A2aFunction",
+        ("ANY", "/a2a/{proxy+}"): "A2aFunction",
         # C5: the web Inbox and Runs pages (GET only; tests/infrastructure/test_inbox_routes.py).
         ("GET", "/inbox"): "ApiFunction",
         ("GET", "/inbox/{proxy+}"): "ApiFunction",
