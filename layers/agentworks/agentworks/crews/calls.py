@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -47,6 +48,23 @@ from agentworks.observability import count
 
 if TYPE_CHECKING:
     from agentworks.crews.views import CallList
+
+
+# A list position as the Runs page passes it back: the created ms and id of the last call
+# looked at. It only positions a Query in the caller's own account, so it needs no signature.
+_POSITION = re.compile(r"(\d{13})\.(call_[0-9A-Za-z]{1,40})")
+
+
+def _list_position(before: str | None) -> tuple[int, str] | None:
+    if before is None:
+        return None
+    matched = _POSITION.fullmatch(before)
+    if matched is None:
+        raise InvalidInput(
+            "before must be the next_before of a page of calls; list again without it.",
+            field="before",
+        )
+    return int(matched.group(1)), matched.group(2)
 
 
 class RoutedFunctions(Protocol):
@@ -251,9 +269,12 @@ class FunctionCalls:
         record = may_see_call(principal, found[0] if found else None)
         return {**call_status(record), "replayed": True}
 
-    def recent(self, principal: Principal, limit: int | None = None) -> CallList:
+    def recent(
+        self, principal: Principal, limit: int | None = None, before: str | None = None
+    ) -> CallList:
         """C5 the Runs page: the caller's function calls, newest first (an admin's: the
-        account's), within its target bounds."""
+        account's), within its target bounds, a page at a time (`before`: the previous
+        page's next_before)."""
         from agentworks.crews.views import CallList, CallSummary
 
         principal.require(FUNCTIONS_READ)
@@ -262,7 +283,9 @@ class FunctionCalls:
             raise InvalidInput(f"limit must be 1–{limits.CALLS_PAGE_MAX}.", field="limit")
         caller = None if ADMIN in principal.scopes else principal.connection_id
         now = int(self._clock.now() * 1000)
-        records = self._calls.recent(principal.account_id, caller, now, page)
+        records, following = self._calls.recent(
+            principal.account_id, caller, now, page, _list_position(before)
+        )
         return CallList(
             calls=[
                 CallSummary(
@@ -278,7 +301,8 @@ class FunctionCalls:
                 )
                 for r in records
                 if principal.may_target(f"crew:{r.crew_name}")
-            ]
+            ],
+            next_before=None if following is None else f"{following[0]:013d}.{following[1]}",
         )
 
     def status(self, principal: Principal, call_id: str) -> dict[str, Any]:
