@@ -160,6 +160,9 @@ CONVERSATIONS_PAGE_DEFAULT = 25
 CONVERSATIONS_PAGE_MAX = 100
 CONVERSATIONS_SCANNED_PER_CREW = 100
 CONVERSATION_MESSAGES_SHOWN = 100
+# C5 the Messages view: conversations with a named agent, a page at most this many (default 25).
+NAMED_CONVERSATIONS_PAGE_DEFAULT = 25
+NAMED_CONVERSATIONS_PAGE_MAX = 100
 # The first line of a conversation's newest message, as the Inbox's list shows it.
 MESSAGE_PREVIEW_MAX_CHARS = 140
 # C5 sign-in: a one-time link lives 5 minutes, the session cookie it gives an hour.

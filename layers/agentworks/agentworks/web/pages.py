@@ -3,7 +3,7 @@ few vanilla JS modules and one CSS file, package data of `agentworks.web` (no No
 fetched at run time). The page signs in with a one-time link (identity/web_sessions.py) and
 then only calls the API; every rule lives behind the API.
 
-GET /inbox, /inbox/…, /runs and /runs/… answer the shell (the script reads the path);
+GET /inbox, /inbox/…, /messages, /runs and /runs/… answer the shell (the script reads the path);
 /inbox/app.js and the modules it imports, /inbox/app.css and /inbox/favicon.svg its script,
 style and icon. Each with a strict
 Content-Security-Policy: the page loads only its own script and style, and every text it
@@ -36,6 +36,7 @@ ASSETS = {
             "app.js",
             "core.js",
             "inbox.js",
+            "messages.js",
             "questions.js",
             "runs.js",
             "run_pages.js",
@@ -46,7 +47,7 @@ ASSETS = {
     "/inbox/favicon.svg": ("favicon.svg", "image/svg+xml"),
 }
 _SHELL = ("index.html", "text/html; charset=utf-8")
-ROOTS = ("/inbox", "/runs")
+ROOTS = ("/inbox", "/messages", "/runs")
 
 
 @cache
