@@ -278,6 +278,12 @@ PUSH_CONNECTION_SECONDS = 2 * 60 * 60
 PUSH_LISTENER_TTL_MARGIN_SECONDS = 10 * 60
 # Live listeners of one subject (a name, or an inbox): bounds a notice's fan-out.
 PUSH_LISTENERS_PER_SUBJECT = 20
+# C5 the console: one notice per account and stream batch names at most this many of the
+# runs that changed (more: `more` is true and a page re-reads whatever it shows).
+RUN_NOTICE_IDS_MAX = 25
+# The notifier remembers which account this many runs belong to (a step's item does not
+# name it): one read per run and process, not one per change.
+RUN_ACCOUNTS_REMEMBERED = 1000
 
 # ---- Local runners (issue 10 item 6): `cli` adapter steps run by an opted-in bridge ----
 

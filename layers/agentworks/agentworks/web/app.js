@@ -6,6 +6,7 @@
 import { ApiError, api, el, inWords, notice, pages, show, signedOut, stopLive } from "./core.js";
 import { renderConversation, renderInbox, setNeedsCount } from "./inbox.js";
 import { renderMessages } from "./messages.js";
+import { followRuns } from "./push.js";
 import { renderCall, renderRelayRun } from "./run_pages.js";
 import { renderRuns } from "./runs.js";
 import { renderWorkflowRun } from "./workflow_page.js";
@@ -62,6 +63,7 @@ async function start() {
     route();
   });
   window.addEventListener("popstate", route);
+  followRuns();
   await route();
 }
 
