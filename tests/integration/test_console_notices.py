@@ -14,7 +14,7 @@ import pytest
 from agentworks import limits
 from agentworks.push.run_notices import changed_runs, run_notice
 from tests.integration.crew_support import CONTRACTS, wait_for
-from tests.integration.test_push_listeners import _connect, _notices
+from tests.integration.test_push_listeners import _connect, _listener_items, _notices
 from tests.integration.test_workflow_runs import EXAMPLES
 from tests.support.handlers import LambdaContext, load_handler
 from tests.support.streams import StreamReader
@@ -106,3 +106,35 @@ def test_c5_which_work_items_are_runs(image: dict, expected: tuple | None):
     found = changed_runs([record])
     assert [(r.run_id, r.account_id) for r in found] == ([expected] if expected else [])
     assert changed_runs([{**record, "eventName": "REMOVE"}]) == []
+
+
+def test_c5_a_cookie_signed_console_hears_nothing_once_its_session_has_ended(
+    api, stack, agents, monkeypatch
+):
+    """A page's listener, opened with the session cookie from the pages' origin, lives no
+    longer than its session (WEB_SESSION_SECONDS): notified a second before the end, not
+    at it. Its connected time counts from when it opened."""
+    from tests.integration.test_push_listeners import _push, _ws_event
+    from tests.integration.test_web_inbox import cookie_header, sign_in
+
+    work = WorkStream(stack)
+    assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
+    cookie = cookie_header(sign_in(api, stack.admin_token))
+    monkeypatch.setattr(stack.services.push, "pages_url", lambda: "https://api.example.com/")
+    event = _ws_event("$connect", "wspage0000000001", None, console="runs")
+    event["headers"] |= {"cookie": cookie[1], "origin": "https://api.example.com"}
+    opened = int(stack.clock.now())
+    assert _push(event) == (200, {"type": "listening"})
+    call = {"target": "crew:contracts", "function": "summarize", "args": {"text": "t"}}
+
+    def a_call_changes() -> int:
+        call_id = api("POST", "/v1/calls", stack.admin_token, call).body["call_id"]
+        wait_for(api, stack.admin_token, call_id, {"succeeded"})
+        return int(work.deliver()["posted"])
+
+    [item] = [i for i in _listener_items(stack) if i["sk"] == "wspage0000000001"]
+    assert (item["expires_ttl"], item["opened_at"]) == (opened + limits.WEB_SESSION_SECONDS, opened)
+    stack.clock.advance(limits.WEB_SESSION_SECONDS - 1)
+    assert a_call_changes() == 1
+    stack.clock.advance(1)
+    assert a_call_changes() == 0

@@ -111,8 +111,12 @@ class Listening:
                 limit=cap,
             )
         lifetime = limits.PUSH_CONNECTION_SECONDS + limits.PUSH_LISTENER_TTL_MARGIN_SECONDS
+        expires = int(now) + lifetime
+        if principal.session_expires_at is not None:
+            # Opened by a web session: it hears nothing once the session has ended.
+            expires = min(expires, principal.session_expires_at)
         listener = Listener(
-            ws_id, follow, principal.account_id, principal.connection_id, int(now) + lifetime
+            ws_id, follow, principal.account_id, principal.connection_id, expires, int(now)
         )
         self._store.add(listener)
         return listener
