@@ -154,3 +154,16 @@ def test_c5_an_idle_conversation_shows_expired_then_leaves_the_list(api, stack, 
     assert (row["status"], row["readable"], row["latest"]) == ("expired", False, None)
     stack.clock.advance(limits.EXPIRED_LOOKUP_SECONDS)
     assert _listed(api, worker)["conversations"] == []
+
+
+def test_c5_a_page_without_limit_holds_the_default(api, stack, agents, monkeypatch):
+    agents.named("reviewer")
+    for n in range(3):
+        body = {"target": "agent:reviewer", "message": f"m{n}"}
+        assert api("POST", "/v1/messages", stack.admin_token, body).status == 201
+    monkeypatch.setattr(limits, "NAMED_CONVERSATIONS_PAGE_DEFAULT", 3)
+    at = _listed(api, stack.admin_token)
+    assert len(at["conversations"]) == 3 and at["next_before"] is None
+    monkeypatch.setattr(limits, "NAMED_CONVERSATIONS_PAGE_DEFAULT", 2)
+    past = _listed(api, stack.admin_token)
+    assert len(past["conversations"]) == 2 and past["next_before"] is not None
