@@ -2,9 +2,9 @@
 
 `$connect` authenticates a connection's bearer token as the HTTP API does (a relay run's
 credential is refused like a bad token: its role reads no relay runs) and opens a listener for
-`?agent_name=NAME` or `?inbox_id=ibx_…`; a refusal answers with its status and the one
-error shape, and API Gateway refuses the upgrade. `$default` answers a keep-alive ping
-(API Gateway closes a connection idle for 10 minutes).
+`?agent_name=NAME`, `?inbox_id=ibx_…` or `?console=runs` (the web pages' runs); a refusal
+answers with its status and the one error shape, and API Gateway refuses the upgrade.
+`$default` answers a keep-alive ping (API Gateway closes a connection idle for 10 minutes).
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ def _connect(event: dict[str, Any], ws_id: str) -> dict[str, Any]:
     # credential is refused here like any token that is not a connection's.
     # A session cookie only from the web pages' own origin (any page can start an upgrade).
     principal = authenticate_event(event, run_credentials=False, pages_url=push().pages_url)
-    push().listening.connect(principal, ws_id, query.get("inbox_id"), query.get("agent_name"))
+    push().listening.connect(
+        principal, ws_id, query.get("inbox_id"), query.get("agent_name"), query.get("console")
+    )
     return _answer(200, {"type": "listening"})
 
 

@@ -268,6 +268,7 @@ class DevStack:
         os.environ.update(resources.environment())
         os.environ["PLATFORM_API_URL"] = self.url  # where relay code calls back (issue 9)
         os.environ["PUSH_ENDPOINT"] = self.url  # the notifier posts to /@connections/{id} here
+        os.environ["PUSH_URL"] = self.push_url  # the web pages follow their runs on it
         # Step Functions tasks invoke the real handlers in this process.
         lambda_seam.install(
             lambda name, event: self.functions.invoke(resources.logical_id_of(name), event)

@@ -117,23 +117,37 @@ class StreamPoller:
             self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        tables = list(dict.fromkeys(source.table for source in self.sources))
         while not self._stop.wait(self.interval_seconds):
-            for source in self.sources:
+            for table in tables:
                 try:
-                    self.poll(source)
+                    self.poll_table(table)
                 except Exception as error:  # the poller must outlive any one bad batch
-                    self.warn(f"warning: stream of {source.table}: {error}")
+                    self.warn(f"warning: stream of {table}: {error}")
 
     def poll(self, source: StreamSource) -> int:
         """Reads what the shard holds, delivers what passes the filters; records delivered."""
-        records, shard = self._take(source.table)
-        wanted = [
-            r for r in records if not source.patterns or any(matches(p, r) for p in source.patterns)
-        ]
-        for start in range(0, len(wanted), source.batch_size):
-            self._deliver(source, wanted[start : start + source.batch_size], shard)
-        self.delivered += len(wanted)
-        return len(wanted)
+        return self.poll_table(source.table, [source])
+
+    def poll_table(self, table: str, sources: list[StreamSource] | None = None) -> int:
+        """Reads the table's shard once and hands each of its event sources what passes that
+        source's filters (on AWS every event source mapping reads the stream on its own, so
+        two functions on one stream both get every record); records delivered."""
+        records, shard = self._take(table)
+        delivered = 0
+        for source in sources if sources is not None else self.sources:
+            if source.table != table:
+                continue
+            wanted = [
+                r
+                for r in records
+                if not source.patterns or any(matches(p, r) for p in source.patterns)
+            ]
+            for start in range(0, len(wanted), source.batch_size):
+                self._deliver(source, wanted[start : start + source.batch_size], shard)
+            delivered += len(wanted)
+        self.delivered += delivered
+        return delivered
 
     def _take(self, table_name: str) -> tuple[list[dict[str, Any]], tuple[str, str]]:
         """The shard's new records, and (stream ARN, shard id) for a failure record."""

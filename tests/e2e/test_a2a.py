@@ -480,3 +480,28 @@ def test_cancelling_a_call_task(local_stack: LocalStack, binding: str) -> None:
                 await client.cancel_task(CancelTaskRequest(id=task.id))
 
     anyio.run(scenario)
+
+
+def test_list_tasks_pages_back_with_its_token(local_stack: LocalStack) -> None:
+    """ListTasks a page at a time: the nextPageToken (the calls list's next_before) leads to
+    the older tasks, none twice."""
+    crew = create_crew(local_stack)
+    token = connection(local_stack)
+
+    async def scenario() -> None:
+        async with a2a_client(local_stack, token, crew, BINDINGS[0]) as (client, _card):
+            sent = [
+                (await send(client, call_message("summarize", {"text": f"t{i}"}))).id
+                for i in range(3)
+            ]
+            seen: list[str] = []
+            request = ListTasksRequest(page_size=1)
+            for _page in range(10):
+                page = await client.list_tasks(request)
+                seen += [t.id for t in page.tasks]
+                if not page.next_page_token:
+                    break
+                request = ListTasksRequest(page_size=1, page_token=page.next_page_token)
+            assert seen == list(reversed(sent)), (seen, sent)
+
+    anyio.run(scenario)

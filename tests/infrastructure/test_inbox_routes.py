@@ -18,6 +18,7 @@ def test_c5_the_template_routes_the_pages_to_the_api_function() -> None:
     assert pages == {
         ("/inbox", "GET"),
         ("/inbox/{proxy+}", "GET"),
+        ("/messages", "GET"),
         ("/runs", "GET"),
         ("/runs/{proxy+}", "GET"),
     }
@@ -25,7 +26,14 @@ def test_c5_the_template_routes_the_pages_to_the_api_function() -> None:
 
 def test_c5_the_local_gateway_serves_the_pages_from_the_api_function() -> None:
     routes = routes_from_template()
-    for path in ("/inbox", "/inbox/app.js", "/inbox/c/cnv_x", "/runs", "/runs/wfrun_x"):
+    for path in (
+        "/inbox",
+        "/inbox/app.js",
+        "/inbox/c/cnv_x",
+        "/messages",
+        "/runs",
+        "/runs/wfrun_x",
+    ):
         selected = select_route(routes, "GET", path)
         assert selected is not None and selected[0].function == "ApiFunction", path
     assert select_route(routes, "POST", "/inbox") is None  # the pages take GET only

@@ -114,7 +114,7 @@ def alarm_gaps(translated: dict[str, Any]) -> list[str]:
 
 def test_every_function_machine_table_and_queue_has_its_alarms(translated):
     assert alarm_gaps(translated) == []
-    assert len(resources_of_type(translated, "AWS::Lambda::Function")) == 10
+    assert len(resources_of_type(translated, "AWS::Lambda::Function")) == 11
 
 
 def test_a_function_added_without_alarms_is_reported():

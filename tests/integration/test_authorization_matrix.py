@@ -394,6 +394,16 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
     _http("GET", "/v1/agents"): [
         Row("list", "messages:read", lambda w: ("/v1/agents", None, None), kind="account")
     ],
+    # C5 the Messages view: the account's conversations with a named agent; bodies only to
+    # a connection that acts as one of its names (nothing of the owner's for anyone else).
+    _http("GET", "/v1/agents/conversations"): [
+        Row(
+            "list",
+            "messages:read",
+            lambda w: ("/v1/agents/conversations", None, None),
+            kind="account",
+        )
+    ],
     _http("DELETE", "/v1/agents/<agent_name>"): [
         Row("unregister", "messages:send", lambda w: ("/v1/agents/reviewer", None, None))
     ],

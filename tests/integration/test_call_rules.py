@@ -403,3 +403,68 @@ def test_a_submission_whose_call_is_gone_answers_like_an_unknown_call(api, stack
     again = api("POST", "/v1/calls", caller, body)
     unknown = api("GET", "/v1/calls/call_01KZZZZZZZZZZZZZZZZZZZZZZZ", caller)
     assert (again.status, again.body) == (404, unknown.body)
+
+
+def _calls_page(api, token: str, limit: int, before: str | None = None) -> tuple[list[str], str]:
+    query = {"limit": str(limit), **({"before": before} if before is not None else {})}
+    page = api("GET", "/v1/calls", token, query=query)
+    assert page.status == 200, page.body
+    return [c["call_id"] for c in page.body["calls"]], page.body["next_before"]
+
+
+def test_the_call_list_pages_from_the_newest_back(api, stack, agents):
+    """C5 the Runs page: a page of `limit` calls, newest first; `next_before` asks for the
+    older ones until none are left — none at exactly `limit` calls, one more just past it."""
+    caller = _caller(api, stack, agents)
+    made = []
+    for n in range(3):
+        made.append(api("POST", "/v1/calls", caller, _summarize({"text": f"t{n}"})).body["call_id"])
+        stack.clock.advance(1)
+    newest = made[::-1]
+    assert _calls_page(api, caller, 3) == (newest, None)  # at the limit: nothing older
+    first, before = _calls_page(api, caller, 2)  # just past it: one more page
+    assert first == newest[:2] and before is not None
+    assert _calls_page(api, caller, 2, before) == ([made[0]], None)
+
+
+def test_the_call_list_passes_over_other_callers_calls_past_one_query(
+    api, stack, agents, monkeypatch
+):
+    """A caller's older call that lies past CALLS_LIST_SCAN newer calls of others is reached
+    on a following page: next_before is where the Query stopped looking, not a guess."""
+    caller = _caller(api, stack, agents)
+    other = agents.connection("other")["token"]
+    mine = api("POST", "/v1/calls", caller, _summarize({"text": "mine"})).body["call_id"]
+    wait_for(api, caller, mine, {"succeeded"})
+    for n in range(4):  # newest first: o3 o2 | o1 o0 | mine, two looked at a Query
+        stack.clock.advance(1)
+        theirs = api("POST", "/v1/calls", other, _summarize({"text": f"o{n}"})).body["call_id"]
+        wait_for(api, other, theirs, {"succeeded"})
+    monkeypatch.setattr(limits, "CALLS_LIST_SCAN", 2)
+    found, before = _calls_page(api, caller, 5)
+    assert found == [] and before is not None
+    found, before = _calls_page(api, caller, 5, before)
+    assert found == [] and before is not None
+    assert _calls_page(api, caller, 5, before) == ([mine], None)
+
+
+def test_a_call_list_position_is_checked_and_stays_in_the_callers_account(api, stack, agents):
+    """A forged `before` is a 400 that says what to send; a well-formed one only positions
+    the Query in the caller's own account (another account's calls never show)."""
+    caller = _caller(api, stack, agents)
+    made = api("POST", "/v1/calls", caller, _summarize({"text": "t"})).body["call_id"]
+    for forged in ("x", "123.call_A", "9999999999999.call_" + "A" * 41, "9999999999999#" + made):
+        refused = api("GET", "/v1/calls", caller, query={"before": forged})
+        assert (refused.status, refused.body["error"]) == (
+            400,
+            {
+                "code": "invalid_request",
+                "message": "before must be the next_before of a page of calls; "
+                "list again without it.",
+                "field": "before",
+            },
+        ), forged
+    stranger = stack.services.identity.bootstrap("elsewhere").token
+    latest = "9999999999999.call_" + "Z" * 26
+    assert _calls_page(api, caller, 5, latest) == ([made], None)
+    assert _calls_page(api, stranger, 5, latest) == ([], None)

@@ -153,7 +153,11 @@ def test_a_notifier_batch_given_up_is_named_in_its_queue(stack, agents, api, mon
     agents.named("bob")
     sender = agents.connection("sender")["token"]
     assert api("POST", "/v1/messages", sender, {"target": "agent:bob", "message": "hi"}).status
-    [source] = [s for s in poller.sources if s.function == "NotifierFunction"]
+    [source] = [
+        s
+        for s in poller.sources
+        if s.function == "NotifierFunction" and s.table == stack.settings.messages_table
+    ]
     assert poller.poll(source) == 1
     [record] = _messages(stack.resources.queues["NotifierFailedBatchesQueue"])
     info = record["DDBStreamBatchInfo"]

@@ -181,6 +181,8 @@ class Seed:
         ack = {"delivery": "typed"}
         _ok(api("POST", f"/v1/messages/{received['message_id']}/ack", alpha, ack))
         _ok(api("GET", f"/v1/inboxes/{sent['inbox_id']}/state", beta))
+        # C5 the Messages view: the conversation just made, a page at a time.
+        _ok(api("GET", "/v1/agents/conversations", alpha, query={"limit": 1}))
 
         # F1–F7: the Crew, its functions, a call replayed and one answered.
         _ok(api("GET", "/v1/crews", alpha))
@@ -201,7 +203,8 @@ class Seed:
         question = wait_for(api, alpha, asking["call_id"], {"input_required"})
         reply = {"request_id": question["pending_inputs"][0]["request_id"], "answer": "yes"}
         _ok(api("POST", f"/v1/calls/{asking['call_id']}/reply", alpha, reply))
-        _ok(api("GET", "/v1/calls", alpha, query={"limit": 5}))
+        older = _ok(api("GET", "/v1/calls", alpha, query={"limit": 1}))["next_before"]
+        _ok(api("GET", "/v1/calls", alpha, query={"limit": 5, "before": older}))
 
         # M8–M10: messages to the Crew held for review, released and declined; wakeups.
         to_crew = {"target": "crew:contracts", "message": "About clause 8"}

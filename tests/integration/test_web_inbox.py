@@ -294,3 +294,25 @@ def test_c5_a_conversation_shows_its_newest_messages_and_requests(api, stack, ag
     assert messages == sent[-limits.CONVERSATION_MESSAGES_SHOWN :]
     requests = {r["message_id"] for r in shown.body["requests"]}
     assert requests == set(sent[-limits.REQUESTS_SHOWN_PER_CONVERSATION :])
+
+
+def test_c5_the_pages_may_connect_to_the_push_channel_only(stack, monkeypatch):
+    """The shell names the push channel's URL for the pages to follow their runs, and the
+    policy lets them connect to that one origin besides their own; a URL that is not a
+    WebSocket's adds nothing."""
+    monkeypatch.setenv("PUSH_URL", "wss://abc123.execute-api.eu-west-1.amazonaws.com/v1")
+    status, body, headers = call("GET", "/runs/wfrun_x")
+    assert status == 200
+    assert dict(headers)["Content-Security-Policy"] == CONTENT_SECURITY_POLICY.replace(
+        "connect-src 'self';",
+        "connect-src 'self' wss://abc123.execute-api.eu-west-1.amazonaws.com;",
+    )
+    assert (
+        '<meta name="agentworks-push" '
+        'content="wss://abc123.execute-api.eu-west-1.amazonaws.com/v1">' in body
+    )
+    for wrong in ("https://abc123.example/v1", 'ws://"><script>x</script>', ""):
+        monkeypatch.setenv("PUSH_URL", wrong)
+        status, body, headers = call("GET", "/inbox")
+        assert dict(headers)["Content-Security-Policy"] == CONTENT_SECURITY_POLICY, wrong
+        assert '<meta name="agentworks-push" content="">' in body and "<script>x" not in body

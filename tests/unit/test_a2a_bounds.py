@@ -86,9 +86,11 @@ class FakeCalls:
         self.reads += 1
         return _status()
 
-    def recent_statuses(self, principal: Any, limit: int, crew: str) -> list[dict[str, Any]]:
+    def recent_statuses(
+        self, principal: Any, limit: int, crew: str, before: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
         self.listed.append(limit)
-        return [_status()]
+        return [_status()], None
 
 
 def _handler(calls: FakeCalls) -> CrewTasks:

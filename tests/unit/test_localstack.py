@@ -47,6 +47,7 @@ def test_routes_are_the_templates_http_api_events() -> None:
         # C5: the web Inbox and Runs pages (GET only; tests/infrastructure/test_inbox_routes.py).
         ("GET", "/inbox"): "ApiFunction",
         ("GET", "/inbox/{proxy+}"): "ApiFunction",
+        ("GET", "/messages"): "ApiFunction",
         ("GET", "/runs"): "ApiFunction",
         ("GET", "/runs/{proxy+}"): "ApiFunction",
     }

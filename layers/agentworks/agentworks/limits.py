@@ -160,6 +160,9 @@ CONVERSATIONS_PAGE_DEFAULT = 25
 CONVERSATIONS_PAGE_MAX = 100
 CONVERSATIONS_SCANNED_PER_CREW = 100
 CONVERSATION_MESSAGES_SHOWN = 100
+# C5 the Messages view: conversations with a named agent, a page at most this many (default 25).
+NAMED_CONVERSATIONS_PAGE_DEFAULT = 25
+NAMED_CONVERSATIONS_PAGE_MAX = 100
 # The first line of a conversation's newest message, as the Inbox's list shows it.
 MESSAGE_PREVIEW_MAX_CHARS = 140
 # C5 sign-in: a one-time link lives 5 minutes, the session cookie it gives an hour.
@@ -275,6 +278,12 @@ PUSH_CONNECTION_SECONDS = 2 * 60 * 60
 PUSH_LISTENER_TTL_MARGIN_SECONDS = 10 * 60
 # Live listeners of one subject (a name, or an inbox): bounds a notice's fan-out.
 PUSH_LISTENERS_PER_SUBJECT = 20
+# C5 the console: one notice per account and stream batch names at most this many of the
+# runs that changed (more: `more` is true and a page re-reads whatever it shows).
+RUN_NOTICE_IDS_MAX = 25
+# The notifier remembers which account this many runs belong to (a step's item does not
+# name it): one read per run and process, not one per change.
+RUN_ACCOUNTS_REMEMBERED = 1000
 
 # ---- Local runners (issue 10 item 6): `cli` adapter steps run by an opted-in bridge ----
 

@@ -69,3 +69,9 @@ def settings_from(environment: Mapping[str, str]) -> Settings:
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return settings_from(os.environ)
+
+
+def push_url() -> str:
+    """The push channel's WebSocket URL (ws:// or wss://; "" when none), where the web pages
+    follow their runs. Read alone: serving the public page shells needs no other setting."""
+    return os.environ.get("PUSH_URL", "")

@@ -170,15 +170,16 @@ class CrewTasks(RequestHandler):
     async def on_list_tasks(
         self, params: ListTasksRequest, context: ServerCallContext
     ) -> ListTasksResponse:
-        """The caller's function calls on this Crew, newest first (requests in conversations
-        are listed with the conversation)."""
+        """The caller's function calls on this Crew, newest first, a page at a time (the
+        pageToken is the calls list's `before`); requests in conversations are listed with
+        their conversation."""
         principal, crew = _caller(context)
         size = params.page_size or limits.A2A_TASKS_PAGE_DEFAULT
         if not 1 <= size <= limits.CALLS_PAGE_MAX:
             raise InvalidParamsError(f"pageSize must be 1–{limits.CALLS_PAGE_MAX}.")
-        if params.page_token:
-            raise InvalidParamsError("pageToken is not offered: the newest tasks are listed.")
-        statuses = _domain(self._calls.recent_statuses, principal, size, crew)
+        statuses, next_page = _domain(
+            self._calls.recent_statuses, principal, size, crew, params.page_token or None
+        )
         wanted = CALL_STATES_OF.get(params.status) if params.status else None
         after = (
             params.status_timestamp_after.ToMilliseconds()
@@ -193,7 +194,9 @@ class CrewTasks(RequestHandler):
         ]
         if after is not None:
             tasks = [t for t in tasks if t.status.timestamp.ToMilliseconds() > after]
-        return ListTasksResponse(tasks=tasks, page_size=size, total_size=len(tasks))
+        return ListTasksResponse(
+            tasks=tasks, page_size=size, total_size=len(tasks), next_page_token=next_page or ""
+        )
 
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task:
         principal, crew = _caller(context)

@@ -35,11 +35,11 @@ from agentworks.conversations.inbox_models import (
     ConversationList,
     ConversationMessage,
     ConversationSummary,
-    MessagePreview,
     PendingQuestion,
     Tab,
 )
 from agentworks.conversations.models import RequestView
+from agentworks.conversations.previews import latest_preview
 from agentworks.conversations.requests import request_view
 from agentworks.crews.access import editable, may_see_call, visible
 from agentworks.crews.models import Crew
@@ -200,20 +200,11 @@ class ConversationInbox:
         )
 
     def _with_latest(self, summary: ConversationSummary) -> ConversationSummary:
-        """The summary with its newest message's first line: one eventually consistent
-        Query a listed conversation (a preview may lag a moment behind)."""
+        """The summary with its newest message's first line (`latest_preview`)."""
         ulid = parse_conversation_id(summary.conversation_id)
-        now = self._now_ms()
-        newest = self._conversations.head(ulid, now, consistent=False).latest
-        if newest is None or not newest.is_live(now):
+        preview = latest_preview(self._conversations, ulid, self._now_ms())
+        if preview is None:
             return summary
-        first_line = (newest.body.strip().splitlines() or [""])[0]
-        preview = MessagePreview(
-            sender=newest.sender,
-            kind=newest.framing.kind,
-            first_line=first_line[: limits.MESSAGE_PREVIEW_MAX_CHARS],
-            created_at=iso(newest.created_at) or "",
-        )
         return summary.model_copy(update={"latest": preview})
 
     def _agent(

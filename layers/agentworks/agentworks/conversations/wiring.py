@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from agentworks.conversations.crew_messages import CrewInboxes, CrewReception
     from agentworks.conversations.inbox import ConversationInbox
     from agentworks.conversations.message_runs import MessageRuns
+    from agentworks.conversations.messages_view import MessagesView
     from agentworks.conversations.requests import Requests
     from agentworks.conversations.stepping_in import SteppingIn
     from agentworks.conversations.wakeups import Wakeups
@@ -60,6 +61,7 @@ class Crews:
     controls: ConversationControls  # pause, resume, close, delete (C4)
     asked_starts: AskedStarts  # the tick starts runs of requests Crews' runs sent (C3)
     inbox: ConversationInbox  # the conversations a person may see, in tabs (C5)
+    messages_view: MessagesView  # the account's conversations with a named agent (C5)
     stepping_in: SteppingIn  # a person answers for a Crew they can edit (C5)
 
 
@@ -228,6 +230,7 @@ def build_crews(
         controls=controls,
         asked_starts=asked_starts(settings, client, clock, inbox, runs),
         inbox=conversation_inbox(settings, client, clock),
+        messages_view=messages_view(settings, client, clock),
         stepping_in=stepping_in(settings, client, clock, messaging, inbox, requests),
     )
 
@@ -271,6 +274,19 @@ def conversation_inbox(
         ConversationStore(client, settings.messages_table),
         RequestStore(client, settings.work_table),
         CallStore(client, settings.work_table),
+        clock,
+    )
+
+
+def messages_view(settings: Settings, client: DynamoDBClient, clock: Clock) -> MessagesView:
+    """C5: the account's conversations with a named agent (the Messages view)."""
+    from agentworks.conversations.messages_view import MessagesView
+    from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.messaging.named_conversation_store import NamedConversationIndex
+
+    return MessagesView(
+        NamedConversationIndex(client, settings.messages_table),
+        ConversationStore(client, settings.messages_table),
         clock,
     )
 

@@ -65,6 +65,11 @@ def listed_key(account_id: str, created_ms: int, call_id: str) -> dict[str, str]
     return {"pk": f"CALLS#{account_id}", "sk": f"{created_ms:013d}#{call_id}"}
 
 
+def _listed_position(sk: str) -> tuple[int, str]:
+    created_ms, call_id = sk.split("#", 1)
+    return int(created_ms), call_id
+
+
 def binding_key(account_id: str, connection_id: str, submission_id: str) -> dict[str, str]:
     return {"pk": f"CALLSUB#{account_id}#{connection_id}", "sk": f"S#{submission_id}"}
 
@@ -274,14 +279,25 @@ class CallStore:
             raise
 
     def recent(
-        self, account_id: str, caller: str | None, now_ms: int, limit: int
-    ) -> list[CallRecord]:
-        """The account's newest function calls (only `caller`'s, when given), newest first:
-        one Query of the list, one BatchGetItem of their records."""
+        self,
+        account_id: str,
+        caller: str | None,
+        now_ms: int,
+        limit: int,
+        before: tuple[int, str] | None = None,
+    ) -> tuple[list[CallRecord], tuple[int, str] | None]:
+        """The account's newest function calls (only `caller`'s, when given), newest first —
+        those listed before (created ms, call id) `before` when given — and where the next
+        page starts: the last entry looked at, when more may follow. One Query of the list
+        (at most CALLS_LIST_SCAN entries looked at), one BatchGetItem of their records."""
         values: dict[str, Any] = {":pk": f"CALLS#{account_id}"}
+        condition = "pk = :pk"
+        if before is not None:
+            condition += " AND sk < :before"
+            values[":before"] = listed_key(account_id, *before)["sk"]
         query: dict[str, Any] = {
             "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk",
+            "KeyConditionExpression": condition,
             "ScanIndexForward": False,
             "Limit": limits.CALLS_LIST_SCAN,
         }
@@ -289,12 +305,20 @@ class CallStore:
             query["FilterExpression"] = "caller = :caller"
             values[":caller"] = caller
         query["ExpressionAttributeValues"] = to_item(values)
-        listed = [from_item(raw) or {} for raw in self._db.query(**query)["Items"]]
-        ids = [str(e["call_id"]) for e in listed if int(e.get("expires_ttl", 0)) > now_ms // 1000][
-            :limit
-        ]
+        page = self._db.query(**query)
+        listed = [from_item(raw) or {} for raw in page["Items"]]
+        living = [e for e in listed if int(e.get("expires_ttl", 0)) > now_ms // 1000]
+        # The next page starts after the last entry this one used, or after the last one the
+        # Query looked at (the caller's own calls may lie past CALLS_LIST_SCAN others).
+        last: dict[str, Any] | None = None
+        if len(living) > limit:
+            last = living[limit - 1]
+        elif "LastEvaluatedKey" in page:
+            last = from_item(page["LastEvaluatedKey"]) or {}
+        ids = [str(e["call_id"]) for e in living[:limit]]
+        following = None if last is None else _listed_position(str(last["sk"]))
         if not ids:
-            return []
+            return [], following
         found: dict[str, CallRecord] = {}
         request: dict[str, Any] = {
             self._table: {"Keys": [to_item(call_key(i)) for i in ids], "ConsistentRead": True}
@@ -307,7 +331,7 @@ class CallStore:
             request = response.get("UnprocessedKeys") or {}
             if not request:
                 break
-        return [found[call_id] for call_id in ids if call_id in found]
+        return [found[call_id] for call_id in ids if call_id in found], following
 
     def get_binding(
         self, account_id: str, connection_id: str, submission_id: str, now_ms: int

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -49,6 +50,23 @@ from agentworks.observability import count
 
 if TYPE_CHECKING:
     from agentworks.crews.views import CallList
+
+
+# A list position as the Runs page passes it back: the created ms and id of the last call
+# looked at. It only positions a Query in the caller's own account, so it needs no signature.
+_POSITION = re.compile(r"(\d{13})\.(call_[0-9A-Za-z]{1,40})")
+
+
+def _list_position(before: str | None) -> tuple[int, str] | None:
+    if before is None:
+        return None
+    matched = _POSITION.fullmatch(before)
+    if matched is None:
+        raise InvalidInput(
+            "before must be the next_before of a page of calls; list again without it.",
+            field="before",
+        )
+    return int(matched.group(1)), matched.group(2)
 
 
 class RoutedFunctions(Protocol):
@@ -256,12 +274,15 @@ class FunctionCalls:
         record = may_see_call(principal, found[0] if found else None)
         return {**call_status(record), "replayed": True}
 
-    def recent(self, principal: Principal, limit: int | None = None) -> CallList:
+    def recent(
+        self, principal: Principal, limit: int | None = None, before: str | None = None
+    ) -> CallList:
         """C5 the Runs page: the caller's function calls, newest first (an admin's: the
-        account's), within its target bounds."""
+        account's), within its target bounds, a page at a time (`before`: the previous
+        page's next_before)."""
         from agentworks.crews.views import CallList, CallSummary
 
-        records = self._recent_records(principal, limit)
+        records, next_before = self._recent_records(principal, limit, before)
         return CallList(
             calls=[
                 CallSummary(
@@ -276,27 +297,39 @@ class FunctionCalls:
                     updated_at=iso(r.updated_at),
                 )
                 for r in records
-            ]
+            ],
+            next_before=next_before,
         )
 
     def recent_statuses(
-        self, principal: Principal, limit: int | None = None, crew_name: str | None = None
-    ) -> list[dict[str, Any]]:
+        self,
+        principal: Principal,
+        limit: int | None = None,
+        crew_name: str | None = None,
+        before: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str | None]:
         """A2A ListTasks: the same calls as `recent` (of one Crew, when named), each with its
-        whole status."""
-        records = self._recent_records(principal, limit)
-        return [call_status(r) for r in records if crew_name in (None, r.crew_name)]
+        whole status, and where the next page starts."""
+        records, next_before = self._recent_records(principal, limit, before)
+        statuses = [call_status(r) for r in records if crew_name in (None, r.crew_name)]
+        return statuses, next_before
 
-    def _recent_records(self, principal: Principal, limit: int | None) -> list[CallRecord]:
-        """The caller's newest calls (an admin's: the account's) within its target bounds."""
+    def _recent_records(
+        self, principal: Principal, limit: int | None, before: str | None
+    ) -> tuple[list[CallRecord], str | None]:
+        """The caller's newest calls (an admin's: the account's) within its target bounds,
+        older than `before` (a page's next_before), and the next page's `before`."""
         principal.require(FUNCTIONS_READ)
         page = limits.CALLS_PAGE_DEFAULT if limit is None else limit
         if not 1 <= page <= limits.CALLS_PAGE_MAX:
             raise InvalidInput(f"limit must be 1–{limits.CALLS_PAGE_MAX}.", field="limit")
         caller = None if ADMIN in principal.scopes else principal.connection_id
         now = int(self._clock.now() * 1000)
-        records = self._calls.recent(principal.account_id, caller, now, page)
-        return [r for r in records if principal.may_target(f"crew:{r.crew_name}")]
+        records, following = self._calls.recent(
+            principal.account_id, caller, now, page, _list_position(before)
+        )
+        next_before = None if following is None else f"{following[0]:013d}.{following[1]}"
+        return [r for r in records if principal.may_target(f"crew:{r.crew_name}")], next_before
 
     def status(self, principal: Principal, call_id: str) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)

@@ -116,6 +116,9 @@ class CallSummary(BaseModel):
 
 class CallList(BaseModel):
     calls: list[CallSummary] = Field(description="Newest first.")
+    next_before: str | None = Field(
+        default=None, description="More calls may be older: pass this as `before` for them"
+    )
 
 
 class CallAccepted(CallView):

@@ -16,6 +16,7 @@ from agentworks.http_api.openapi import openapi_json
 from agentworks.http_api.principal import authenticate
 from agentworks.http_api.resolver import Resolver
 from agentworks.observability import count_refusal, logger
+from agentworks.settings import push_url
 from agentworks.web import pages
 
 # No routes yet: each group loads on the first request for one of its paths (groups.py).
@@ -133,7 +134,10 @@ def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Entry point: refuses oversized bodies before reading them, authenticates (A3: in
     the function, so a refusal has the API's error shape), refuses bodies that are not
     strict JSON, then routes."""
-    page = pages.serve(event)  # the Inbox and Runs pages (C5): public shells, no data
+    # The Inbox, Messages and Runs pages (C5): public shells, no data.
+    page = None
+    if pages.is_page_path(str(event.get("rawPath") or "")):
+        page = pages.serve(event, push_url())
     if page is not None:
         return page
     body = event.get("body") or ""

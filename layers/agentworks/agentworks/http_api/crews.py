@@ -140,13 +140,15 @@ def call_function(request: Annotated[CallFunction, Body()]) -> Response[CallAcce
 
 @router.get(
     "/calls",
-    summary="Your function calls, newest first (an admin's: the account's), for the Runs page",
+    summary="Your function calls, newest first (an admin's: the account's), for the Runs page, "
+    "a page at a time (before: the next_before of the last)",
     responses=documented(200, 400, 403),
 )
 def list_calls(
     limit: Annotated[int | None, Query(ge=1, le=limits.CALLS_PAGE_MAX)] = None,
+    before: AfterCursor = None,
 ) -> CallList:
-    return services().crews.calls.recent(current_principal(router), limit)
+    return services().crews.calls.recent(current_principal(router), limit, before)
 
 
 @router.get(

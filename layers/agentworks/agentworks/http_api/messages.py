@@ -7,7 +7,9 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
-from agentworks.http_api.params import PathId
+from agentworks import limits
+from agentworks.conversations.messages_view_models import NamedConversationList
+from agentworks.http_api.params import AfterCursor, PathId
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented, new_or_replayed, or_replayed
 from agentworks.messaging.models import (
@@ -46,6 +48,19 @@ def list_agents(
 ) -> AgentList:
     listeners = services().push.listening.is_listening if listening else None
     return AgentList(agents=services().directory.list(current_principal(router), listeners))
+
+
+@router.get(
+    "/agents/conversations",
+    summary="The account's conversations with a named agent, newest first (C5 the Messages "
+    "view): bodies only to a connection that acts as one of its names",
+    responses=documented(200, 400, 403),
+)
+def list_named_conversations(
+    before: AfterCursor = None,
+    limit: Annotated[int | None, Query(ge=1, le=limits.NAMED_CONVERSATIONS_PAGE_MAX)] = None,
+) -> NamedConversationList:
+    return services().crews.messages_view.listing(current_principal(router), before, limit)
 
 
 @router.delete(

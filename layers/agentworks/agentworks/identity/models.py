@@ -91,6 +91,9 @@ class Principal:
     # How the request proved it: a connection's own bearer token, a web session cookie
     # pointing at one, or a relay run's credential. Only a token grants authority.
     credential: Literal["token", "session", "run", "mcp_call"] = "token"
+    # A web session's end (epoch seconds): what the session lets it do ends then, a push
+    # listener it opened included. None for every other credential.
+    session_expires_at: int | None = None
     # A `lambda` adapter's MCP call token (mcp_servers.call_tokens): what it may call and
     # for which turn; None for every other credential.
     mcp_grant: McpGrant | None = None

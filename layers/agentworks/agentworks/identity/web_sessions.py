@@ -181,4 +181,4 @@ class WebSessions:
             )
         except Unauthenticated:
             raise _refused() from None
-        return replace(principal, credential="session")
+        return replace(principal, credential="session", session_expires_at=int(item["expires_at"]))

@@ -36,6 +36,12 @@ def crew_key(account_id: str, crew_id: str) -> str:
     return f"{account_id}#{crew_id}"
 
 
+def named_keys(conv: Conversation) -> dict[str, str]:
+    """The NamedByAccount index's keys (C5 the Messages view): the account, then the
+    conversation's ulid (sortable: newest last)."""
+    return {"named_account": conv.account_id, "named_sort": conv.conversation}
+
+
 def conversation_to_item(conv: Conversation) -> dict[str, Any]:
     return {
         **keys.conversation(conv.conversation),

@@ -34,6 +34,7 @@ from agentworks.messaging.conversation_items import (
     crew_key,
     message_from_item,
     message_to_item,
+    named_keys,
     ttl_after,
 )
 from agentworks.messaging.lifecycle_store import admission_items, idle_key, live_attributes
@@ -240,12 +241,13 @@ class ConversationStore(MessagePages, SubmissionBindings):
         target: Registration,
     ) -> None:
         """First contact: new conversation, its first message, and the target's mailbox
-        entry, with the target's mailbox sequence moved under its own condition."""
+        entry, with the target's mailbox sequence moved under its own condition. The
+        conversation joins its account's NamedByAccount index (the Messages view)."""
         live = live_attributes(conv.account_id, conv.activity_hour, conv.conversation)
         account_cap, store_cap = admission_items(self._table, conv.account_id)
         items: dict[str, dict[str, Any]] = {
             "conversation": self._put(
-                conversation_to_item(conv) | live, "attribute_not_exists(pk)"
+                conversation_to_item(conv) | live | named_keys(conv), "attribute_not_exists(pk)"
             ),
             "message": self._put(message_to_item(message), "attribute_not_exists(pk)"),
             "mailbox": self._put(

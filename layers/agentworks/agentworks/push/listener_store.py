@@ -30,14 +30,17 @@ class Listener:
     account_id: str
     connection_id: str  # the platform connection whose token opened it
     expires_at: int  # epoch seconds
+    # When it connected (epoch seconds); None for one stored before it was kept: its expiry
+    # less the lifetime a listener is given.
+    opened_at: int | None = None
 
     def is_live(self, now: float) -> bool:
         return now < self.expires_at
 
     def connected_seconds(self, now: float) -> int:
-        """How long its WebSocket was open (usage), from the lifetime its expiry was set with."""
+        """How long its WebSocket was open (usage)."""
         lifetime = limits.PUSH_CONNECTION_SECONDS + limits.PUSH_LISTENER_TTL_MARGIN_SECONDS
-        opened = self.expires_at - lifetime
+        opened = self.opened_at if self.opened_at is not None else self.expires_at - lifetime
         return max(0, min(int(now - opened), limits.PUSH_CONNECTION_SECONDS))
 
 
@@ -57,6 +60,7 @@ def _fields(listener: Listener) -> dict[str, Any]:
         "account_id": listener.account_id,
         "connection_id": listener.connection_id,
         "expires_ttl": listener.expires_at,
+        "opened_at": listener.opened_at,
     }
 
 
@@ -67,6 +71,7 @@ def _listener(data: dict[str, Any]) -> Listener:
         account_id=str(data["account_id"]),
         connection_id=str(data["connection_id"]),
         expires_at=int(data["expires_ttl"]),
+        opened_at=int(data["opened_at"]) if data.get("opened_at") is not None else None,
     )
 
 

@@ -127,10 +127,14 @@ class Notifier:
         now = self._clock.now()
         partition = partition_of(inbox.inbox_id, item.to_agent)
         listeners = self._listeners.of_partition(partition, now, limits.PUSH_LISTENERS_PER_SUBJECT)
-        data = notice(item.message)
+        hearing = [listener for listener in listeners if listener.follow.hears(inbox.inbox_id)]
+        self.post(hearing, notice(item.message), report)
+
+    def post(self, listeners: Iterable[Listener], data: bytes, report: NoticeReport) -> None:
+        """`data` to each listener whose connection still allows it; the others, and those
+        whose socket is gone, are removed (and a refused one's socket closed)."""
+        now = self._clock.now()
         for listener in listeners:
-            if not listener.follow.hears(inbox.inbox_id):
-                continue
             connection = self._connection_of(listener.account_id, listener.connection_id)
             allowed = _still_allowed(listener, connection, now)
             try:

@@ -1,9 +1,10 @@
 """What a listener follows, and where its item lives so one Query finds it.
 
 A listener follows a whole name (every inbox of it, first contacts in its mailbox
-included) or one inbox. Its item lives in the partition of the side it listens on: the
-name's (`agent:<agent_id>`) for a named side, the inbox's (`inbox:<inbox_id>`) for an
-unnamed one. A stored message names its receiving side's agent (`to_agent`), so the
+included), one inbox, or its account's runs (the web console's pages, C5). Its item lives in
+the partition of the side it listens on: the name's (`agent:<agent_id>`) for a named side,
+the inbox's (`inbox:<inbox_id>`) for an unnamed one, the account's (`console:<account_id>`)
+for the console. A stored message names its receiving side's agent (`to_agent`), so the
 notifier reads exactly one partition per message and keeps the listeners whose scope
 covers the inbox. A re-created name is a new identity: its old listeners hear nothing.
 """
@@ -29,6 +30,12 @@ class Follow:
         return (
             self.partition.removeprefix("agent:") if self.partition.startswith("agent:") else None
         )
+
+
+def console(account_id: str) -> Follow:
+    """The account's console: a notice when one of its runs (a function call, a workflow run
+    or step, a Relay run) changes."""
+    return Follow(f"console:{account_id}", WHOLE_NAME)
 
 
 def whole_name(agent_id: str) -> Follow:

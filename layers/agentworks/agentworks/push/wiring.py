@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from agentworks.messaging.stream_usage import StreamUsage
     from agentworks.push.listening import Listening
     from agentworks.push.notifier import Notifier
+    from agentworks.push.run_notices import RunNotices
     from agentworks.settings import Settings
 
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 class Push:
     listening: Listening
     notifier: Notifier
+    run_notices: RunNotices  # the web console's: runs of the account that changed (C5)
     usage: StreamUsage  # the notifier's batches also count sends (agentworks.usage)
     # The HTTP API's URL, which serves the web pages: a cookie-signed upgrade's Origin.
     pages_url: Callable[[], str] = lambda: ""
@@ -55,6 +57,7 @@ def build_push(
     from agentworks.push.listener_store import ListenerStore
     from agentworks.push.listening import Listening
     from agentworks.push.notifier import Notifier
+    from agentworks.push.run_notices import RunNotices
     from agentworks.relays.platform_url import PlatformUrl
     from agentworks.usage.recorder import UsageRecorder
     from agentworks.usage.usage_store import UsageStore
@@ -74,6 +77,14 @@ def build_push(
         found = conversations.get_conversation(conversation, int(clock.now() * 1000))
         return found.account_id if found else None
 
+    # A listener's connection as it authenticates now: a child whose ancestor was revoked
+    # gets no more notices either.
+    notifier = Notifier(
+        listeners,
+        channel,
+        lambda account, conn: identity.get_live_connection(account, conn, clock.now()),
+        clock,
+    )
     return Push(
         listening=Listening(
             listeners,
@@ -81,14 +92,33 @@ def build_push(
             clock,
             UsageRecorder(usage, clock),
         ),
-        # A listener's connection as it authenticates now: a child whose ancestor was
-        # revoked gets no more notices either.
-        notifier=Notifier(
-            listeners,
-            channel,
-            lambda account, conn: identity.get_live_connection(account, conn, clock.now()),
-            clock,
-        ),
+        notifier=notifier,
+        run_notices=RunNotices(listeners, notifier, run_accounts(settings, client), clock),
         usage=StreamUsage(usage, account_of),
         pages_url=PlatformUrl(settings.platform_api_url, settings.platform_api_url_parameter),
     )
+
+
+def run_accounts(settings: Settings, client: DynamoDBClient) -> Callable[[str], str | None]:
+    """The account a call, workflow run or Relay run belongs to (None: not stored), read
+    through its own store: a step's item does not name it."""
+    from agentworks.aws_clients import s3
+    from agentworks.crews.call_store import CallStore
+    from agentworks.relays.run_store import RelayRunStore
+    from agentworks.workflows.run_store import RunStore
+
+    calls = CallStore(client, settings.work_table)
+    workflow_runs = RunStore(client, settings.work_table, s3, settings.outputs_bucket)
+    relay_runs = RelayRunStore(client, settings.work_table)
+
+    def account_of(run_id: str) -> str | None:
+        if run_id.startswith("wfrun_"):
+            run = workflow_runs.get(run_id)
+            return run[0].account_id if run else None
+        if run_id.startswith("rrun_"):
+            relay = relay_runs.get(run_id)
+            return relay[0].account_id if relay else None
+        call = calls.get(run_id)
+        return call[0].account_id if call else None
+
+    return account_of

@@ -1,10 +1,12 @@
-// The AgentWorks Inbox and Runs pages (C5). Vanilla JS modules, no build step: it signs in
+// The AgentWorks Inbox, Messages and Runs pages (C5). Vanilla JS modules, no build step: it signs in
 // with the one-time code in the URL fragment, then only calls the API (same origin, session
 // cookie). Every text it shows is set with textContent: nothing from the API becomes markup.
 "use strict";
 
 import { ApiError, api, el, inWords, notice, pages, show, signedOut, stopLive } from "./core.js";
 import { renderConversation, renderInbox, setNeedsCount } from "./inbox.js";
+import { renderMessages } from "./messages.js";
+import { followRuns } from "./push.js";
 import { renderCall, renderRelayRun } from "./run_pages.js";
 import { renderRuns } from "./runs.js";
 import { renderWorkflowRun } from "./workflow_page.js";
@@ -21,6 +23,7 @@ async function route() {
   const params = new URLSearchParams(location.search);
   try {
     if (path.startsWith("/inbox/c/")) await renderConversation(decodeURIComponent(path.slice(9)));
+    else if (path === "/messages") await renderMessages(params);
     else if (path === "/runs") await renderRuns(params);
     else if (path.startsWith("/runs/")) await renderRun(decodeURIComponent(path.slice(6)));
     else await renderInbox(params);
@@ -60,6 +63,7 @@ async function start() {
     route();
   });
   window.addEventListener("popstate", route);
+  followRuns();
   await route();
 }
 

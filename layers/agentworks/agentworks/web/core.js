@@ -2,6 +2,8 @@
 // with text only (nothing from the API becomes markup), times, notices and actions.
 "use strict";
 
+import { onRuns, pushOpen } from "./push.js";
+
 const CSRF = { "X-AgentWorks-Requested-With": "inbox" };
 export const main = () => document.getElementById("main");
 
@@ -110,32 +112,51 @@ export function signedOut() {
 
 // The page's refresh, set by `live`: cancelled by the next route.
 let refresh = null;
+let unfollow = () => {};
 
 // Routing: each page calls `rerender` (set by the app) to draw itself again.
 export const pages = { rerender: async () => {} };
 
-// A page whose run is still going draws itself again every few seconds — unless a person is
-// typing in it — and its running clocks tick every second meanwhile.
-export function live(going) {
+// Draws the page again, unless a person is typing in it (then a moment later); `cause`
+// ("notice" or "poll") is kept on the page for whoever wants to know why it moved.
+function redraw(cause) {
   clearTimeout(refresh);
-  clearInterval(live.ticker);
+  const typing = [...document.querySelectorAll("textarea, input")].some(
+    (field) => field === document.activeElement || field.value);
+  if (typing) {
+    refresh = setTimeout(() => redraw(cause), 1000);
+    return;
+  }
+  document.body.dataset.redrawn = cause;
+  pages.rerender();
+}
+
+// A page whose run is still going follows it: it draws itself again when the push channel
+// says one of `runIds` changed, and only while that channel is down every few seconds.
+// Its running clocks tick every second meanwhile.
+export function live(going, runIds = []) {
+  stopLive();
   if (!going) return;
   live.ticker = setInterval(() => {
     for (const clock of document.querySelectorAll("[data-started]")) {
       clock.textContent = duration(clock.getAttribute("data-started"), null);
     }
   }, 1000);
-  refresh = setTimeout(() => {
-    const typing = [...document.querySelectorAll("textarea, input")].some(
-      (field) => field === document.activeElement || field.value);
-    if (typing) return live(going);
-    pages.rerender();
-  }, 3000);
+  unfollow = onRuns((notice) => {
+    if (notice.more || (notice.run_ids || []).some((id) => runIds.includes(id))) redraw("notice");
+  });
+  const poll = () => {
+    if (pushOpen()) refresh = setTimeout(poll, 3000); // the channel will say when
+    else redraw("poll");
+  };
+  refresh = setTimeout(poll, 3000);
 }
 
 export function stopLive() {
   clearTimeout(refresh);
   clearInterval(live.ticker);
+  unfollow();
+  unfollow = () => {};
 }
 
 // One action button: runs `act`, says what happened, draws the page again.

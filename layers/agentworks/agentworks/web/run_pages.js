@@ -28,7 +28,7 @@ export async function renderCall(callId) {
     call.progress.length ? [el("h2", {}, "Turns and progress"),
       el("ol", { class: "progress", "data-testid": "progress" }, call.progress.map((line) => el("li", {}, line)))] : null,
   );
-  live(!call.terminal);
+  live(!call.terminal, [call.call_id]);
 }
 
 function resultSection(call) {
@@ -97,5 +97,5 @@ export async function renderRelayRun(runId) {
         el("td", {}, String(s.replays)))))] : null,
     run.mcp_calls.length ? mcpTable(run.mcp_calls) : null,
   );
-  live(!run.terminal);
+  live(!run.terminal, [runId]);
 }

@@ -12,7 +12,8 @@ export async function renderRuns(params) {
     api("GET", `/v1/workflows${params.get("before") ? `?before=${encodeURIComponent(params.get("before"))}` : ""}`)
       .catch(() => ({ runs: [] })),
     api("GET", "/v1/conversations?limit=100").catch(() => ({ conversations: [] })),
-    api("GET", "/v1/calls?limit=100").catch(() => ({ calls: [] })),
+    api("GET", `/v1/calls?limit=100${params.get("callsBefore") ? `&before=${encodeURIComponent(params.get("callsBefore"))}` : ""}`)
+      .catch(() => ({ calls: [] })),
   ]);
   const rows = {
     calls: direct.calls.map((c) => ({
@@ -26,6 +27,7 @@ export async function renderRuns(params) {
   const filter = {
     state: params.get("state") || "", kind: params.get("kind") || "",
     name: params.get("name") || "", since: params.get("since") || "", before: params.get("before") || "",
+    callsBefore: params.get("callsBefore") || "",
   };
   const go = (change) => {
     const next = new URLSearchParams({ ...filter, ...change });
@@ -57,10 +59,13 @@ export async function renderRuns(params) {
   const sections = KINDS.filter(([key]) => !filter.kind || filter.kind === key).map(([key, title]) => [
     el("h2", {}, title),
     runTable(rows[key].filter(keep), key === "calls" ? "function-calls" : "runs"),
-    // The server keeps older workflow runs on further pages.
+    // The server keeps older workflow runs and function calls on further pages.
     key === "workflows" && workflows.nextBefore ? el("button", {
       type: "button", "data-testid": "older-runs", onclick: () => go({ before: workflows.nextBefore }),
     }, "Older workflow runs") : null,
+    key === "calls" && direct.next_before ? el("button", {
+      type: "button", "data-testid": "older-calls", onclick: () => go({ callsBefore: direct.next_before }),
+    }, "Older function calls") : null,
   ]);
   show(
     el("h1", {}, "Runs"),

@@ -37,7 +37,8 @@ export async function renderWorkflowRun(runId) {
       el("li", {}, `${n.event}${n.step ? ` (${n.step})` : ""}: ${n.delivered ? "delivered" : "not delivered"} after ${n.attempts} attempt(s)`,
         n.error ? el("span", { class: "muted" }, ` — ${n.error}`) : null)))] : null,
   );
-  live(!ENDED.has(run.status));
+  // The run's steps and the Crew calls they make are its own notices' runs.
+  live(!ENDED.has(run.status), [runId, ...stepCalls(run, items)]);
 }
 
 // The stages left to right, a barrier between each two: a stage starts when every step of
@@ -138,4 +139,9 @@ function timeline(run, items) {
   }),
   svg("text", { x: label, y: rows.length * height + 18, class: "tl-label" }, when(run.createdAt)),
   svg("text", { x: width - 10, y: rows.length * height + 18, class: "tl-label end" }, duration(run.createdAt, new Date(t1).toISOString()))));
+}
+
+function stepCalls(run, items) {
+  const stages = [...(run.stages || []), ...items.flatMap((item) => item.stages || [])];
+  return stages.flatMap((stage) => (stage.steps || []).map((step) => step.callId)).filter(Boolean);
 }
