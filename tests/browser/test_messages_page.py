@@ -64,6 +64,8 @@ def test_c5_the_messages_view_shows_the_readme_flow(
     page = admin.new_page()
     link = cli.ok("inbox", "--json").json()["url"]
     page.goto(link)
+    # Signed in (the one-time link exchanged for the session cookie) before moving on.
+    page.get_by_test_id("tab-needs_you").wait_for()
     page.get_by_test_id("nav-messages").click()
     page.get_by_test_id("named-agents").wait_for()
     names = page.get_by_test_id("agent-filter").all_text_contents()
@@ -88,6 +90,7 @@ def test_c5_the_messages_view_shows_the_readme_flow(
     mine = browser.new_context()
     page = mine.new_page()
     page.goto(cli.ok("inbox", "--json", config=flow["configs"][worker]).json()["url"])
+    page.get_by_test_id("tab-needs_you").wait_for()
     page.get_by_test_id("nav-messages").click()
     row = page.locator(f"[data-conversation={flow['sent']['conversation_id']}]")
     row.get_by_test_id("preview").wait_for()

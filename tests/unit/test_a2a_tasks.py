@@ -117,3 +117,120 @@ def test_json_survives_a_data_part(value: Any) -> None:
     """A data part carries numbers as doubles: whole ones come back as the ints they were."""
     [back] = get_data_parts([new_data_part({"v": value})])
     assert whole_numbers(back) == {"v": value}
+
+
+# -- a request in a conversation with a Crew, as a task -------------------------------------
+
+CONVERSATION = "01MCC5RM00QXTAJFGYQKWTPWRS"
+ASKED = f"msg_{CONVERSATION}b0000000001"  # the request went to side b (the Crew)
+
+
+def detail(state: str, **fields: Any) -> Any:
+    from agentworks.conversations.inbox_models import (
+        ConversationAgent,
+        ConversationDetail,
+        ConversationMessage,
+        PendingQuestion,
+    )
+    from agentworks.conversations.models import RequestView
+
+    request = RequestView(
+        message_id=ASKED,
+        state=state,  # type: ignore[arg-type]
+        label=state,
+        deadline_at="2026-12-05T00:00:00.000Z",
+        run_id=fields.pop("run_id", None),
+        reason=fields.pop("reason", None),
+        created_at="2026-12-04T00:00:00.000Z",
+        updated_at="2026-12-04T00:00:02.000Z",
+    )
+    replies = [
+        ConversationMessage(message_id=f"msg_{CONVERSATION}a000000000{i + 2}", sender="crew:c",
+                            to="external", kind="reply", body=body,
+                            created_at="2026-12-04T00:00:01.000Z", in_reply_to=ASKED)
+        for i, body in enumerate(fields.pop("replies", []))
+    ]  # fmt: skip
+    questions = [PendingQuestion(**q) for q in fields.pop("questions", [])]
+    return ConversationDetail(
+        conversation_id=f"cnv_{CONVERSATION}",
+        status="active",
+        tab="active",
+        tab_label="Active",
+        agents=[
+            ConversationAgent(
+                side="a", address="external", inbox_id=f"ibx_{CONVERSATION}a", may_act=True
+            ),
+            ConversationAgent(
+                side="b", address="crew:c", inbox_id=f"ibx_{CONVERSATION}b", may_act=False
+            ),
+        ],
+        open_requests=[],
+        runs=[],
+        needs_you=0,
+        runs_as_you=True,
+        created_at="2026-12-04T00:00:00.000Z",
+        last_activity_at="2026-12-04T00:00:00.000Z",
+        messages=replies,
+        requests=[request],
+        questions=questions,
+        **fields,
+    ), request
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ("waiting_for_review", TaskState.TASK_STATE_SUBMITTED),
+        ("received", TaskState.TASK_STATE_SUBMITTED),
+        ("in_progress", TaskState.TASK_STATE_WORKING),
+        ("answered", TaskState.TASK_STATE_COMPLETED),
+        ("declined", TaskState.TASK_STATE_REJECTED),
+        ("couldnt_complete", TaskState.TASK_STATE_FAILED),
+        ("expired", TaskState.TASK_STATE_FAILED),
+        ("cancelled", TaskState.TASK_STATE_CANCELED),
+    ],
+)
+def test_each_request_state_maps_and_rides_in_the_metadata(state: str, expected: int) -> None:
+    from agentworks.a2a_server.request_tasks import request_task
+
+    task = request_task(*detail(state))
+    assert task.status.state == expected
+    assert task.id == ASKED and task.context_id == f"ibx_{CONVERSATION}a"  # the asker's inbox
+    raw = MessageToDict(task.metadata)["agentworks"]
+    assert raw["state"] == state and raw["conversation_id"] == f"cnv_{CONVERSATION}"
+    assert task.status.timestamp.ToJsonString() == "2026-12-04T00:00:02Z"
+
+
+def test_the_crews_replies_are_the_reply_artifact() -> None:
+    from agentworks.a2a_server.request_tasks import request_task
+
+    task = request_task(*detail("answered", replies=["Clause 7 covers it.", "And 8."]))
+    [artifact] = task.artifacts
+    assert artifact.name == "reply"
+    assert [p.text for p in artifact.parts] == ["Clause 7 covers it.", "And 8."]
+    assert not task.status.HasField("message")
+    assert not request_task(*detail("in_progress")).artifacts
+
+
+def test_a_question_of_the_requests_run_is_input_required() -> None:
+    from agentworks.a2a_server.request_tasks import request_task
+
+    asked = {"run_id": "run_1", "request_id": "req_9", "question": "Which clause?"}
+    other = {"run_id": "run_2", "request_id": "req_8", "question": "Not this one"}
+    task = request_task(*detail("in_progress", run_id="run_1", questions=[other, asked]))
+    assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert get_data_parts(task.status.message.parts) == [{"req_9": "Which clause?"}]
+    # A question of another run, or none: still working.
+    assert (
+        request_task(*detail("in_progress", run_id="run_3", questions=[asked])).status.state
+        == TaskState.TASK_STATE_WORKING
+    )
+
+
+def test_why_it_ended_is_the_status_message() -> None:
+    from agentworks.a2a_server.request_tasks import request_task
+
+    task = request_task(*detail("declined", reason="Out of scope."))
+    assert [p.text for p in task.status.message.parts] == ["Out of scope."]
+    answered = request_task(*detail("answered", reason="Answered by a person for the agent."))
+    assert not answered.status.HasField("message")

@@ -170,6 +170,21 @@ GROUPS = (
             "tests/integration/test_runner_steps.py",
         ),
     ),
+    Group(
+        # Issue 30: calls and requests read as A2A tasks, and the a2a adapter's turn.
+        "a2a",
+        modules=(
+            f"{LAYER}/a2a_server/call_tasks.py",
+            f"{LAYER}/a2a_server/request_tasks.py",
+            f"{LAYER}/a2a_server/parts.py",
+            f"{LAYER}/crews/adapters/a2a_agent.py",
+        ),
+        tests=(
+            "tests/unit/test_a2a_tasks.py",
+            "tests/unit/test_a2a_bounds.py",
+            "tests/integration/test_a2a_adapter.py",
+        ),
+    ),
 )
 
 
