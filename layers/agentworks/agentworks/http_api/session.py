@@ -131,9 +131,7 @@ def end_session() -> Response[SessionEnded]:
 def create_push_ticket() -> Response[PushTicketIssued]:
     # Authenticated like every route (a cookie-signed POST carries the CSRF header); only a
     # web session gets one (a token's holder sends the token on the upgrade).
-    issued = services().push.tickets.issue(
-        current_principal(router), session_cookie(_raw_event())
-    )
+    issued = services().push.tickets.issue(current_principal(router), session_cookie(_raw_event()))
     return Response(
         status_code=200,
         content_type="application/json",
