@@ -102,8 +102,8 @@ def test_c5_only_a_web_session_with_the_pages_header_mints_one(api, agents, stac
     # The cookie without the CSRF header: a cross-site form's request.
     status, body = mint(cookie)
     assert (status, body["error"]["code"]) == (403, "forbidden")
-    # A connection's own token (and so a relay run's credential or an MCP call token,
-    # which no narrower rule lets through: the authorization matrix's rows).
+    # A connection's own token is refused (a relay run's credential and a child's too: the
+    # authorization matrix's row for this route).
     minted = api("POST", "/v1/session/push-tickets", worker)
     assert (minted.status, minted.body["error"]["code"]) == (403, "forbidden")
     assert "ticket" not in minted.body

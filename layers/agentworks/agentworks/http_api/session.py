@@ -12,6 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.shared.cookies import Cookie, SameSite
 from pydantic import BaseModel, Field
 
+from agentworks import limits
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.identity.bearer import require_csrf_header, session_cookie
@@ -45,7 +46,7 @@ class SessionEnded(BaseModel):
 class PushTicketIssued(BaseModel):
     ticket: str = Field(
         description="Open the push channel with ?ticket=… from the pages' own origin, "
-        "within 60 seconds; it signs in that upgrade and nothing else."
+        f"within {limits.PUSH_TICKET_SECONDS} seconds; it signs in that upgrade and nothing else."
     )
     expires_at: str = Field(description="ISO 8601, UTC")
 
