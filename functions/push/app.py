@@ -1,9 +1,11 @@
 """Push function: the WebSocket API's `$connect`, `$disconnect` and `$default` routes.
 
 `$connect` authenticates a connection's bearer token as the HTTP API does (a relay run's
-credential is refused like a bad token: its role reads no relay runs) and opens a listener for
-`?agent_name=NAME`, `?inbox_id=ibx_…` or `?console=runs` (the web pages' runs); a refusal
-answers with its status and the one error shape, and API Gateway refuses the upgrade.
+credential is refused like a bad token: its role reads no relay runs), or the web pages'
+session cookie or push ticket (`?ticket=…`, identity.push_tickets) from their own Origin,
+and opens a listener for `?agent_name=NAME`, `?inbox_id=ibx_…` or `?console=runs` (the web
+pages' runs); a refusal answers with its status and the one error shape, and API Gateway
+refuses the upgrade.
 `$default` answers a keep-alive ping (API Gateway closes a connection idle for 10 minutes).
 """
 
@@ -28,8 +30,12 @@ def _connect(event: dict[str, Any], ws_id: str) -> dict[str, Any]:
     query = event.get("queryStringParameters") or {}
     # Relay code has no push channel, and this role cannot read relay runs: a run's
     # credential is refused here like any token that is not a connection's.
-    # A session cookie only from the web pages' own origin (any page can start an upgrade).
-    principal = authenticate_event(event, run_credentials=False, pages_url=push().pages_url)
+    # A session cookie, or the pages' push ticket where the cookie cannot go (the push API
+    # has its own host name), only from the web pages' own origin (any page can start an
+    # upgrade).
+    principal = authenticate_event(
+        event, run_credentials=False, pages_url=push().pages_url, tickets=push().tickets
+    )
     push().listening.connect(
         principal, ws_id, query.get("inbox_id"), query.get("agent_name"), query.get("console")
     )

@@ -6,6 +6,7 @@ page polls again until it is back."""
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -75,3 +76,83 @@ def test_c5_a_run_page_is_drawn_again_on_the_push_channels_notice(
     page.locator("[data-testid=run-status]", has_text="succeeded").wait_for(timeout=60_000)
     assert page.evaluate("document.body.dataset.redrawn") == "poll"
     context.close()
+
+
+def test_c5_a_push_ticket_signs_the_socket_in_where_the_cookie_cannot_go(
+    cli: Cli, browser: Any, local_stack: Any, shots: Any, tmp_path: Path
+) -> None:
+    """Deployed, the push API has its own host name, so the pages' host-only session cookie
+    never reaches the upgrade. Here the pages stay at http://127.0.0.1:PORT and name the
+    push channel ws://localhost:PORT+1 (the same server under another host name: the
+    browser keeps 127.0.0.1's cookie from it). Without a ticket the upgrade is refused;
+    the page's own socket, signed in by its ticket, opens, and the run is drawn again on
+    the channel's notice."""
+    push_url = local_stack.ready["push_url"]
+    elsewhere = push_url.replace("ws://127.0.0.1:", "ws://localhost:")
+    assert elsewhere != push_url and "localhost" in elsewhere
+
+    def other_host(route: Any) -> None:
+        # The pages' HTML (its push meta tag) and its policy's connect-src, both renamed.
+        if route.request.resource_type != "document":
+            route.continue_()
+            return
+        response = route.fetch()
+        headers = {k: v.replace(push_url, elsewhere) for k, v in response.headers.items()}
+        body = response.text().replace(push_url, elsewhere)
+        route.fulfill(response=response, body=body, headers=headers)
+
+    adapter = f"ticket-{uuid.uuid4().hex[:6]}"
+    (tmp_path / "profile.yaml").write_text(PROFILE.format(name=adapter))
+    cli.ok("adapters", "create", "--file", str(tmp_path / "profile.yaml"))
+    step = {"label": "approve", "adapter": adapter, "prompt": "approve it", "policy": "escalate"}
+    run_id = _workflow(cli, tmp_path, "ticketed", [{"label": "gate", "steps": [step]}])
+    link = cli.ok("inbox", "--json").json()["url"]
+    pages = link.split("/inbox")[0]
+    assert pages.startswith("http://127.0.0.1:")
+    # Chromium's Local Network Access checks would refuse a socket from 127.0.0.1's page to
+    # localhost for another reason than the one this test is about: off, in a browser of
+    # its own (a deployed page and its push API are both public).
+    own = browser.browser_type.launch(
+        executable_path=shutil.which("chromium"),
+        args=["--no-sandbox", "--disable-features=LocalNetworkAccessChecks"],
+        headless=True,
+    )
+    context = own.new_context()
+    page = context.new_page()
+    page.route(lambda url: url.startswith(pages), other_host)
+    sockets: list[str] = []
+    page.on("websocket", lambda socket: sockets.append(socket.url))
+    page.goto(link)
+    page.get_by_test_id("tab-needs_you").wait_for()
+    session = {c["name"]: c for c in context.cookies()}["aw_session"]
+    assert session["domain"] == "127.0.0.1"
+    page.goto(f"{pages}/runs/{run_id}")
+    assert page.locator('meta[name="agentworks-push"]').get_attribute("content") == elsewhere
+
+    # The cookie does not reach the push channel's host: a socket without a ticket, from the
+    # page's own Origin, is refused.
+    refused = page.evaluate(
+        """(url) => new Promise((done) => {
+          const socket = new WebSocket(`${url}/?console=runs`);
+          socket.addEventListener("open", () => { socket.close(); done("open"); });
+          socket.addEventListener("close", () => done("closed"));
+        })""",
+        elsewhere,
+    )
+    assert refused == "closed"
+
+    page.locator("body[data-push=open]").wait_for(timeout=30_000)
+    opened = [url for url in sockets if "ticket=" in url]
+    assert opened and all(url.startswith(f"{elsewhere}/?console=runs&ticket=") for url in opened)
+    assert all(session["value"] not in url for url in sockets)  # the secret stays out of URLs
+    status = page.locator("[data-step=approve] [data-testid=step-status]")
+    status.filter(has_text="waiting").wait_for(timeout=60_000)
+    assert page.evaluate("document.body.dataset.redrawn") in (None, "notice")
+
+    cli.ok("workflow", "resolve", run_id, "--step", "approve", "--answer", "yes")
+    page.locator("[data-testid=run-status]", has_text="succeeded").wait_for(timeout=60_000)
+    assert page.evaluate("document.body.dataset.redrawn") == "notice"
+    assert page.evaluate("document.body.dataset.push") == "open"
+    shots(page, "run-followed-by-push-ticket")
+    context.close()
+    own.close()

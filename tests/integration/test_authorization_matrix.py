@@ -505,6 +505,25 @@ HTTP_ROWS: dict[tuple[str, str], list[Row]] = {
             grants=True,
         )
     ],
+    # C5 push tickets: a web session's only (the pages' upgrade where the cookie cannot go);
+    # every token, a relay run's credential and a child's included, is refused with a 403.
+    _http("POST", "/v1/session/push-tickets"): [
+        Row(
+            "ticket",
+            None,
+            lambda w: ("/v1/session/push-tickets", None, None),
+            kind="account",
+            expect={
+                "other_account": "forbidden",
+                "outside_bounds": "forbidden",
+                "not_on_allow_list": "forbidden",
+                "bounded_admin": "forbidden",
+                "relay_run": "forbidden",
+                "child_connection": "forbidden",
+                "web_session": OWN,
+            },
+        )
+    ],
     _http("DELETE", "/v1/conversations/<inbox_id>"): [
         Row(
             "delete",

@@ -481,6 +481,25 @@ def _drive_push(api: Any, stack: Any, agents: Any) -> None:
     cookied["headers"]["origin"] = "https://api.example.test"
     assert _push(cookied)[0] == 200
     assert _push(_ws_event("$disconnect", "wscookie"))[0] == 200
+    # Where the cookie cannot go (deployed, the push API's own host name): a push ticket the
+    # API mints (ApiFunction) and the upgrade redeems (PushFunction), each reading the
+    # signing secret as the deployed wiring does, and the session's item.
+    from agentworks.identity.push_tickets import PushTickets
+    from agentworks.signing import signer_from_secret
+    from tests.integration.test_web_inbox import CSRF, call
+
+    stack.services.push.tickets = PushTickets(
+        lambda: signer_from_secret.__wrapped__(stack.settings.signing_secret_arn),
+        lambda: stack.services.identity.web,
+        stack.clock,
+    )
+    session = cookie_header(sign_in(api, listener_name))
+    status, minted, _ = call("POST", "/v1/session/push-tickets", None, [session, CSRF])
+    assert status == 200, minted
+    ticketed = _ws_event("$connect", "wsticket", None, console="runs", ticket=minted["ticket"])
+    ticketed["headers"]["origin"] = "https://api.example.test"
+    assert _push(ticketed)[0] == 200
+    assert _push(_ws_event("$disconnect", "wsticket"))[0] == 200
 
 
 def _drive_webhooks(api: Any, stack: Any, agents: Any) -> None:

@@ -507,14 +507,15 @@ class Fuzz:
 # posted result needs the mailbox adapter (tests/integration/test_mailbox_adapter.py).
 # A durable step's routes answer only a running relay's credential, which relay code holds
 # in its own process (tests/integration/test_relay_steps.py drives them).
-# The web sign-in's exchange and sign-out need the page's header and cookie
-# (tests/integration/test_web_inbox.py drives them).
+# The web sign-in's exchange and sign-out, and a session's push ticket, need the page's
+# header and cookie (tests/integration/test_web_inbox.py and test_push_tickets.py drive them).
 # A tool call's success needs a live MCP server (tests/integration/test_mcp_servers.py
 # starts one and drives it).
 NO_SCENARIO = {
     "POST /v1/mcp-servers/{name}/tools/{tool}:call",
     "POST /v1/session",
     "POST /v1/session/logout",
+    "POST /v1/session/push-tickets",
     "GET /v1/calls/{call_id}/files",
     "POST /v1/calls/{call_id}/result",
     *(

@@ -14,18 +14,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentworks.errors import Unauthenticated
 from agentworks.identity.bearer import bearer_token, require_csrf_header, session_cookie
 from agentworks.identity.models import Principal
 from agentworks.observability import count, logger
 
+if TYPE_CHECKING:
+    from agentworks.identity.push_tickets import PushTickets
+
 
 def authenticate_event(
     event: Mapping[str, Any],
     run_credentials: bool = True,
     pages_url: Callable[[], str] | None = None,
+    tickets: PushTickets | None = None,
 ) -> Principal:
     """The principal of an API Gateway v2 event, or `Unauthenticated` (one message for a
     missing, malformed, unknown, expired or revoked token: which one is not told).
@@ -33,7 +37,9 @@ def authenticate_event(
     `run_credentials=False` for a surface whose role cannot read relay runs (push): a
     relay run's credential is then one more token that is not a connection's, refused
     like any other without reading anything. `pages_url` for a WebSocket upgrade (push):
-    a session cookie counts only with the web pages' own `Origin` (identity.web_origin)."""
+    a session cookie counts only with the web pages' own `Origin` (identity.web_origin).
+    `tickets` for that upgrade too: a `?ticket=…` the pages got for their session
+    (identity.push_tickets), from their own `Origin` as well; no other surface reads one."""
     # On the first request, not at init: the api function's cold start loads neither
     # (tests/unit/test_import_denylist.py).
     from agentworks import runtime
@@ -41,9 +47,15 @@ def authenticate_event(
     from agentworks.relays.credentials import is_run_credential
 
     token = bearer_token(event.get("headers"))
-    session = "" if token else session_cookie(event)
+    ticket = "" if token or tickets is None else _query(event, "ticket")
+    session = "" if token or ticket else session_cookie(event)
     try:
-        if session:  # the web Inbox (C5): a session cookie, re-checked like a token
+        if ticket and tickets is not None:  # the web pages where their cookie cannot go
+            from agentworks.identity.web_origin import require_pages_origin
+
+            require_pages_origin(event, pages_url or (lambda: ""))
+            principal = tickets.redeem(ticket)
+        elif session:  # the web Inbox (C5): a session cookie, re-checked like a token
             if pages_url is not None:
                 # A WebSocket upgrade carries no header a page could add: its Origin, which
                 # a page cannot forge, is what stops another site.
@@ -69,6 +81,11 @@ def authenticate_event(
         raise
     logger.append_keys(account_id=principal.account_id, connection_id=principal.connection_id)
     return principal
+
+
+def _query(event: Mapping[str, Any], name: str) -> str:
+    value = (event.get("queryStringParameters") or {}).get(name)
+    return value if isinstance(value, str) else ""
 
 
 _TOOL_CALL = re.compile(r"^/v1/mcp-servers/[^/]+/tools/[^/]+:call$")

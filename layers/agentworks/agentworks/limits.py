@@ -168,6 +168,9 @@ MESSAGE_PREVIEW_MAX_CHARS = 140
 # C5 sign-in: a one-time link lives 5 minutes, the session cookie it gives an hour.
 WEB_LINK_SECONDS = 5 * 60
 WEB_SESSION_SECONDS = 60 * 60
+# A web session's push ticket (identity.push_tickets): long enough to open a socket right
+# after asking, short enough that one left in a log is worthless a minute later.
+PUSH_TICKET_SECONDS = 60
 # C3: requests Crews' runs sent whose runs the tick starts per run.
 ASKED_STARTS_PER_TICK = 100
 # C5 the Runs page: an account's function calls are listed this long after they were made,

@@ -179,7 +179,7 @@ def build_services(
         crews=crews,
         workflows=workflows,
         relays=relays,
-        push=build_push(settings, client, clock, push_management),
+        push=build_push(settings, client, clock, push_management, lambda: signer),
         usage=UsageReports(usage, clock, pending=reads_tally),
         audit=audit,
         webhooks=webhooks,

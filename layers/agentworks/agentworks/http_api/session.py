@@ -1,5 +1,6 @@
 """/v1/session: the web Inbox's sign-in (C5) — a one-time link for the caller's connection,
-its exchange for a session cookie, and sign-out (identity/web_sessions.py)."""
+its exchange for a session cookie, sign-out (identity/web_sessions.py), and the session's
+push tickets (identity/push_tickets.py)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.shared.cookies import Cookie, SameSite
 from pydantic import BaseModel, Field
 
+from agentworks import limits
 from agentworks.http_api.principal import current_principal
 from agentworks.http_api.responses import documented
 from agentworks.identity.bearer import require_csrf_header, session_cookie
 from agentworks.identity.web_sessions import SESSION_COOKIE
 from agentworks.messaging.models import iso
-from agentworks.runtime import identity_only
+from agentworks.runtime import identity_only, services
 
 router = Router()
 
@@ -39,6 +41,14 @@ class SessionStarted(BaseModel):
 
 class SessionEnded(BaseModel):
     signed_out: bool
+
+
+class PushTicketIssued(BaseModel):
+    ticket: str = Field(
+        description="Open the push channel with ?ticket=… from the pages' own origin, "
+        f"within {limits.PUSH_TICKET_SECONDS} seconds; it signs in that upgrade and nothing else."
+    )
+    expires_at: str = Field(description="ISO 8601, UTC")
 
 
 def _cookie(value: str, max_age: int) -> Cookie:
@@ -111,4 +121,21 @@ def end_session() -> Response[SessionEnded]:
         content_type="application/json",
         body=SessionEnded(signed_out=True),
         cookies=[_cookie("", 0)],
+    )
+
+
+@router.post(
+    "/session/push-tickets",
+    summary="A ticket that signs the web session's push channel upgrade in (60 seconds)",
+    responses=documented(200, 403),
+)
+def create_push_ticket() -> Response[PushTicketIssued]:
+    # Authenticated like every route (a cookie-signed POST carries the CSRF header); only a
+    # web session gets one (a token's holder sends the token on the upgrade).
+    issued = services().push.tickets.issue(current_principal(router), session_cookie(_raw_event()))
+    return Response(
+        status_code=200,
+        content_type="application/json",
+        body=PushTicketIssued(ticket=issued.ticket, expires_at=iso(issued.expires_at * 1000) or ""),
+        headers={"Cache-Control": "no-store"},
     )

@@ -44,7 +44,8 @@ CSRF_HEADER = "x-agentworks-requested-with"
 _SECRET_MAX_CHARS = 128
 
 
-def _digest(secret: str) -> str:
+def session_digest(secret: str) -> str:
+    """What a link's or a session's item is keyed by (its secret is never stored)."""
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
@@ -145,34 +146,44 @@ class WebSessions:
         principal.require_own_token()
         code = secrets.token_urlsafe(32)
         expires_at = self._now() + limits.WEB_LINK_SECONDS
-        self._store.put("WEBLINK", _digest(code), principal, expires_at)
+        self._store.put("WEBLINK", session_digest(code), principal, expires_at)
         return WebLink(code=code, expires_at=expires_at)
 
     def exchange(self, code: str) -> WebSession:
         """The code (once) for a new session of its connection, if that is still live."""
         if not code or len(code) > _SECRET_MAX_CHARS:
             raise _refused()
-        taken = self._store.take("WEBLINK", _digest(code), self._now())
+        taken = self._store.take("WEBLINK", session_digest(code), self._now())
         if taken is None:
             raise _refused()
         principal = self._principal(taken)  # a link of a revoked connection gives nothing
         session_id = secrets.token_urlsafe(32)
         expires_at = self._now() + limits.WEB_SESSION_SECONDS
-        self._store.put("WEBSESSION", _digest(session_id), principal, expires_at)
+        self._store.put("WEBSESSION", session_digest(session_id), principal, expires_at)
         return WebSession(session_id=session_id, max_age=limits.WEB_SESSION_SECONDS)
 
     def authenticate(self, session_id: str) -> Principal:
         """The session's connection as a principal, re-checked now; else `Unauthenticated`."""
         if not session_id or len(session_id) > _SECRET_MAX_CHARS:
             raise _refused()
-        found = self._store.get("WEBSESSION", _digest(session_id), self._now())
+        found = self._store.get("WEBSESSION", session_digest(session_id), self._now())
+        if found is None:
+            raise _refused()
+        return self._principal(found)
+
+    def authenticate_digest(self, digest: str) -> Principal:
+        """The session keyed by `digest` (a push ticket names it, never its secret), as
+        `authenticate` would answer for the session itself."""
+        if len(digest) != 64:
+            raise _refused()
+        found = self._store.get("WEBSESSION", digest, self._now())
         if found is None:
             raise _refused()
         return self._principal(found)
 
     def logout(self, session_id: str) -> None:
         if session_id and len(session_id) <= _SECRET_MAX_CHARS:
-            self._store.delete("WEBSESSION", _digest(session_id))
+            self._store.delete("WEBSESSION", session_digest(session_id))
 
     def _principal(self, item: dict[str, Any]) -> Principal:
         try:

@@ -12,11 +12,13 @@ from agentworks.clock import SYSTEM_CLOCK, Clock
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from agentworks.identity.push_tickets import PushTickets
     from agentworks.messaging.stream_usage import StreamUsage
     from agentworks.push.listening import Listening
     from agentworks.push.notifier import Notifier
     from agentworks.push.run_notices import RunNotices
     from agentworks.settings import Settings
+    from agentworks.signing import Signer
 
 
 @dataclass
@@ -25,6 +27,8 @@ class Push:
     notifier: Notifier
     run_notices: RunNotices  # the web console's: runs of the account that changed (C5)
     usage: StreamUsage  # the notifier's batches also count sends (agentworks.usage)
+    # The web pages' push tickets (identity.push_tickets): an upgrade's `?ticket=…`.
+    tickets: PushTickets
     # The HTTP API's URL, which serves the web pages: a cookie-signed upgrade's Origin.
     pages_url: Callable[[], str] = lambda: ""
 
@@ -47,8 +51,11 @@ def build_push(
     client: DynamoDBClient,
     clock: Clock = SYSTEM_CLOCK,
     management: Any = None,
+    signer: Callable[[], Signer] | None = None,
 ) -> Push:
     from agentworks.identity.connection_store import ConnectionStore
+    from agentworks.identity.push_tickets import PushTickets
+    from agentworks.identity.service import IdentityService
     from agentworks.messaging.agent_store import AgentStore
     from agentworks.messaging.authority import InboxAuthority
     from agentworks.messaging.conversation_store import ConversationStore
@@ -96,7 +103,18 @@ def build_push(
         run_notices=RunNotices(listeners, notifier, run_accounts(settings, client), clock),
         usage=StreamUsage(usage, account_of),
         pages_url=PlatformUrl(settings.platform_api_url, settings.platform_api_url_parameter),
+        tickets=PushTickets(
+            signer if signer is not None else lambda: _deployment_signer(settings),
+            lambda: IdentityService(identity, clock).web,
+            clock,
+        ),
     )
+
+
+def _deployment_signer(settings: Settings) -> Signer:
+    from agentworks.signing import signer_from_secret
+
+    return signer_from_secret(settings.signing_secret_arn)
 
 
 def run_accounts(settings: Settings, client: DynamoDBClient) -> Callable[[str], str | None]:
