@@ -234,3 +234,17 @@ def test_why_it_ended_is_the_status_message() -> None:
     assert [p.text for p in task.status.message.parts] == ["Out of scope."]
     answered = request_task(*detail("answered", reason="Answered by a person for the agent."))
     assert not answered.status.HasField("message")
+
+
+def test_the_metadata_carries_the_calls_raw_facts() -> None:
+    task = call_task(status("running", turns=2, cost_usd=0.25))
+    assert MessageToDict(task.metadata) == {
+        "agentworks": {
+            "state": "running",
+            "target": "crew:contracts",
+            "function": "summarize",
+            "turns": 2.0,
+            "cost_usd": 0.25,
+            "created_at": "2026-12-04T00:00:00.000Z",
+        }
+    }
