@@ -14,6 +14,7 @@ import itertools
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from agentworks import limits
@@ -38,6 +39,14 @@ def is_json_media_type(content_type: str | None) -> bool:
     parameters (`; charset=utf-8`), in any letter case."""
     media = (content_type or "").split(";", 1)[0].strip().lower()
     return media in ("", JSON_MEDIA_TYPE)
+
+
+def body_too_large(event: Mapping[str, Any]) -> bool:
+    """Whether an API Gateway v2 event's body is over REQUEST_BODY_MAX_BYTES (a base64 body
+    is measured as the bytes it stands for: 4 characters carry 3)."""
+    body = event.get("body") or ""
+    scale = 4 / 3 if event.get("isBase64Encoded") else 1
+    return len(body) > limits.REQUEST_BODY_MAX_BYTES * scale
 
 
 def body_text(event: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from mangum import Mangum
 
-from agentworks import limits
+from agentworks import json_input, limits
 from agentworks.a2a_server.app import asgi_app
 from agentworks.asgi_loop import own_event_loop
 from agentworks.authentication import authenticate_event
@@ -20,8 +20,7 @@ from agentworks.observability import logger
 
 
 def handle_event(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    body = event.get("body") or ""
-    if len(body) > limits.REQUEST_BODY_MAX_BYTES * (4 / 3 if event.get("isBase64Encoded") else 1):
+    if json_input.body_too_large(event):
         return _refusal(
             413,
             "payload_too_large",

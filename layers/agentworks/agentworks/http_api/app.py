@@ -140,8 +140,7 @@ def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
         page = pages.serve(event, push_url())
     if page is not None:
         return page
-    body = event.get("body") or ""
-    if len(body) > limits.REQUEST_BODY_MAX_BYTES * (4 / 3 if event.get("isBase64Encoded") else 1):
+    if json_input.body_too_large(event):
         return _plain(
             413,
             "payload_too_large",

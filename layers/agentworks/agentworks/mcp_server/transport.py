@@ -78,8 +78,7 @@ def refusal(event: dict[str, Any]) -> dict[str, Any] | None:
             "unsupported_media_type",
             "Send the JSON-RPC request with 'Content-Type: application/json'.",
         )
-    body = event.get("body") or ""
-    if len(body) > limits.REQUEST_BODY_MAX_BYTES * (4 / 3 if event.get("isBase64Encoded") else 1):
+    if json_input.body_too_large(event):
         return jsonrpc_error(
             413,
             INVALID_REQUEST,

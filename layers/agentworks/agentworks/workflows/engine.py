@@ -406,14 +406,8 @@ class WorkflowEngine:
             session_id=context.record.session_id,
             account_id=context.run.account_id,
             mcp_tools=tools,
-            cancelled=lambda: self._run_ended(context.run.run_id),
+            cancelled=lambda: self._runs.ended(context.run.run_id),
         )
-
-    def _run_ended(self, run_id: str) -> bool:
-        """Whether the run was cancelled (or ended) meanwhile: a turn waiting on another
-        system stops the work there too."""
-        found = self._runs.get(run_id)
-        return found is None or found[0].status in TERMINAL_RUN
 
     def _over_budget(self, context: _Context) -> str | None:
         cap = context.start.max_total_cost_usd

@@ -31,7 +31,7 @@ from agentworks.dynamo import (
 )
 from agentworks.usage.counts import Counts
 from agentworks.usage.usage_store import UsageStore
-from agentworks.workflows.records import Position, RunRecord, StepRecord
+from agentworks.workflows.records import TERMINAL_RUN, Position, RunRecord, StepRecord
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -189,6 +189,12 @@ class RunStore:
         if not data:
             return None
         return _run(data), int(data["version"]), float(data.get("cost_usd", 0))
+
+    def ended(self, run_id: str) -> bool:
+        """Whether the run is over (cancelled, failed, done) or gone: what a turn waiting on
+        another system (an MCP tool call, an A2A agent's task) reads to stop there too."""
+        found = self.get(run_id)
+        return found is None or found[0].status in TERMINAL_RUN
 
     def read_end(self, run_id: str) -> RunEnd | None:
         """The run and its steps' statuses: a GetItem and a Query that projects each step's

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from agentworks.crews.adapters.base import AdapterError
 from agentworks.crews.mcp_tool_use import TimeLeft, TurnMcpTools
 from agentworks.identity.models import WORKFLOWS_RUN
-from agentworks.workflows.records import TERMINAL_RUN, RunRecord, StepRecord
+from agentworks.workflows.records import RunRecord, StepRecord
 
 if TYPE_CHECKING:
     from agentworks.identity.models import Principal
@@ -61,7 +61,7 @@ class StepTools:
             time_left=time_left,
             tokens=self._tokens,
             run=f"run:{run.run_id}",
-            cancelled=lambda: self._run_ended(run.run_id),
+            cancelled=lambda: self._runs.ended(run.run_id),
         )
 
     def take(self, run: RunRecord, record: StepRecord, tools: TurnMcpTools | None) -> None:
@@ -70,7 +70,3 @@ class StepTools:
         if calls:
             record.mcp_calls.extend(calls)
             self._runs.add_mcp_calls(run.run_id, len(calls))
-
-    def _run_ended(self, run_id: str) -> bool:
-        found = self._runs.get(run_id)
-        return found is None or found[0].status in TERMINAL_RUN
