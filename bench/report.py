@@ -61,6 +61,10 @@ TARGETS: dict[str, Target] = {
     "a2a_send_ddb_requests": Target(3),
     "a2a_get_task_ddb_requests": Target(2),
     "a2a_task_state_transitions": Target(8),
+    # §2: a call whose external task outlasts its turn waits on a task token: no state is
+    # entered while the tick reads the task (Turn, Route, AwaitTask, Turn, Route, Finish).
+    "a2a_adapter_wait_state_transitions": Target(0),
+    "a2a_adapter_task_state_transitions": Target(6),
     # The local stack as it fills (issue 7): speed that does not fall with size.
     # Sends through the handlers: in process (handlers on moto), and over HTTP through a
     # running `agentworks dev` (gateway, handlers, the journaled endpoint), as agents see it.
@@ -188,6 +192,9 @@ SHOWN = (
     "a2a_get_task_ddb_requests",
     "http_call_status_ddb_requests",
     "a2a_task_state_transitions",
+    "a2a_adapter_task_state_transitions",
+    "a2a_adapter_wait_state_transitions",
+    "a2a_adapter_tick_read_ddb_requests",
     "mcp_call_ddb_requests",
     "mcp_call_state_transitions",
     "mcp_call_secret_reads",

@@ -184,6 +184,8 @@ def main() -> int:
     results.update(mcp_tasks.measure())
     _progress("A2A on the same calls: SendMessage and GetTask next to the HTTP API")
     results.update(a2a.measure())
+    _progress("the a2a adapter: a call waiting for an external agent's task the tick reads")
+    results.update(a2a.measure_adapter_wait())
     _progress("a request in a conversation with a Crew: send, the Crew's run, its reply")
     results.update(conversations.measure())
     _progress("the web Inbox on the local stack (page size, load with its first API call)")
@@ -227,6 +229,11 @@ def main() -> int:
             "a2a_get_task_ddb_requests": "GetTask of a completed task, token check included",
             "http_call_status_ddb_requests": "GET /v1/calls/{id} of the same, token check included",
             "a2a_task_state_transitions": "StateEntered events of the task's call",
+            "a2a_adapter_task_state_transitions": "a call whose A2A agent's task outlasted "
+            "its turn: StateEntered events in all",
+            "a2a_adapter_wait_state_transitions": "…entered while the tick read the task 3 times",
+            "a2a_adapter_tick_read_ddb_requests": "one tick's read of a waiting task, over an "
+            "idle tick",
             "mcp_call_ddb_requests": "a step calling echo over one that only answers",
             "mcp_call_state_transitions": "the same difference in StateEntered events",
             "mcp_call_secret_reads": "Secrets Manager GetSecretValue per call",

@@ -1,6 +1,7 @@
 """Scheduler tick (EventBridge rate(1 minute)): retention sweeps, due wakeups, due workflow
 schedules, and calls and relay runs whose execution ended without recording an outcome
-(M9, M11, W11, F5, R5); runner jobs of cli steps nobody claimed or renewed (issue 10)."""
+(M9, M11, W11, F5, R5); runner jobs of cli steps nobody claimed or renewed (issue 10);
+external agents' tasks calls and steps wait for (issue 30)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     }
     runner_jobs = tick.runner_jobs.settle_due()  # cli steps nobody claimed or renewed
     count("RunnerJobsExpired", runner_jobs["runner_jobs_expired"])
+    # a2a agents' tasks calls and steps wait for: last, reading while the tick has time
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    external = tick.external_tasks.follow_due(
+        None if remaining is None else lambda: remaining() / 1000
+    )
+    count("ExternalTasksRead", external["external_tasks_read"])
     done = {
         **report.as_dict(),
         **wakeups,
@@ -42,6 +49,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         **relay_runs,
         **conversations,
         **runner_jobs,
+        **external,
     }
     logger.info("tick", extra=done)
     return done

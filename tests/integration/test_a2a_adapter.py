@@ -15,9 +15,11 @@ import boto3
 import pytest
 from a2a.helpers.proto_helpers import get_data_parts
 
+from agentworks import runtime
 from tests.integration.crew_support import wait_for
-from tests.integration.workflow_support import define, start, step_of, wait_run
+from tests.integration.workflow_support import define, start, step_of, wait_run, wait_step
 from tests.support.a2a_test_agent import A2aTestAgent
+from tests.support.handlers import LambdaContext, load_handler
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}}
 
@@ -46,6 +48,11 @@ def _crew(agent: A2aTestAgent, **settings: Any) -> dict[str, Any]:
             {"name": "confirm", "input_schema": TEXT, "output_schema": {"type": "object"}},
             {"name": "broken", "input_schema": TEXT},
             {"name": "slow", "input_schema": TEXT},
+            {
+                "name": "later",
+                "input_schema": TEXT,
+                "output_schema": {"type": "object", "properties": {"summary": {}}},
+            },
         ],
     }
 
@@ -78,6 +85,10 @@ def _call(api: Any, token: str, function: str, text: str = "x") -> str:
 
 
 ENDED = {"succeeded", "failed", "interrupted", "cancelled"}
+
+
+def tick() -> dict[str, int]:
+    return dict(load_handler("tick").handler({"source": "aws.events"}, LambdaContext()))
 
 
 def test_a_completed_task_is_the_calls_result(api, stack, partner) -> None:
@@ -176,3 +187,128 @@ def test_a_missing_secret_fails_the_call_saying_where_it_goes(api, stack, a2a_ag
     assert done["state"] == "failed"
     assert any("auth_secret 'nobody' was not found" in e for e in done["errors"])
     assert a2a_agent.messages == []
+
+
+# -- a task that outlasts its turn: the call or step waits on a token, the tick follows --
+
+
+def _waits(stack: Any) -> list[dict[str, Any]]:
+    """The waits on external tasks in the work table (what the AwaitTask state wrote)."""
+    from agentworks.dynamo import from_item
+
+    found = stack.client.scan(
+        TableName=stack.settings.work_table,
+        FilterExpression="begins_with(pk, :p)",
+        ExpressionAttributeValues={":p": {"S": "EXTWAITS#"}},
+    )["Items"]
+    return [json.loads(from_item(item)["record"]) for item in found]
+
+
+def _wait_for_a_wait(stack: Any, timeout: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while not (waits := _waits(stack)):
+        assert time.monotonic() < deadline, "the turn never handed its task to the tick"
+        time.sleep(0.05)
+    [wait] = waits
+    return wait
+
+
+def _history(stack: Any, call_id: str) -> list[dict[str, Any]]:
+    machine = stack.settings.function_call_state_machine_arn
+    arn = f"{machine.replace(':stateMachine:', ':execution:', 1)}:{call_id}"
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    return list(sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"])
+
+
+def test_a_task_that_outlasts_the_turn_waits_on_a_token_while_the_tick_reads_it(
+    api, stack, partner, clock
+) -> None:
+    admin = stack.admin_token
+    call_id = _call(api, admin, "later")
+    wait = _wait_for_a_wait(stack)
+    assert wait["owner"] == f"call:{call_id}" and wait["pause_s"] == 15
+    assert wait["deadline_ms"] == wait["due_ms"] - 15_000 + 30 * 1000  # timeout_seconds: 30
+    waiting = api("GET", f"/v1/calls/{call_id}", admin).body
+    assert waiting["state"] == "running"
+    assert any("waiting for it to end" in line for line in waiting["progress"])
+    events = len(_history(stack, call_id))
+
+    assert tick()["external_tasks_read"] == 0  # not due yet: read 15 s after the turn
+    clock.advance(15)
+    report = tick()
+    assert (report["external_tasks_read"], report["external_waits_resumed"]) == (1, 0)
+    [again] = _waits(stack)
+    assert (again["due_ms"], again["pause_s"]) == (wait["due_ms"] + 15_000, 30)  # doubled
+    assert len(_history(stack, call_id)) == events  # waiting entered no state, ran nothing
+
+    partner.release.set()
+    clock.advance(15)
+    assert tick()["external_waits_resumed"] == 1
+    done = wait_for(api, admin, call_id, ENDED)
+    assert done["state"] == "succeeded", done
+    assert done["result"] == {"summary": "later"}
+    assert _waits(stack) == []
+    assert len(partner.messages) == 1  # the next turn read the task; it sent nothing again
+    assert partner.unauthorized == 0  # the tick's reads carried the secret's header too
+
+
+def test_a_waiting_calls_cancel_cancels_its_task_at_the_agent(api, stack, partner, clock) -> None:
+    admin = stack.admin_token
+    call_id = _call(api, admin, "slow")
+    _wait_for_a_wait(stack)
+    services = runtime.services()  # what MCP's tasks/cancel and A2A's CancelTask call
+    services.crews.calls.cancel(services.identity.authenticate(admin), call_id)
+    assert wait_for(api, admin, call_id, ENDED)["state"] == "cancelled"
+    clock.advance(15)
+    assert tick()["external_tasks_cancelled"] == 1
+    assert partner.wait_cancelled() and _waits(stack) == []
+
+
+def test_a_waiting_task_past_its_time_is_cancelled_and_fails_the_call(
+    api, stack, partner, clock
+) -> None:
+    admin = stack.admin_token
+    call_id = _call(api, admin, "slow")
+    _wait_for_a_wait(stack)
+    clock.advance(31)  # past timeout_seconds: the tick wakes the call without reading
+    report = tick()
+    assert (report["external_tasks_read"], report["external_waits_resumed"]) == (0, 1)
+    done = wait_for(api, admin, call_id, ENDED)
+    assert done["state"] == "failed", done
+    assert any("did not finish within 30 s; it was cancelled" in e for e in done["errors"])
+    assert partner.wait_cancelled() and _waits(stack) == []
+
+
+def test_a_workflow_step_waits_for_its_task_and_carries_its_question_over(
+    api, stack, a2a_agent, clock
+) -> None:
+    _store_headers(api, stack, a2a_agent)
+    admin = stack.admin_token
+    profile = {"name": "partner", "type": "a2a", "card_url": a2a_agent.card_url,
+               "auth_secret": "partner"}  # fmt: skip
+    define(api, admin, profile)
+    # The second step asks; its policy escalates the question to a person (resolve).
+    ask = {"label": "ask", "adapter": "partner", "prompt": "confirm please", "policy": "escalate"}
+    flow = {
+        "workflowId": "handoff",
+        "stages": [
+            {"steps": [{"label": "later", "adapter": "partner", "prompt": "later please"}]},
+            {"steps": [ask]},
+        ],
+    }
+    run_id = start(api, admin, flow)
+    wait = _wait_for_a_wait(stack)
+    assert wait["owner"].startswith(f"step:{run_id}:")
+    a2a_agent.release.set()
+    clock.advance(15)
+    assert tick()["external_waits_resumed"] == 1
+    wait_step(api, admin, run_id, "ask", {"waiting"})
+    assert step_of(api("GET", f"/v1/workflows/{run_id}", admin).body, "later")["output"] == (
+        "Done later"
+    )
+    answer = {"step": "ask", "answer": "staging"}
+    assert api("POST", f"/v1/workflows/{run_id}/resolve", admin, answer).status == 200
+    run = wait_run(api, admin, run_id)
+    assert run["status"] == "succeeded", run
+    _later, asked, answered = a2a_agent.messages
+    assert answered.task_id == asked.task_id and answered.parts[0].text == "staging"

@@ -67,7 +67,10 @@ NOT_DRIVEN: dict[str, set[str]] = {
     | _ON_FAILURE
     # reconciling a lost call or run: its waiting token, its execution, its stop
     | {"dynamodb:deleteitem", "states:describeexecution", "states:sendtasksuccess"}
-    | {"states:stopexecution"},
+    | {"states:stopexecution"}
+    # an a2a adapter's headers, read while a call waits for an external agent's task (the
+    # drive runs no A2A agent; tests/integration/test_a2a_adapter.py reads through the tick)
+    | {"secretsmanager:getsecretvalue"},
     "WebhooksFunction": _ON_FAILURE,
     "PushFunction": _ANCESTORS | {"dynamodb:updateitem"},  # a path the drive does not take
     "NotifierFunction": _ANCESTORS | _ON_FAILURE,

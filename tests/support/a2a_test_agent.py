@@ -6,7 +6,8 @@ What it does with a message, by the function its data part names (or its first w
 - `confirm`: INPUT_REQUIRED ("Which environment?"); the answer sent to the same task
   COMPLETES it with `{"confirmed": answer}`;
 - `broken`: FAILED with "the agent broke";
-- `slow`: WORKING until the task is cancelled (the cancel is recorded).
+- `slow`: WORKING until the task is cancelled (the cancel is recorded);
+- `later`: WORKING until the test sets `release`, then COMPLETED with `{"summary": "later"}`.
 Requests without `Authorization: Bearer <token>` are refused (401).
 """
 
@@ -50,6 +51,7 @@ class A2aTestAgent:
     cancelled: list[str] = field(default_factory=list)  # task ids
     unauthorized: int = 0
     slow_started: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)  # ends `later`
 
     @property
     def card_url(self) -> str:
@@ -98,6 +100,13 @@ class _Executor(AgentExecutor):
             )
         elif function == "broken":
             await updater.failed(updater.new_agent_message([new_text_part("the agent broke")]))
+        elif function == "later":
+            while not self._state.release.is_set():
+                await asyncio.sleep(0.02)
+            await updater.add_artifact(
+                [new_data_part({"summary": "later"}), new_text_part("Done later")], name="result"
+            )
+            await updater.complete()
         elif function == "slow":
             self._state.slow_started.set()
             await asyncio.Event().wait()  # until the task is cancelled

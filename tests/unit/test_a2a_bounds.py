@@ -29,7 +29,7 @@ from agentworks.a2a_server import handler as a2a_handler
 from agentworks.a2a_server.handler import CREW, PRINCIPAL, CrewTasks
 from agentworks.crews.adapters import a2a_agent
 from agentworks.crews.adapters.a2a_agent import A2aAdapter, validate
-from agentworks.crews.adapters.base import AdapterError, TurnRequest
+from agentworks.crews.adapters.base import AdapterError, AwaitedTask, TurnRequest
 
 
 class Clock:
@@ -188,39 +188,76 @@ def _turn(**fields: Any) -> TurnRequest:
                        prompt="hi", **fields)  # fmt: skip
 
 
-def _follow(adapter: A2aAdapter, agent: FakeAgent, request: TurnRequest) -> Any:
+def _adapter(clock: Clock, **settings: Any) -> A2aAdapter:
+    platform = SimpleNamespace(now=clock.monotonic)  # the platform's clock, the same time
+    return A2aAdapter({**SETTINGS, **settings}, lambda account, name: None, platform)  # type: ignore[arg-type]
+
+
+def _follow(adapter: A2aAdapter, agent: FakeAgent, request: TurnRequest, clock: Clock) -> Any:
     working = Task(id="t1", status=TaskStatus(state=TaskState.TASK_STATE_WORKING))
-    return asyncio.run(adapter._follow(agent, working, request))
+    timeout = adapter._timeout
+    deadline_ms = int((clock.now + timeout) * 1000)
+    return asyncio.run(adapter._follow(agent, working, request, deadline_ms))
 
 
-def test_a_turn_follows_the_task_with_pauses_doubling_to_the_most(clock: Clock) -> None:
-    adapter = A2aAdapter(SETTINGS, secrets=lambda account, name: None)
-    agent = FakeAgent(working=7)
-    result = _follow(adapter, agent, _turn())
+def test_a_turn_follows_the_task_with_pauses_doubling(clock: Clock) -> None:
+    agent = FakeAgent(working=3)
+    result = _follow(_adapter(clock), agent, _turn(), clock)
     assert "TASK_STATE_COMPLETED" in result.progress[0]
+    first = limits.A2A_POLL_FIRST_SECONDS
+    assert clock.pauses == [first, first * 2, first * 4]
+    assert agent.cancelled == [] and result.awaited_task is None
+
+
+def test_the_pause_doubles_to_its_most(clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "A2A_TURN_FOLLOW_SECONDS", 60.0)
+    _follow(_adapter(clock), FakeAgent(working=7), _turn(), clock)
     first, most = limits.A2A_POLL_FIRST_SECONDS, limits.A2A_POLL_MAX_SECONDS
     assert clock.pauses == [first, first * 2, first * 4, first * 8, most, most, most]
-    assert agent.cancelled == []
 
 
-@pytest.mark.parametrize("timeout", [None, 30])
-def test_a_task_still_working_at_the_timeout_is_cancelled(clock: Clock, timeout: Any) -> None:
-    settings = SETTINGS if timeout is None else {**SETTINGS, "timeout_seconds": timeout}
-    adapter = A2aAdapter(settings, secrets=lambda account, name: None)
+def test_a_task_working_past_the_turns_window_is_left_to_the_tick(clock: Clock) -> None:
     agent = FakeAgent(working=10_000)
-    limit = timeout or limits.A2A_TURN_TIMEOUT_DEFAULT_SECONDS
-    with pytest.raises(AdapterError, match=f"did not finish within {limit} s; it was cancelled"):
-        _follow(adapter, agent, _turn())
+    started = clock.now
+    result = _follow(_adapter(clock), agent, _turn(), clock)
+    deadline = int((started + limits.A2A_TURN_TIMEOUT_DEFAULT_SECONDS) * 1000)
+    assert result.awaited_task == AwaitedTask("t1", deadline)
+    assert result.session_id == f"a2a-follow:{deadline}:t1"
+    assert a2a_agent.followed_task(result.session_id) == (deadline, "t1")
+    assert sum(clock.pauses) <= limits.A2A_TURN_FOLLOW_SECONDS < sum(clock.pauses) + 4
+    assert agent.cancelled == [] and result.final_text is None and result.question is None
+
+
+@pytest.mark.parametrize("timeout", [1, 3])
+def test_a_task_still_working_at_its_time_is_cancelled(clock: Clock, timeout: int) -> None:
+    agent = FakeAgent(working=10_000)
+    with pytest.raises(AdapterError, match=f"did not finish within {timeout} s; it was cancelled"):
+        _follow(_adapter(clock, timeout_seconds=timeout), agent, _turn(), clock)
     assert agent.cancelled == ["t1"]
-    assert limit - limits.A2A_POLL_MAX_SECONDS <= sum(clock.pauses) <= limit
+    assert timeout - limits.A2A_POLL_MAX_SECONDS <= sum(clock.pauses) <= timeout
+
+
+def test_a_followed_task_past_its_time_is_cancelled_at_once(clock: Clock) -> None:
+    """The tick woke the turn at the deadline: the task is cancelled without a pause."""
+    agent = FakeAgent(working=10_000)
+    working = Task(id="t1", status=TaskStatus(state=TaskState.TASK_STATE_WORKING))
+    past = int(clock.now * 1000) - 1
+    with pytest.raises(AdapterError, match="did not finish within 600 s"):
+        asyncio.run(_adapter(clock)._follow(agent, working, _turn(), past))
+    assert agent.cancelled == ["t1"] and clock.pauses == []
+
+
+def test_only_a_follow_session_names_a_followed_task() -> None:
+    assert a2a_agent.followed_task("a2a-follow:1800000000000:task-9") == (1800000000000, "task-9")
+    for other in (None, "", "a2a-task:task-9", "sess_01"):
+        assert a2a_agent.followed_task(other) is None
 
 
 def test_a_cancelled_run_cancels_the_task_at_the_next_read(clock: Clock) -> None:
-    adapter = A2aAdapter(SETTINGS, secrets=lambda account, name: None)
     agent = FakeAgent(working=10_000)
     reads = iter([False, False, True])
     with pytest.raises(AdapterError, match="The run was cancelled; so was the A2A agent's task"):
-        _follow(adapter, agent, _turn(cancelled=lambda: next(reads)))
+        _follow(_adapter(clock), agent, _turn(cancelled=lambda: next(reads)), clock)
     assert agent.cancelled == ["t1"] and len(clock.pauses) == 2
 
 
@@ -243,6 +280,33 @@ def test_an_agent_that_does_not_answer_fails_the_turn_after_the_request_timeout(
         with pytest.raises(AdapterError, match="The A2A agent could not be reached"):
             adapter.run_turn(_turn())
         assert time.monotonic() - started < 5  # the bound, not httpx's or the turn's own
+    finally:
+        for connection in held:
+            connection.close()
+        silent.close()
+
+
+def test_the_ticks_read_of_an_agent_that_does_not_answer_ends_at_its_own_bound(
+    monkeypatch: pytest.MonkeyPatch, allow_loopback_webhooks: None
+) -> None:
+    """A2A_TICK_REQUEST_TIMEOUT_SECONDS, not the turn's A2A_REQUEST_TIMEOUT_SECONDS: one
+    silent agent cannot hold the tick's round over every other wait."""
+    monkeypatch.setattr(limits, "A2A_TICK_REQUEST_TIMEOUT_SECONDS", 0.3)
+    monkeypatch.setattr(limits, "A2A_REQUEST_TIMEOUT_SECONDS", 60.0)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(silent.accept()[0]), daemon=True).start()
+    adapter = A2aAdapter(
+        {"type": "a2a", "card_url": f"http://127.0.0.1:{silent.getsockname()[1]}"},
+        secrets=lambda account, name: None,
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(Exception, match="Network communication error fetching agent card"):
+            adapter.task_working("acct", "task-1")
+        assert 0.3 <= time.monotonic() - started < 5  # waited its bound, not the turn's
     finally:
         for connection in held:
             connection.close()

@@ -121,6 +121,10 @@ def error_code(error: ClientError) -> str:
 
 # Reason codes of a cancelled transaction that say nothing about the data: the same
 # transaction may commit when sent again.
+# The work table's sparse index of items the tick must look at, by when (`wake_store`,
+# `wake_due`): wakeups, runner jobs, waits on external agents' tasks.
+DUE_WAKEUPS = "DueWakeups"
+
 TRANSIENT_REASONS = frozenset(
     {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
 )

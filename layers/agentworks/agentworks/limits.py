@@ -420,11 +420,22 @@ MCP_TASK_ID_MAX_CHARS = 64
 A2A_SEND_WAIT_SECONDS = 20.0
 # ListTasks without a pageSize (the A2A default); at most CALLS_PAGE_MAX.
 A2A_TASKS_PAGE_DEFAULT = 50
-# The a2a adapter (§2): a turn follows the external agent's task this long (its
-# timeout_seconds; the step runner's own limit is 300 s), re-reading it after 0.5 s, the
-# pause doubling to 5 s; each request to the agent may take this long.
-A2A_TURN_TIMEOUT_DEFAULT_SECONDS = 120
-A2A_TURN_TIMEOUT_MAX_SECONDS = 280
+# The a2a adapter (§2): the external agent's task may take timeout_seconds in all (then it is
+# cancelled at the agent). A turn follows it for A2A_TURN_FOLLOW_SECONDS, re-reading it after
+# 0.5 s, the pause doubling to 5 s; a task still working then is followed by the tick while
+# the call or step waits on a task token (no invocation, no transition): first after
+# A2A_WAIT_POLL_FIRST_SECONDS, the pause doubling to A2A_WAIT_POLL_MAX_SECONDS. Each request
+# to the agent may take A2A_REQUEST_TIMEOUT_SECONDS.
+A2A_TURN_TIMEOUT_DEFAULT_SECONDS = 600
+A2A_TURN_TIMEOUT_MAX_SECONDS = 7 * DAY_SECONDS
+A2A_TURN_FOLLOW_SECONDS = 5.0
 A2A_POLL_FIRST_SECONDS = 0.5
 A2A_POLL_MAX_SECONDS = 5.0
+A2A_WAIT_POLL_FIRST_SECONDS = 15
+A2A_WAIT_POLL_MAX_SECONDS = 600
+A2A_WAITS_PER_TICK = 50  # external tasks one tick reads (its card and the task)
+# The tick's reads of a task wait this long per request, and stop while the tick has
+# less than A2A_TICK_RESERVE_SECONDS left (its Lambda timeout is 50 s).
+A2A_TICK_REQUEST_TIMEOUT_SECONDS = 5.0
+A2A_TICK_RESERVE_SECONDS = 15.0
 A2A_REQUEST_TIMEOUT_SECONDS = 30.0

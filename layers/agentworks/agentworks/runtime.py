@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from agentworks.crews.calls import FunctionCalls
     from agentworks.crews.conversation_records import LiveConnection, StarterPrincipal
     from agentworks.crews.reconcile import CallReconciler
+    from agentworks.external_tasks.following import TaskFollower, TaskReader
     from agentworks.identity.service import IdentityService
     from agentworks.mcp_servers.service import McpServers
     from agentworks.mcp_servers.token_calls import TokenCalls
@@ -67,6 +68,7 @@ class TickServices:
     requests: Requests  # requests past their deadline expire (C2)
     runner_jobs: JobDelivery  # cli steps' jobs nobody claimed or renewed (issue 10 item 6)
     asked_starts: AskedStarts  # requests Crews' runs sent start their runs (C3)
+    external_tasks: TaskFollower  # external agents' tasks calls and steps wait for (§2)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class Services:
     webhooks: WebhookSubscriptions  # conversation webhooks' subscriptions (C6)
     mcp_servers: McpServers  # attached MCP servers (issue 28)
     mcp_token_calls: TokenCalls  # lambda adapters' agents call their turns' tools
+    external_tasks: TaskFollower  # the tick reads external agents' tasks steps wait for
 
 
 def build_services(
@@ -185,6 +188,51 @@ def build_services(
         webhooks=webhooks,
         mcp_servers=mcp_servers,
         mcp_token_calls=call_tokens,
+        external_tasks=build_follower(settings, client, clock, stepfunctions, adapter_clients),
+    )
+
+
+def build_follower(
+    settings: Settings,
+    client: DynamoDBClient,
+    clock: Clock = SYSTEM_CLOCK,
+    stepfunctions: Any = None,
+    adapter_clients: AdapterClients | None = None,
+) -> TaskFollower:
+    """The tick's round over external agents' tasks (issue 30 §2): the waits' store, the
+    adapters that read the tasks, Step Functions to resume the steps, and what tells that
+    a wait's call or run ended (then its task is cancelled at the agent)."""
+    from agentworks.aws_clients import s3
+    from agentworks.crews.adapters.registry import AdapterClients, build_adapter
+    from agentworks.crews.call_store import CallStore
+    from agentworks.crews.execution import Executions
+    from agentworks.external_tasks.following import TaskFollower as Follower
+    from agentworks.external_tasks.wait_store import ExternalWaitStore
+    from agentworks.workflows.run_store import RunStore
+
+    clients = adapter_clients or AdapterClients(
+        clock=clock, a2a_secret_prefix=settings.a2a_secret_prefix
+    )
+    calls = CallStore(client, settings.work_table)
+    runs = RunStore(client, settings.work_table, s3, settings.outputs_bucket)
+
+    def owner_ended(owner: str) -> bool:
+        kind, _, rest = owner.partition(":")
+        if kind == "call":
+            found = calls.get(rest)
+            return found is None or found[0].terminal
+        return runs.ended(rest.partition(":")[0])  # step:<run_id>:<position>
+
+    def reader(adapter_settings: dict[str, Any]) -> TaskReader:
+        adapter: Any = build_adapter(adapter_settings, clients)
+        return adapter  # an a2a adapter: the only kind that leaves a task working
+
+    return Follower(
+        ExternalWaitStore(client, settings.work_table),
+        reader,
+        Executions("", stepfunctions).resume,  # a token is answered whatever machine waits
+        owner_ended,
+        clock,
     )
 
 
@@ -496,6 +544,7 @@ def tick_services() -> TickServices:
             _installed.crews.requests,
             _installed.workflows.runners.delivery,
             _installed.crews.asked_starts,
+            _installed.external_tasks,
         )
     return _default_tick()
 
@@ -522,4 +571,5 @@ def _default_tick() -> TickServices:
         request_service(settings, dynamodb(), SYSTEM_CLOCK, None, None),
         workflows.runners.delivery,
         asked_starts(settings, dynamodb(), SYSTEM_CLOCK, inbox, runs),
+        build_follower(settings, dynamodb()),
     )

@@ -25,12 +25,11 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.dynamo import condition_failed, from_item, to_item
+from agentworks.dynamo import DUE_WAKEUPS, condition_failed, from_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-DUE_WAKEUPS = "DueWakeups"
 ACCOUNTS = "ACCOUNTS"
 PAUSED = "PAUSED"
 FIRING = "FIRING"

@@ -173,6 +173,7 @@ def build_crews(
     from agentworks.crews.outputs import OutputStore
     from agentworks.crews.runner import StepRunner
     from agentworks.crews.service import CrewService
+    from agentworks.external_tasks.wait_store import ExternalWaitStore
 
     crews = CrewStore(client, settings.work_table)
     calls = CallStore(client, settings.work_table)
@@ -220,6 +221,7 @@ def build_crews(
             call_ended=call_ended,
             mcp_servers=mcp_servers,
             mcp_token_calls=mcp_token_calls,
+            waits=ExternalWaitStore(client, settings.work_table),
         ),
         inboxes=CrewInboxes(
             crews, inbox, runs, messaging, is_live_connection, clock, requests=requests

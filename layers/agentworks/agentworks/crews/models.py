@@ -194,6 +194,9 @@ class CallRecord:
     ask_backs: int = 0  # how often it asked back (limits.ASK_BACKS_PER_RUN)
     # What the next turn continues (an a2a adapter's task waiting for an answer).
     session_id: str | None = None
+    # An external agent's task the call waits for ({"task_id", "deadline_ms"}): the
+    # AwaitTask state hands it to the tick (agentworks.external_tasks) with its token.
+    awaited_task: dict[str, Any] | None = None
     depth: int = 1  # C4: how many conversations deep this run works
     # States its execution entered, as the step runner's invocations saw them (usage).
     transitions: int = 0

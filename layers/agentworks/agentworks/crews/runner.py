@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
@@ -25,6 +26,7 @@ from agentworks.crews.outcomes import count_ended, report_outcome
 from agentworks.crews.outputs import RESULT_FILE, OutputStore, call_prefix, crew_prefix
 from agentworks.crews.schema_check import SchemaProblem, check
 from agentworks.errors import AgentWorksError, Unavailable
+from agentworks.external_tasks.following import first_wait
 from agentworks.identity.models import FUNCTIONS_CALL, MESSAGES_SEND
 from agentworks.ids import new_id
 from agentworks.messaging.models import Party
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
         LiveConnection,
         StarterPrincipal,
     )
+    from agentworks.external_tasks.wait_store import ExternalWaitStore
     from agentworks.identity.models import Principal
     from agentworks.mcp_servers.service import McpServers
     from agentworks.mcp_servers.token_calls import TokenCalls
@@ -128,8 +131,10 @@ class StepRunner(MessageTurns):
         call_ended: Callable[[CallRecord], None] | None = None,
         mcp_servers: McpServers | None = None,
         mcp_token_calls: TokenCalls | None = None,
+        waits: ExternalWaitStore | None = None,
     ) -> None:
         self._crews = crews
+        self._waits = waits  # external agents' tasks the tick follows (a2a adapter)
         self._mcp_servers = mcp_servers  # attached MCP servers a Crew's turns may call
         self._mcp_token_calls = mcp_token_calls  # …and a lambda adapter's agent, by token
         self._calls = calls
@@ -165,6 +170,9 @@ class StepRunner(MessageTurns):
             return {}
         if action == "handoff":
             self.handoff(call_id, str(event["task_token"]))
+            return {}
+        if action == "await_task":
+            self.await_task(call_id, str(event["task_token"]))
             return {}
         if action == "ask_crew":
             self.ask_crew(call_id, str(event["task_token"]), event.get("state_machine"))
@@ -292,6 +300,8 @@ class StepRunner(MessageTurns):
         record.progress.extend(result.progress)
         record.cost_usd += result.cost_usd
         record.session_id = result.session_id  # continued by the next turn only
+        awaited = result.awaited_task
+        record.awaited_task = asdict(awaited) if awaited is not None else None
         prefix = call_prefix(crew.crew_id, record.call_id)
         for path, content in sorted(result.files.items()):
             size = self._outputs.put(prefix, path, content)
@@ -303,6 +313,10 @@ class StepRunner(MessageTurns):
             )
             self._save(record, version)
             return "ask"
+        if awaited is not None:
+            # An external agent's task still working: AwaitTask waits for it (`await_task`).
+            self._save(record, version)
+            return "await_task"
         if result.crew_request is not None and record.kind == "message":
             # C3: the AwaitCrew state sends it (`ask_crew`) and waits for what comes of it.
             ask = result.crew_request
@@ -346,6 +360,37 @@ class StepRunner(MessageTurns):
         for _attempt in range(5):
             record, version = self._load(call_id, entered=1)
             record.state, record.task_token = "input_required", task_token
+            try:
+                self._save(record, version)
+                return
+            except StaleCall:
+                continue
+        raise StaleCall()
+
+    def await_task(self, call_id: str, task_token: str) -> None:
+        """An external agent's task the last turn left working: the tick reads it from now
+        on (agentworks.external_tasks) and answers `task_token` once it ended or asked, so
+        the wait costs no invocation and no transition; the next turn reads the outcome."""
+        if self._waits is None:
+            raise AgentWorksError("external tasks cannot be followed by this runner")
+        for _attempt in range(5):
+            record, version = self._load(call_id, entered=1)
+            crew = self._crews.get(record.account_id, record.crew_name)
+            awaited = record.awaited_task
+            if record.terminal or awaited is None or crew is None:
+                raise CallGone(call_id)
+            self._waits.put(
+                first_wait(
+                    record.account_id,
+                    f"call:{call_id}",
+                    crew.definition.adapter,
+                    str(awaited["task_id"]),
+                    int(awaited["deadline_ms"]),
+                    task_token,
+                    self._now(),
+                )
+            )
+            record.task_token = task_token
             try:
                 self._save(record, version)
                 return

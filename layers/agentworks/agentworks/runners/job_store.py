@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from botocore.exceptions import ClientError
 
-from agentworks.conversations.wakeup_queue_store import DUE_WAKEUPS
 from agentworks.dynamo import (
+    DUE_WAKEUPS,
     TransactionCancelled,
     condition_failed,
     from_item,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
@@ -23,6 +23,7 @@ from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, T
 from agentworks.crews.adapters.registry import runs_on_a_runner
 from agentworks.crews.execution import Executions
 from agentworks.crews.mcp_tool_use import TimeLeft, TurnMcpTools
+from agentworks.external_tasks.following import first_wait
 from agentworks.ids import new_id
 from agentworks.mcp_servers.declarations import McpToolsDeclaration, parse_declaration
 from agentworks.signing import Signer
@@ -40,6 +41,7 @@ from agentworks.workflows.variables import parse_human, resolved_prompts, with_h
 from agentworks.workflows.webhooks import Webhooks
 
 if TYPE_CHECKING:
+    from agentworks.external_tasks.wait_store import ExternalWaitStore
     from agentworks.workflows.step_tools import StepTools
 
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
@@ -76,8 +78,10 @@ class WorkflowEngine:
         history: Executions | None = None,
         waits: CallWaits | None = None,
         tools: StepTools | None = None,
+        external_waits: ExternalWaitStore | None = None,
     ) -> None:
         self._runs = runs
+        self._external_waits = external_waits  # external agents' tasks the tick follows
         self._tools = tools  # the attached MCP tools steps' sessions may call (issue 28)
         self._waits = waits  # crew steps wait for their call's end; a run's end wakes its caller
         self._history = history  # the executions' states entered (usage)
@@ -120,6 +124,9 @@ class WorkflowEngine:
             return {}
         if action == "runner":
             self.await_runner(run_id, at, event["task_token"])
+            return {}
+        if action == "await_task":
+            self.await_task(run_id, at, event["task_token"])
             return {}
         if action == "interrupted":
             self.interrupted(run_id, at, event.get("error"))
@@ -343,6 +350,12 @@ class WorkflowEngine:
                     return "runner"
             record.cost_usd += result.cost_usd
             self._runs.add_cost(run.run_id, result.cost_usd)
+            record.adapter_session = result.session_id  # continued by the next turn only
+            awaited = result.awaited_task
+            record.awaited_task = asdict(awaited) if awaited is not None else None
+            if awaited is not None:  # AwaitTask waits for the agent's task (`await_task`)
+                self._runs.save_step(record, version)
+                return "await_task"
             if result.question:
                 record.turns.append({"role": "assistant", "content": result.question})
                 if step.policy == "auto-allow":
@@ -403,7 +416,7 @@ class WorkflowEngine:
             # The session so far: the chain's turns, then this step's own before the last.
             history=tuple(context.history + context.record.turns[1:]),
             functions=self._crew_steps.access(context.run, context.step),
-            session_id=context.record.session_id,
+            session_id=context.record.adapter_session or context.record.session_id,
             account_id=context.run.account_id,
             mcp_tools=tools,
             cancelled=lambda: self._runs.ended(context.run.run_id),
@@ -491,6 +504,26 @@ class WorkflowEngine:
         if run is None:
             raise RunGone(run_id)
         self._runner.hand_out(run[0].account_id, found[0].job_id, task_token)
+
+    def await_task(self, run_id: str, at: Position, task_token: str) -> None:
+        """AwaitTask: the external agent's task the step's last turn left working is read
+        by the tick from now on (agentworks.external_tasks), which answers this token once
+        it ended or asked; the step's next turn reads the outcome."""
+        context = self._context(run_id, at)
+        awaited = context.record.awaited_task if context is not None else None
+        if context is None or awaited is None or self._external_waits is None:
+            raise RunGone(run_id)
+        self._external_waits.put(
+            first_wait(
+                context.run.account_id,
+                f"step:{run_id}:{at.item}.{at.stage}.{at.index}",
+                context.profile,
+                str(awaited["task_id"]),
+                int(awaited["deadline_ms"]),
+                task_token,
+                self._now(),
+            )
+        )
 
     def interrupted(self, run_id: str, at: Position, error: Any) -> None:
         """The step's task failed or its wait timed out: the step fails, its siblings go on.

@@ -97,6 +97,10 @@ class StepRecord:
     # Issue 28: the session's MCP tool calls ({server, tool, outcome, duration_ms,
     # result_bytes, arguments, result} or content_file), in the order they were made.
     mcp_calls: list[dict[str, Any]] = field(default_factory=list)
+    # What the adapter's next turn continues, apart from the step's session (an a2a
+    # agent's task that asked, or that the tick follows as `awaited_task`).
+    adapter_session: str | None = None
+    awaited_task: dict[str, Any] | None = None  # {"task_id", "deadline_ms"}
 
     @property
     def position(self) -> Position:

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from agentworks.conversations.wakeup_queue_store import DUE_WAKEUPS
-from agentworks.dynamo import applied, condition_failed, from_item, read_item, to_item
+from agentworks.dynamo import DUE_WAKEUPS, applied, condition_failed, from_item, read_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

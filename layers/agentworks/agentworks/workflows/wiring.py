@@ -59,6 +59,7 @@ def build_workflows(
     from agentworks.crews.crew_store import CrewStore
     from agentworks.crews.execution import Executions
     from agentworks.crews.outputs import OutputStore
+    from agentworks.external_tasks.wait_store import ExternalWaitStore
     from agentworks.identity.connection_store import ConnectionStore
     from agentworks.runners.job_store import RunnerJobStore
     from agentworks.usage.recorder import UsageRecorder
@@ -151,6 +152,7 @@ def build_workflows(
                 if mcp_servers is not None
                 else None
             ),
+            external_waits=ExternalWaitStore(client, settings.work_table),
         ),
         runners=runners,
     )

@@ -29,8 +29,9 @@ from collections.abc import Callable
 from typing import Any
 
 from agentworks import limits
+from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.adapters import settings_checks as checks
-from agentworks.crews.adapters.base import AdapterError, TurnRequest, TurnResult
+from agentworks.crews.adapters.base import AdapterError, AwaitedTask, TurnRequest, TurnResult
 from agentworks.crews.adapters.mailbox import handoff_message
 from agentworks.json_input import whole_numbers
 from agentworks.outbound.urls import RefusedUrl, parse
@@ -39,6 +40,11 @@ SETTINGS_KEYS = ("type", "card_url", "skill", "auth_secret", "timeout_seconds")
 CARD_PATH = "/.well-known/agent-card.json"
 # The session a question leaves for the next turn: the agent's task that asked it.
 SESSION_PREFIX = "a2a-task:"
+# …and a task the tick follows: "a2a-follow:<deadline ms>:<task id>" (the next turn reads it).
+FOLLOW_PREFIX = "a2a-follow:"
+# The task states of an agent still at work (the SDK's enum values, read without importing
+# it: the module loads before the SDK is needed).
+WORKING = (0, 1, 2)  # UNSPECIFIED, SUBMITTED, WORKING
 # Reads a secret's JSON by its name under this account's prefix (None when there is none).
 SecretReader = Callable[[str, str], dict[str, str] | None]
 
@@ -62,7 +68,9 @@ def validate(settings: dict[str, Any]) -> list[str]:
 
 
 class A2aAdapter:
-    def __init__(self, settings: dict[str, Any], secrets: SecretReader) -> None:
+    def __init__(
+        self, settings: dict[str, Any], secrets: SecretReader, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         problems = validate(settings)
         if problems:
             raise AdapterError("; ".join(problems))
@@ -73,6 +81,7 @@ class A2aAdapter:
             settings.get("timeout_seconds", limits.A2A_TURN_TIMEOUT_DEFAULT_SECONDS)
         )
         self._secrets = secrets
+        self._clock = clock  # the platform's: a task's deadline outlives the turn
 
     def run_turn(self, request: TurnRequest) -> TurnResult:
         headers = self._headers(request.account_id)
@@ -96,24 +105,36 @@ class A2aAdapter:
         return headers
 
     async def _turn(self, request: TurnRequest, headers: dict[str, str]) -> TurnResult:
-        from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-        from a2a.types.a2a_pb2 import SendMessageRequest
+        from a2a.types.a2a_pb2 import GetTaskRequest, SendMessageRequest
 
         from agentworks.outbound.async_transport import checked_client
 
         async with checked_client(headers, limits.A2A_REQUEST_TIMEOUT_SECONDS) as http:
-            base, path = _card_location(self._card_url)
-            card = await A2ACardResolver(http, base, path).get_agent_card()
-            if self._skill and self._skill not in {s.id for s in card.skills}:
-                raise AdapterError(f"The A2A agent's card lists no skill {self._skill!r}.")
-            config = ClientConfig(streaming=False, polling=True, httpx_client=http)
-            client = ClientFactory(config).create(card)
+            client = await self._client(http)
+            followed = followed_task(request.session_id)
+            if followed is not None:  # the tick saw the task end (or its time run out)
+                deadline_ms, task_id = followed
+                task = await client.get_task(GetTaskRequest(id=task_id))
+                return await self._follow(client, task, request, deadline_ms)
             send = SendMessageRequest(message=self._message(request))
             send.configuration.return_immediately = True
             [answer] = [r async for r in client.send_message(send)]
             if answer.HasField("message"):  # the agent answered without a task
                 return TurnResult(final_text=_text(answer.message.parts))
-            return await self._follow(client, answer.task, request)
+            deadline_ms = self._now_ms() + int(self._timeout * 1000)
+            return await self._follow(client, answer.task, request, deadline_ms)
+
+    async def _client(self, http: Any) -> Any:
+        """The a2a client on the binding the agent's card prefers (the card read anew, so a
+        changed agent is followed)."""
+        from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+
+        base, path = _card_location(self._card_url)
+        card = await A2ACardResolver(http, base, path).get_agent_card()
+        if self._skill and self._skill not in {s.id for s in card.skills}:
+            raise AdapterError(f"The A2A agent's card lists no skill {self._skill!r}.")
+        config = ClientConfig(streaming=False, polling=True, httpx_client=http)
+        return ClientFactory(config).create(card)
 
     def _message(self, request: TurnRequest) -> Any:
         from a2a.helpers.proto_helpers import new_data_part, new_text_part
@@ -134,18 +155,20 @@ class A2aAdapter:
             message.metadata.update({"skill": self._skill})
         return message
 
-    async def _follow(self, client: Any, task: Any, request: TurnRequest) -> TurnResult:
+    async def _follow(
+        self, client: Any, task: Any, request: TurnRequest, deadline_ms: int
+    ) -> TurnResult:
+        """Reads the task until it ends, asks, runs out of time (cancelled at the agent) or
+        outlasts this turn's A2A_TURN_FOLLOW_SECONDS (then the tick follows it)."""
         from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, TaskState
 
-        deadline = time.monotonic() + self._timeout
+        started = time.monotonic()
+        turn_ends = started + limits.A2A_TURN_FOLLOW_SECONDS
+        time_ends = started + (deadline_ms - self._now_ms()) / 1000  # the task's, in this turn
         pause = limits.A2A_POLL_FIRST_SECONDS
-        while task.status.state in (
-            TaskState.TASK_STATE_SUBMITTED,
-            TaskState.TASK_STATE_WORKING,
-            TaskState.TASK_STATE_UNSPECIFIED,
-        ):
+        while task.status.state in WORKING:
             stopped = request.cancelled is not None and request.cancelled()
-            if stopped or time.monotonic() + pause > deadline:
+            if stopped or time.monotonic() + pause > time_ends:
                 await client.cancel_task(CancelTaskRequest(id=task.id))
                 if stopped:
                     raise AdapterError("The run was cancelled; so was the A2A agent's task.")
@@ -153,10 +176,52 @@ class A2aAdapter:
                     f"The A2A agent's task did not finish within {self._timeout:g} s; it was "
                     "cancelled."
                 )
+            if time.monotonic() + pause > turn_ends:
+                state = TaskState.Name(task.status.state)
+                return TurnResult(
+                    awaited_task=AwaitedTask(task.id, deadline_ms),
+                    session_id=f"{FOLLOW_PREFIX}{deadline_ms}:{task.id}",
+                    progress=[f"A2A task {task.id}: {state}; waiting for it to end"],
+                )
             await asyncio.sleep(pause)
             pause = min(pause * 2, limits.A2A_POLL_MAX_SECONDS)
             task = await client.get_task(GetTaskRequest(id=task.id))
         return _outcome(task, request)
+
+    def _now_ms(self) -> int:
+        return int(self._clock.now() * 1000)
+
+    # ---- what the tick asks while a call or step waits (agentworks.external_tasks) ----
+
+    def task_working(self, account_id: str, task_id: str) -> bool:
+        """Whether the agent's task is still submitted or working (not ended, not asking)."""
+        from a2a.types.a2a_pb2 import GetTaskRequest
+
+        async def read(client: Any) -> bool:
+            task = await client.get_task(GetTaskRequest(id=task_id))
+            return bool(task.status.state in WORKING)
+
+        return bool(self._with_client(account_id, read))
+
+    def cancel_task(self, account_id: str, task_id: str) -> None:
+        """Cancels the task at the agent (its call or run ended while it worked)."""
+        from a2a.types.a2a_pb2 import CancelTaskRequest
+
+        async def cancel(client: Any) -> None:
+            await client.cancel_task(CancelTaskRequest(id=task_id))
+
+        self._with_client(account_id, cancel)
+
+    def _with_client(self, account_id: str, use: Callable[[Any], Any]) -> Any:
+        from agentworks.outbound.async_transport import checked_client
+
+        headers = self._headers(account_id)
+
+        async def run() -> Any:  # the tick's reads: short, so one agent cannot hold it
+            async with checked_client(headers, limits.A2A_TICK_REQUEST_TIMEOUT_SECONDS) as http:
+                return await use(await self._client(http))
+
+        return asyncio.run(run())
 
 
 def _outcome(task: Any, request: TurnRequest) -> TurnResult:
@@ -186,6 +251,14 @@ def _outcome(task: Any, request: TurnRequest) -> TurnResult:
         TaskState.TASK_STATE_AUTH_REQUIRED: "needs authentication this adapter cannot give",
     }.get(state, f"answered {TaskState.Name(state)}")
     raise AdapterError(f"The A2A agent {outcome}" + (f": {said}" if said else "."))
+
+
+def followed_task(session_id: str | None) -> tuple[int, str] | None:
+    """(deadline ms, task id) of the task a session follows, or None."""
+    if not session_id or not session_id.startswith(FOLLOW_PREFIX):
+        return None
+    deadline, _, task_id = session_id.removeprefix(FOLLOW_PREFIX).partition(":")
+    return int(deadline), task_id
 
 
 def _card_location(card_url: str) -> tuple[str, str]:

@@ -92,10 +92,22 @@ class RunnerWork:
     resume: str | None = None  # the CLI session this turn continues
 
 
+@dataclass(frozen=True)
+class AwaitedTask:
+    """An external agent's task still working when the turn ended (a2a adapter): the call
+    or step waits on a task token, costing no invocation and no transition, while the tick
+    reads the task (agentworks.external_tasks); its end starts the next turn, which reads
+    the outcome."""
+
+    task_id: str
+    deadline_ms: int  # when the task is cancelled at the agent if it has not ended
+
+
 @dataclass
 class TurnResult:
     """Exactly one of: a final answer (with an optional structured result), a question
-    for a person, a hand-off to an external agent, or work for a local runner."""
+    for a person, a hand-off to an external agent, work for a local runner, or an external
+    agent's task to wait for."""
 
     final_text: str | None = None
     result: Any = None  # the JSON the agent "wrote to FUNCTION_RESULT_FILE"
@@ -113,6 +125,7 @@ class TurnResult:
     # What the next turn of the same call continues (an a2a adapter's task waiting for the
     # question's answer): handed back as TurnRequest.session_id.
     session_id: str | None = None
+    awaited_task: AwaitedTask | None = None  # with the session_id that follows it
 
 
 class AdapterError(Exception):

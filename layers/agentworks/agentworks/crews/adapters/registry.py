@@ -148,5 +148,5 @@ def build_adapter(settings: dict[str, Any], clients: AdapterClients) -> Adapter:
         return cli.CliAdapter(settings)
     if kind == "a2a":
         secrets = a2a_agent.secret_headers(clients.secrets_factory, clients.a2a_secret_prefix)
-        return a2a_agent.A2aAdapter(settings, secrets)
+        return a2a_agent.A2aAdapter(settings, secrets, clients.clock)
     return mailbox.MailboxAdapter(settings)
