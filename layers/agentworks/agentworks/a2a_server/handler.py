@@ -51,6 +51,7 @@ from a2a.utils.errors import (
 from agentworks import limits
 from agentworks.a2a_server.call_tasks import CALL_STATES_OF, call_task
 from agentworks.a2a_server.parts import answers_in
+from agentworks.a2a_server.push_configs import TaskPushConfigs
 from agentworks.a2a_server.request_tasks import question_of, request_of, request_task
 from agentworks.conversations.inbox_models import ConversationDetail
 from agentworks.conversations.models import RequestView
@@ -68,10 +69,13 @@ CREW = "agentworks.crew"
 
 
 class CrewTasks(RequestHandler):
-    def __init__(self, crews: Crews, messaging: MessagingService) -> None:
+    def __init__(
+        self, crews: Crews, messaging: MessagingService, push_configs: TaskPushConfigs
+    ) -> None:
         self._crews = crews
         self._calls = crews.calls
         self._messaging = messaging
+        self._push_configs = push_configs
 
     # -- SendMessage ----------------------------------------------------------------------
 
@@ -235,6 +239,47 @@ class CrewTasks(RequestHandler):
             raise TaskNotFoundError()
         return detail, request
 
+    # -- push notification configs (push_configs; sent by the notifier) -------------------
+
+    async def on_create_task_push_notification_config(
+        self, params: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        principal, crew = _caller(context)
+        self._pushed_call(principal, crew, params.task_id)
+        return self._push_configs.create(principal.account_id, params.task_id, params)
+
+    async def on_get_task_push_notification_config(
+        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        principal, crew = _caller(context)
+        self._pushed_call(principal, crew, params.task_id)
+        return self._push_configs.get(params.task_id, params.id)
+
+    async def on_list_task_push_notification_configs(
+        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        """All of them (at most A2A_PUSH_CONFIGS_PER_TASK): one page."""
+        principal, crew = _caller(context)
+        self._pushed_call(principal, crew, params.task_id)
+        return ListTaskPushNotificationConfigsResponse(
+            configs=self._push_configs.list(params.task_id)
+        )
+
+    async def on_delete_task_push_notification_config(
+        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        principal, crew = _caller(context)
+        self._pushed_call(principal, crew, params.task_id)
+        self._push_configs.delete(params.task_id, params.id)
+
+    def _pushed_call(self, principal: Principal, crew: str, task_id: str) -> None:
+        """A call task the caller may read, as GetTask decides (any other id is refused by
+        the same bytes, before anything is read or written of its configs). A request's
+        task has no configs: its state lives in a conversation, not in a call."""
+        if _is_request(task_id):
+            raise PushNotificationNotSupportedError(_NO_REQUEST_PUSH)
+        self._call_status(principal, crew, task_id)
+
     # -- not offered (the card says so) --------------------------------------------------
 
     async def on_message_send_stream(
@@ -249,26 +294,6 @@ class CrewTasks(RequestHandler):
         raise UnsupportedOperationError(_NO_STREAMING)
         yield
 
-    async def on_create_task_push_notification_config(
-        self, params: TaskPushNotificationConfig, context: ServerCallContext
-    ) -> TaskPushNotificationConfig:
-        raise PushNotificationNotSupportedError()
-
-    async def on_get_task_push_notification_config(
-        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
-    ) -> TaskPushNotificationConfig:
-        raise PushNotificationNotSupportedError()
-
-    async def on_list_task_push_notification_configs(
-        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
-    ) -> ListTaskPushNotificationConfigsResponse:
-        raise PushNotificationNotSupportedError()
-
-    async def on_delete_task_push_notification_config(
-        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
-    ) -> None:
-        raise PushNotificationNotSupportedError()
-
     async def on_get_extended_agent_card(
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
     ) -> AgentCard:
@@ -276,6 +301,10 @@ class CrewTasks(RequestHandler):
 
 
 _NO_STREAMING = "Streaming is not offered: follow the task with GetTask."
+_NO_REQUEST_PUSH = (
+    "Push notifications are offered for function calls' tasks; follow a request in a "
+    "conversation with GetTask (or the push channel's notices)."
+)
 _TERMINAL = frozenset(
     {
         TaskState.TASK_STATE_COMPLETED,
