@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 import pytest
-from a2a.helpers.proto_helpers import get_data_parts, new_data_part
+from a2a.helpers.proto_helpers import get_data_parts, new_data_part, new_text_part
 from a2a.types.a2a_pb2 import (
     AuthenticationInfo,
     DeleteTaskPushNotificationConfigRequest,
@@ -30,11 +30,16 @@ from a2a.types.a2a_pb2 import (
     ListTaskPushNotificationConfigsRequest,
     Message,
     Role,
+    SendMessageRequest,
     StreamResponse,
     TaskPushNotificationConfig,
     TaskState,
 )
-from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
+from a2a.utils.errors import (
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
+    TaskNotFoundError,
+)
 from google.protobuf.json_format import Parse
 
 from agentworks import limits
@@ -287,3 +292,41 @@ def test_a_state_change_is_posted_to_the_config_signed(local_stack: LocalStack) 
             key.encode(), parts["t"].encode() + b"." + got.body, hashlib.sha256
         ).hexdigest()
         assert parts["v1"] == expected
+
+
+def test_send_message_registers_the_config_it_carries(local_stack: LocalStack) -> None:
+    """SendMessage's configuration.taskPushNotificationConfig is stored on the call it
+    starts; on a request in a conversation it is refused before anything is sent."""
+    crew = create_crew(local_stack)
+    token = connection(local_stack)
+
+    async def scenario() -> None:
+        async with a2a_client(local_stack, token, crew, BINDINGS[0]) as (client, _card):
+            request = SendMessageRequest(message=call_message("confirm", {"action": "go"}))
+            request.configuration.return_immediately = True
+            request.configuration.task_push_notification_config.CopyFrom(
+                config("", "with-send", token="tok-s")
+            )
+            [answer] = [r async for r in client.send_message(request)]
+            listed = await client.list_task_push_notification_configs(
+                ListTaskPushNotificationConfigsRequest(task_id=answer.task.id)
+            )
+            assert [(c.id, c.token) for c in listed.configs] == [("with-send", "tok-s")]
+
+            text = SendMessageRequest(
+                message=Message(
+                    message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[new_text_part("hi")]
+                )
+            )
+            text.configuration.task_push_notification_config.CopyFrom(config(""))
+            with pytest.raises(PushNotificationNotSupportedError):
+                [r async for r in client.send_message(text)]
+
+            refused = SendMessageRequest(message=call_message("confirm", {"action": "no"}))
+            refused.configuration.task_push_notification_config.CopyFrom(
+                config("", url="https://10.1.2.3/x")
+            )
+            with pytest.raises(InvalidParamsError):
+                [r async for r in client.send_message(refused)]
+
+    anyio.run(scenario)

@@ -52,6 +52,7 @@ from agentworks import limits
 from agentworks.a2a_server.call_tasks import CALL_STATES_OF, call_task
 from agentworks.a2a_server.parts import answers_in
 from agentworks.a2a_server.push_configs import TaskPushConfigs
+from agentworks.a2a_server.push_configs import check as check_push_config
 from agentworks.a2a_server.request_tasks import question_of, request_of, request_task
 from agentworks.conversations.inbox_models import ConversationDetail
 from agentworks.conversations.models import RequestView
@@ -84,9 +85,16 @@ class CrewTasks(RequestHandler):
     ) -> Task | Message:
         principal, crew = _caller(context)
         message = params.message
+        pushed = _pushed(params)
+        calls = any(_function_call(d) for d in get_data_parts(message.parts))
+        if pushed is not None:
+            # Refused before anything is sent: a request's task has no configs.
+            if _is_request(message.task_id) or not (message.task_id or calls):
+                raise PushNotificationNotSupportedError(_NO_REQUEST_PUSH)
+            check_push_config(pushed)
         if message.task_id:
             task = self._answer(principal, crew, message)
-        elif any(_function_call(d) for d in get_data_parts(message.parts)):
+        elif calls:
             task = self._call(principal, crew, message)
         elif get_text_parts(message.parts):
             task = self._ask(principal, crew, message)
@@ -95,6 +103,9 @@ class CrewTasks(RequestHandler):
                 'Send a data part {"function": NAME, "args": {...}} naming one of the '
                 "skills on this agent's card, or text to ask the Crew in a conversation."
             )
+        if pushed is not None:
+            # Stored once the call exists: a change before this instant is not sent.
+            self._push_configs.create(principal.account_id, task.id, pushed)
         if not params.configuration.return_immediately:
             task = await self._settled(principal, crew, task)
         return task
@@ -320,6 +331,14 @@ _SETTLED = _TERMINAL | {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STAT
 
 def _is_request(task_id: str) -> bool:
     return task_id.startswith("msg_")
+
+
+def _pushed(params: SendMessageRequest) -> TaskPushNotificationConfig | None:
+    """The push notification config a SendMessage registers with its task, if any."""
+    configuration = params.configuration
+    if configuration.HasField("task_push_notification_config"):
+        return configuration.task_push_notification_config
+    return None
 
 
 def _function_call(data: Any) -> bool:

@@ -69,14 +69,41 @@ def shown(config: PushConfig) -> TaskPushNotificationConfig:
     return found
 
 
-def _checked(
-    account_id: str, task_id: str, asked: TaskPushNotificationConfig, now_ms: int
-) -> PushConfig:
-    config_id = asked.id or task_id
+def check(asked: TaskPushNotificationConfig) -> None:
+    """Refuses what could never be stored (InvalidParams), before a task exists to store it
+    on (SendMessage's configuration): a task's own id is always a valid config id."""
+    if asked.id:
+        _check_id(asked.id)
+    _check_fields(asked)
+
+
+def _check_id(config_id: str) -> None:
     if len(config_id) > limits.A2A_PUSH_CONFIG_ID_MAX_CHARS or not _CONFIG_ID.match(config_id):
         raise InvalidParamsError(
             f"id: at most {limits.A2A_PUSH_CONFIG_ID_MAX_CHARS} letters, digits and . _ : -"
         )
+
+
+def _checked(
+    account_id: str, task_id: str, asked: TaskPushNotificationConfig, now_ms: int
+) -> PushConfig:
+    config_id = asked.id or task_id
+    _check_id(config_id)
+    _check_fields(asked)
+    auth = asked.authentication
+    return PushConfig(
+        call_id=task_id,
+        config_id=config_id,
+        account_id=account_id,
+        url=asked.url,
+        token=asked.token,
+        auth_scheme=auth.scheme,
+        auth_credentials=auth.credentials,
+        created_at=now_ms,
+    )
+
+
+def _check_fields(asked: TaskPushNotificationConfig) -> None:
     if len(asked.url) > limits.A2A_PUSH_URL_MAX_CHARS:
         raise InvalidParamsError(f"url: at most {limits.A2A_PUSH_URL_MAX_CHARS} characters.")
     try:
@@ -99,13 +126,3 @@ def _checked(
         raise InvalidParamsError("authentication needs both a scheme and credentials.")
     if " " in auth.scheme:
         raise InvalidParamsError("authentication.scheme: one word (Bearer, Basic …).")
-    return PushConfig(
-        call_id=task_id,
-        config_id=config_id,
-        account_id=account_id,
-        url=asked.url,
-        token=asked.token,
-        auth_scheme=auth.scheme,
-        auth_credentials=auth.credentials,
-        created_at=now_ms,
-    )
