@@ -291,6 +291,7 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any, mcp_server: Any = No
         "StepRunnerFunction",
         "WorkflowRunnerFunction",
         "WebhooksFunction",
+        "NotifierFunction",  # A2A push notifications are signed with the account's key
     ):
         with running(function):
             signer_from_secret.__wrapped__(stack.settings.signing_secret_arn)
@@ -298,7 +299,8 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any, mcp_server: Any = No
 
 def _drive_a2a(api: Any, token: str) -> None:
     """Issue 30 (A2aFunction): the contracts Crew's card and the account's cards, a call
-    sent, read, listed and cancelled while it asks, a request in a conversation."""
+    sent, read, listed and cancelled while it asks, its push notification configs, a
+    request in a conversation."""
     assert api("GET", "/a2a", token).status == 200
     assert api("GET", "/a2a/contracts/.well-known/agent-card.json", token).status == 200
 
@@ -306,7 +308,7 @@ def _drive_a2a(api: Any, token: str) -> None:
         body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
         answer = api("POST", "/a2a/contracts", token, body, headers=[("a2a-version", "1.0")])
         assert "result" in answer.body, answer.body
-        return dict(answer.body["result"])
+        return dict(answer.body["result"] or {})  # a delete's result is null
 
     def message(part: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -321,6 +323,11 @@ def _drive_a2a(api: Any, token: str) -> None:
             "request_id"
         ]
         rpc("GetTask", {"id": task_id})
+        # A push notification config registered, listed and deleted (§1).
+        hook = {"taskId": task_id, "id": "hook", "url": "https://hooks.example.com/a2a"}
+        rpc("CreateTaskPushNotificationConfig", hook)
+        rpc("ListTaskPushNotificationConfigs", {"taskId": task_id})
+        rpc("DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": "hook"})
         if ending == "answered":
             answer = message({"data": {request_id: "yes"}})
             answer["message"]["taskId"] = task_id

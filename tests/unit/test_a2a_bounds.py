@@ -95,7 +95,7 @@ class FakeCalls:
 
 def _handler(calls: FakeCalls) -> CrewTasks:
     crews = SimpleNamespace(calls=calls, requests=None, inbox=None)
-    return CrewTasks(crews, messaging=None)  # type: ignore[arg-type]
+    return CrewTasks(crews, messaging=None, push_configs=None)  # type: ignore[arg-type]
 
 
 def _context() -> ServerCallContext:

@@ -439,3 +439,15 @@ A2A_WAITS_PER_TICK = 50  # external tasks one tick reads (its card and the task)
 A2A_TICK_REQUEST_TIMEOUT_SECONDS = 5.0
 A2A_TICK_RESERVE_SECONDS = 15.0
 A2A_REQUEST_TIMEOUT_SECONDS = 30.0
+# Push notification configs (§1): at most this many per task, each URL this long, its
+# token and credentials this long; a state change is POSTed to each at most this many
+# times, the pause doubling, each request this long; a notifier batch stops sending once it
+# ran this long (its timeout is 30 s; what is left is logged, never retried).
+A2A_PUSH_CONFIGS_PER_TASK = 5
+A2A_PUSH_CONFIG_ID_MAX_CHARS = 64
+A2A_PUSH_URL_MAX_CHARS = 2048
+A2A_PUSH_SECRET_MAX_CHARS = 1024
+A2A_PUSH_ATTEMPTS = 2
+A2A_PUSH_BACKOFF_SECONDS = 0.5
+A2A_PUSH_TIMEOUT_SECONDS = 3.0
+A2A_PUSH_BATCH_SECONDS = 20.0

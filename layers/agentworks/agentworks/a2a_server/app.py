@@ -11,6 +11,7 @@ to the handler), as the MCP app is.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from a2a.server.context import ServerCallContext
@@ -27,6 +28,7 @@ from starlette.routing import Route
 
 from agentworks.a2a_server.cards import agent_card
 from agentworks.a2a_server.handler import CREW, PRINCIPAL, CrewTasks
+from agentworks.a2a_server.push_configs import TaskPushConfigs
 from agentworks.errors import AgentWorksError
 from agentworks.identity.models import Principal
 from agentworks.runtime import services
@@ -49,7 +51,9 @@ class _ActingAs(DefaultServerCallContextBuilder):
 
 
 def asgi_app(principal: Principal) -> Starlette:
-    handler = CrewTasks(services().crews, services().messaging)
+    built = services()
+    configs = TaskPushConfigs(built.push.a2a_configs, lambda: int(time.time() * 1000))
+    handler = CrewTasks(built.crews, built.messaging, configs)
     acting = _ActingAs(principal)
 
     async def list_cards(request: Request) -> JSONResponse:

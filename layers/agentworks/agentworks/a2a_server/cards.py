@@ -49,8 +49,8 @@ def agent_card(crew: Crew, base_url: str) -> AgentCard:
             for binding in (TransportProtocol.JSONRPC.value, TransportProtocol.HTTP_JSON.value)
         ],
         # Responses go through API Gateway whole (no server-sent events); a client follows a
-        # task with GetTask. Push notification configs are not offered yet.
-        capabilities=AgentCapabilities(streaming=False, push_notifications=False),
+        # task with GetTask, or registers a push notification config on a call's task.
+        capabilities=AgentCapabilities(streaming=False, push_notifications=True),
         security_schemes={
             BEARER: SecurityScheme(
                 http_auth_security_scheme=HTTPAuthSecurityScheme(

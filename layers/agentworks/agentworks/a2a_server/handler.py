@@ -51,6 +51,8 @@ from a2a.utils.errors import (
 from agentworks import limits
 from agentworks.a2a_server.call_tasks import CALL_STATES_OF, call_task
 from agentworks.a2a_server.parts import answers_in
+from agentworks.a2a_server.push_configs import TaskPushConfigs
+from agentworks.a2a_server.push_configs import check as check_push_config
 from agentworks.a2a_server.request_tasks import question_of, request_of, request_task
 from agentworks.conversations.inbox_models import ConversationDetail
 from agentworks.conversations.models import RequestView
@@ -68,10 +70,13 @@ CREW = "agentworks.crew"
 
 
 class CrewTasks(RequestHandler):
-    def __init__(self, crews: Crews, messaging: MessagingService) -> None:
+    def __init__(
+        self, crews: Crews, messaging: MessagingService, push_configs: TaskPushConfigs
+    ) -> None:
         self._crews = crews
         self._calls = crews.calls
         self._messaging = messaging
+        self._push_configs = push_configs
 
     # -- SendMessage ----------------------------------------------------------------------
 
@@ -80,9 +85,16 @@ class CrewTasks(RequestHandler):
     ) -> Task | Message:
         principal, crew = _caller(context)
         message = params.message
+        pushed = _pushed(params)
+        calls = any(_function_call(d) for d in get_data_parts(message.parts))
+        if pushed is not None:
+            # Refused before anything is sent: a request's task has no configs.
+            if _is_request(message.task_id) or not (message.task_id or calls):
+                raise PushNotificationNotSupportedError(_NO_REQUEST_PUSH)
+            check_push_config(pushed)
         if message.task_id:
             task = self._answer(principal, crew, message)
-        elif any(_function_call(d) for d in get_data_parts(message.parts)):
+        elif calls:
             task = self._call(principal, crew, message)
         elif get_text_parts(message.parts):
             task = self._ask(principal, crew, message)
@@ -91,6 +103,9 @@ class CrewTasks(RequestHandler):
                 'Send a data part {"function": NAME, "args": {...}} naming one of the '
                 "skills on this agent's card, or text to ask the Crew in a conversation."
             )
+        if pushed is not None:
+            # Stored once the call exists: a change before this instant is not sent.
+            self._push_configs.create(principal.account_id, task.id, pushed)
         if not params.configuration.return_immediately:
             task = await self._settled(principal, crew, task)
         return task
@@ -235,6 +250,47 @@ class CrewTasks(RequestHandler):
             raise TaskNotFoundError()
         return detail, request
 
+    # -- push notification configs (push_configs; sent by the notifier) -------------------
+
+    async def on_create_task_push_notification_config(
+        self, params: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        principal, crew = _caller(context)
+        self._pushed_call(principal, crew, params.task_id)
+        return self._push_configs.create(principal.account_id, params.task_id, params)
+
+    async def on_get_task_push_notification_config(
+        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        principal, crew = _caller(context)
+        self._pushed_call(principal, crew, params.task_id)
+        return self._push_configs.get(params.task_id, params.id)
+
+    async def on_list_task_push_notification_configs(
+        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        """All of them (at most A2A_PUSH_CONFIGS_PER_TASK): one page."""
+        principal, crew = _caller(context)
+        self._pushed_call(principal, crew, params.task_id)
+        return ListTaskPushNotificationConfigsResponse(
+            configs=self._push_configs.list(params.task_id)
+        )
+
+    async def on_delete_task_push_notification_config(
+        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        principal, crew = _caller(context)
+        self._pushed_call(principal, crew, params.task_id)
+        self._push_configs.delete(params.task_id, params.id)
+
+    def _pushed_call(self, principal: Principal, crew: str, task_id: str) -> None:
+        """A call task the caller may read, as GetTask decides (any other id is refused by
+        the same bytes, before anything is read or written of its configs). A request's
+        task has no configs: its state lives in a conversation, not in a call."""
+        if _is_request(task_id):
+            raise PushNotificationNotSupportedError(_NO_REQUEST_PUSH)
+        self._call_status(principal, crew, task_id)
+
     # -- not offered (the card says so) --------------------------------------------------
 
     async def on_message_send_stream(
@@ -249,26 +305,6 @@ class CrewTasks(RequestHandler):
         raise UnsupportedOperationError(_NO_STREAMING)
         yield
 
-    async def on_create_task_push_notification_config(
-        self, params: TaskPushNotificationConfig, context: ServerCallContext
-    ) -> TaskPushNotificationConfig:
-        raise PushNotificationNotSupportedError()
-
-    async def on_get_task_push_notification_config(
-        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
-    ) -> TaskPushNotificationConfig:
-        raise PushNotificationNotSupportedError()
-
-    async def on_list_task_push_notification_configs(
-        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
-    ) -> ListTaskPushNotificationConfigsResponse:
-        raise PushNotificationNotSupportedError()
-
-    async def on_delete_task_push_notification_config(
-        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
-    ) -> None:
-        raise PushNotificationNotSupportedError()
-
     async def on_get_extended_agent_card(
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
     ) -> AgentCard:
@@ -276,6 +312,10 @@ class CrewTasks(RequestHandler):
 
 
 _NO_STREAMING = "Streaming is not offered: follow the task with GetTask."
+_NO_REQUEST_PUSH = (
+    "Push notifications are offered for function calls' tasks; follow a request in a "
+    "conversation with GetTask (or the push channel's notices)."
+)
 _TERMINAL = frozenset(
     {
         TaskState.TASK_STATE_COMPLETED,
@@ -291,6 +331,14 @@ _SETTLED = _TERMINAL | {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STAT
 
 def _is_request(task_id: str) -> bool:
     return task_id.startswith("msg_")
+
+
+def _pushed(params: SendMessageRequest) -> TaskPushNotificationConfig | None:
+    """The push notification config a SendMessage registers with its task, if any."""
+    configuration = params.configuration
+    if configuration.HasField("task_push_notification_config"):
+        return configuration.task_push_notification_config
+    return None
 
 
 def _function_call(data: Any) -> bool:

@@ -87,6 +87,11 @@ def _decode(data: dict[str, Any]) -> tuple[CallRecord, int]:
     return CallRecord(**raw), int(data["version"])
 
 
+def record_of(data: dict[str, Any]) -> CallRecord:
+    """The record a call item holds (read from a stream image: agentworks.a2a_server)."""
+    return _decode(data)[0]
+
+
 def _is_own_write(stored: dict[str, Any] | None, written: dict[str, Any]) -> bool:
     """The item a refused write found is the one it wrote: an earlier attempt of this very
     write committed and botocore, not seeing the answer, sent it again."""

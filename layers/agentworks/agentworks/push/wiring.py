@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from agentworks.identity.push_tickets import PushTickets
     from agentworks.messaging.stream_usage import StreamUsage
+    from agentworks.push.a2a_config_store import A2aPushConfigStore
     from agentworks.push.listening import Listening
     from agentworks.push.notifier import Notifier
     from agentworks.push.run_notices import RunNotices
@@ -29,6 +30,11 @@ class Push:
     usage: StreamUsage  # the notifier's batches also count sends (agentworks.usage)
     # The web pages' push tickets (identity.push_tickets): an upgrade's `?ticket=…`.
     tickets: PushTickets
+    # A2A push notification configs (issue 30 §1): registered by the a2a function, sent
+    # by the notifier when their call's state changes, signed with the account's webhook
+    # keys (the keys conversation and workflow webhooks are signed with).
+    a2a_configs: A2aPushConfigStore
+    webhook_keys: Callable[[str], list[str]]
     # The HTTP API's URL, which serves the web pages: a cookie-signed upgrade's Origin.
     pages_url: Callable[[], str] = lambda: ""
 
@@ -60,6 +66,7 @@ def build_push(
     from agentworks.messaging.authority import InboxAuthority
     from agentworks.messaging.conversation_store import ConversationStore
     from agentworks.messaging.stream_usage import StreamUsage
+    from agentworks.push.a2a_config_store import A2aPushConfigStore
     from agentworks.push.channel import ManagementApiChannel
     from agentworks.push.listener_store import ListenerStore
     from agentworks.push.listening import Listening
@@ -79,6 +86,13 @@ def build_push(
     )
     usage = UsageStore(client, settings.work_table)
     identity = ConnectionStore(client, settings.identity_table)
+
+    signing = signer if signer is not None else lambda: _deployment_signer(settings)
+
+    def webhook_keys(account_id: str) -> list[str]:
+        from agentworks.workflows.webhooks import WEBHOOK_PURPOSE
+
+        return signing().derived_keys(WEBHOOK_PURPOSE, account_id)
 
     def account_of(conversation: str) -> str | None:
         found = conversations.get_conversation(conversation, int(clock.now() * 1000))
@@ -103,11 +117,9 @@ def build_push(
         run_notices=RunNotices(listeners, notifier, run_accounts(settings, client), clock),
         usage=StreamUsage(usage, account_of),
         pages_url=PlatformUrl(settings.platform_api_url, settings.platform_api_url_parameter),
-        tickets=PushTickets(
-            signer if signer is not None else lambda: _deployment_signer(settings),
-            lambda: IdentityService(identity, clock).web,
-            clock,
-        ),
+        tickets=PushTickets(signing, lambda: IdentityService(identity, clock).web, clock),
+        a2a_configs=A2aPushConfigStore(client, settings.work_table),
+        webhook_keys=webhook_keys,
     )
 
 
