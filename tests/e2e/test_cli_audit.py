@@ -67,12 +67,14 @@ def test_audit_and_webhooks_through_the_cli(
         while not receiver.received:  # the stream poller runs in the background
             assert time.monotonic() < deadline, "no webhook arrived"
             time.sleep(0.2)
-        [event] = receiver.events()
+        # One entry; an attempt whose answer came too late on a loaded machine is tried
+        # again (at least once, as documented), so the same entry may arrive twice.
+        [event] = {e["audit_entry_id"]: e for e in receiver.events()}.values()
         assert event["event"] == "request_needs_review"
         assert event["message_id"] == sent["message_id"]
         shown = cli.ok("webhooks", "deliveries", hook["webhook_id"], "--json").json()
         [delivery] = shown["deliveries"]
-        assert delivery["state"] == "delivered" and delivery["attempts"][0]["status_code"] == 200
+        assert delivery["state"] == "delivered" and delivery["attempts"][-1]["status_code"] == 200
         assert cli.ok("webhooks", "delete", "--id", hook["webhook_id"]).out.startswith("deleted")
         assert "may go to this machine (--allow-loopback-webhooks)" in local_stack.stdout()
     finally:

@@ -6,9 +6,13 @@ cancelled with the run. The agent's headers come from Secrets Manager, never sto
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import boto3
@@ -312,3 +316,76 @@ def test_a_workflow_step_waits_for_its_task_and_carries_its_question_over(
     assert run["status"] == "succeeded", run
     _later, asked, answered = a2a_agent.messages
     assert answered.task_id == asked.task_id and answered.parts[0].text == "staging"
+
+
+@contextlib.contextmanager
+def _platform_url(api: Any) -> Iterator[str]:
+    """The HTTP API as an external agent reaches it: a server on 127.0.0.1 handing each
+    request to the function template.yaml routes it to."""
+
+    class Forward(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length") or 0))
+            reply = api(
+                "POST",
+                self.path,
+                raw_body=body.decode(),
+                headers=[(k.lower(), v) for k, v in self.headers.items()],
+            )
+            forwarded.append((self.path, reply.status))
+            self.send_response(reply.status)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    forwarded: list[tuple[str, int]] = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_agents_push_notification_resumes_the_waiting_call_without_the_tick(
+    api, stack, partner, monkeypatch
+) -> None:
+    from agentworks.platform_url import PlatformUrl
+
+    admin = stack.admin_token
+    with _platform_url(api) as url:
+        monkeypatch.setattr(PlatformUrl, "__call__", lambda self: url)
+        call_id = _call(api, admin, "later")
+        wait = _wait_for_a_wait(stack)
+        deadline = time.monotonic() + 30  # the wait is stored, then the agent asked
+        while not partner.registered:
+            assert time.monotonic() < deadline, "no push notification config was registered"
+            time.sleep(0.05)
+        [config] = partner.registered
+        assert config.task_id == wait["task_id"]
+        assert config.url == f"{url}/a2a-callbacks/{wait['account_id']}/call%3A{call_id}"
+        assert config.token == wait["watch_token"]
+        partner.release.set()  # the agent's next change of the task calls the platform back
+        done = wait_for(api, admin, call_id, ENDED)
+    assert done["state"] == "succeeded" and done["result"] == {"summary": "later"}
+    assert _waits(stack) == []  # settled by the notice: no tick ran in this test
+
+
+def test_a_notice_without_the_waits_token_looks_like_no_wait_and_changes_nothing(
+    api, stack, partner
+) -> None:
+    call_id = _call(api, stack.admin_token, "later")
+    wait = _wait_for_a_wait(stack)
+    path = f"/a2a-callbacks/{wait['account_id']}/call%3A{call_id}"
+    notice = json.dumps({"task": {"id": wait["task_id"]}})
+    wrong = api("POST", path, raw_body=notice,
+                headers=[("x-a2a-notification-token", "not-the-token")])  # fmt: skip
+    unknown = api("POST", path.replace(call_id, "call_nobody"), raw_body=notice,
+                  headers=[("x-a2a-notification-token", wait["watch_token"])])  # fmt: skip
+    tokenless = api("POST", path, raw_body=notice)
+    assert wrong.status == unknown.status == tokenless.status == 404
+    assert wrong.body == unknown.body == tokenless.body
+    assert _waits(stack) == [wait]  # nothing read, moved or resumed
+    assert api("GET", f"/v1/calls/{call_id}", stack.admin_token).body["state"] == "running"

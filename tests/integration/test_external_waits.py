@@ -13,8 +13,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.external_tasks.following import TaskFollower, first_wait
+from agentworks.external_tasks.following import TaskFollower
 from agentworks.external_tasks.wait_store import ExternalWait, ExternalWaitStore, StaleWait
+from agentworks.external_tasks.waits import ExternalWaits
 
 ACCOUNT = "acct_01JZZZZZZZZZZZZZZZZZZZZZZZ"
 
@@ -26,6 +27,7 @@ class Agent:
         self.working, self.fails = working, fails
         self.reads: list[str] = []
         self.cancelled: list[str] = []
+        self.watched: list[tuple[str, str]] = []
 
     def task_working(self, account_id: str, task_id: str) -> bool:
         self.reads.append(task_id)
@@ -37,6 +39,12 @@ class Agent:
         if self.fails:
             raise ConnectionError("the agent is unreachable")
         self.cancelled.append(task_id)
+
+    def watch_task(self, account_id: str, task_id: str, url: str, token: str) -> bool:
+        if self.fails:
+            raise ConnectionError("the agent is unreachable")
+        self.watched.append((url, token))
+        return True
 
 
 class Round:
@@ -60,9 +68,9 @@ class Round:
         )
 
     def wait(self, owner: str = "call:c1", token: str = "t1", timeout_s: int = 3600) -> None:
-        now = int(self.clock.now() * 1000)
-        deadline = now + timeout_s * 1000
-        self.store.put(first_wait(ACCOUNT, owner, {"type": "a2a"}, "task-1", deadline, token, now))
+        deadline = int(self.clock.now() * 1000) + timeout_s * 1000
+        waits = ExternalWaits(self.store, lambda s: self.agent, lambda: "", self.clock)
+        waits.begin(ACCOUNT, owner, {"type": "a2a"}, "task-1", deadline, token)
 
     def get(self, owner: str = "call:c1") -> ExternalWait | None:
         found = self.store.get(ACCOUNT, owner)
@@ -181,3 +189,29 @@ def test_one_round_reads_at_most_its_share_of_waits(
     assert round_.follower().follow_due()["external_tasks_read"] == 2
     assert round_.follower().follow_due()["external_tasks_read"] == 1
     assert sorted(round_.agent.reads) == ["task-1"] * 5
+
+
+def test_a_wait_asks_the_agent_to_call_back_and_is_kept_when_it_cannot(round_: Round) -> None:
+    waits = ExternalWaits(round_.store, lambda s: round_.agent, lambda: "https://api.example.com",
+                          round_.clock)  # fmt: skip
+    deadline = int(round_.clock.now() * 1000) + 60_000
+    wait = waits.begin(ACCOUNT, "step:run_1:0.1.2", {"type": "a2a"}, "task-1", deadline, "t1")
+    quoted = "https://api.example.com/a2a-callbacks/" + ACCOUNT + "/step%3Arun_1%3A0.1.2"
+    assert round_.agent.watched == [(quoted, wait.watch_token)] and len(wait.watch_token) >= 32
+    round_.agent.fails = True
+    again = waits.begin(ACCOUNT, "call:c2", {"type": "a2a"}, "task-2", deadline, "t2")
+    assert round_.get("call:c2") == again  # the tick reads it regardless
+    assert again.watch_token != wait.watch_token  # a fresh secret per wait
+
+
+def test_a_notice_reads_the_task_at_once_only_with_the_waits_token(round_: Round) -> None:
+    round_.agent.working = False
+    round_.wait()
+    wait = round_.get()
+    assert wait is not None
+    follower = round_.follower()
+    assert not follower.follow_now(ACCOUNT, "call:c1", "wrong")
+    assert not follower.follow_now(ACCOUNT, "call:nobody", wait.watch_token)
+    assert round_.agent.reads == [] and round_.get() == wait
+    assert follower.follow_now(ACCOUNT, "call:c1", wait.watch_token)  # before it is due
+    assert round_.resumed == ["t1"] and round_.get() is None

@@ -43,6 +43,10 @@ _ON_FAILURE = {"sqs:sendmessage"}  # an asynchronous invocation's OnFailure dest
 # sent with the function's role; the drive fails no invocation.
 _AGENT_LAMBDA = {"lambda:getfunction", "lambda:listtags"}  # the lambda adapter's account
 # binding (GetFunction, cached 60 s, reads the tag): the drive's lambda call runs elsewhere.
+# The HTTP API's URL an external A2A agent calls back at, read when a call or step starts to
+# wait for the agent's task (the drive runs no A2A agent; tests/integration/
+# test_a2a_adapter.py registers it, with the URL the local stack gives directly).
+_CALLBACK_URL = {"ssm:getparameter"}
 NOT_DRIVEN: dict[str, set[str]] = {
     "ApiFunction": _ANCESTORS
     | {"dynamodb:conditioncheckitem"}  # transactions' checks on paths the drive does not take
@@ -57,11 +61,13 @@ NOT_DRIVEN: dict[str, set[str]] = {
     "StepRunnerFunction": _ANCESTORS
     | _AGENT_LAMBDA
     | {"dynamodb:deleteitem"}  # a call's waiting token removed when the call is cancelled
-    | {"states:startexecution"},  # a nested call of a function that calls another
+    | {"states:startexecution"}  # a nested call of a function that calls another
+    | _CALLBACK_URL,
     "WorkflowRunnerFunction": _ANCESTORS
     | _AGENT_LAMBDA
     # a workflow step run by the lambda or bedrock adapter; a crew step's task token answered
-    | {"bedrock:invokemodel", "lambda:invokefunction", "states:sendtasksuccess"},
+    | {"bedrock:invokemodel", "lambda:invokefunction", "states:sendtasksuccess"}
+    | _CALLBACK_URL,
     "RelayRunnerFunction": _ANCESTORS,
     "TickFunction": _ANCESTORS
     | _ON_FAILURE
@@ -433,7 +439,7 @@ Go
 
 
 def _read_api_url_from_parameter(stack: Any) -> None:
-    from agentworks.relays.platform_url import PlatformUrl
+    from agentworks.platform_url import PlatformUrl
 
     name = _api_url_parameter(stack, "RelayRunnerFunction")
     ssm = boto3.client("ssm", region_name="us-east-1")
@@ -479,7 +485,7 @@ def _drive_push(api: Any, stack: Any, agents: Any) -> None:
     assert _push(_ws_event("$disconnect", listener))[0] == 200
     # Signed in by the Inbox's cookie, from the pages' origin: deployed, PushFunction reads
     # the pages' URL from the parameter its environment names (issue 24).
-    from agentworks.relays.platform_url import PlatformUrl
+    from agentworks.platform_url import PlatformUrl
     from tests.integration.test_web_inbox import cookie_header, sign_in
 
     parameter = _api_url_parameter(stack, "PushFunction")

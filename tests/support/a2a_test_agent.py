@@ -8,7 +8,8 @@ What it does with a message, by the function its data part names (or its first w
 - `broken`: FAILED with "the agent broke";
 - `slow`: WORKING until the task is cancelled (the cancel is recorded);
 - `later`: WORKING until the test sets `release`, then COMPLETED with `{"summary": "later"}`.
-Requests without `Authorization: Bearer <token>` are refused (401).
+Requests without `Authorization: Bearer <token>` are refused (401). Its card offers push
+notifications: a config a client registers gets each change of its task (the SDK's sender).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 from a2a.helpers.proto_helpers import get_data_parts, new_data_part, new_task, new_text_part
@@ -29,7 +31,12 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -52,6 +59,7 @@ class A2aTestAgent:
     unauthorized: int = 0
     slow_started: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)  # ends `later`
+    registered: list[Any] = field(default_factory=list)  # push notification configs set
 
     @property
     def card_url(self) -> str:
@@ -119,6 +127,18 @@ class _Executor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
+class _RecordedConfigs(InMemoryPushNotificationConfigStore):
+    """The SDK's config store, keeping what clients registered for the tests to read."""
+
+    def __init__(self, state: A2aTestAgent) -> None:
+        super().__init__()
+        self._state = state
+
+    async def set_info(self, task_id: str, config: Any, context: Any) -> Any:
+        self._state.registered.append(config)
+        return await super().set_info(task_id, config, context)
+
+
 class _Gate:
     """Refuses requests without the bearer token (the card too)."""
 
@@ -144,7 +164,7 @@ def _card(base: str) -> AgentCard:
             AgentInterface(url=base, protocol_binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version="1.0"),
         ],
-        capabilities=AgentCapabilities(streaming=False),
+        capabilities=AgentCapabilities(streaming=False, push_notifications=True),
         default_input_modes=["text/plain", "application/json"],
         default_output_modes=["text/plain", "application/json"],
         skills=[AgentSkill(id="review", name="review", description="Reviews work", tags=["x"])],
@@ -159,7 +179,13 @@ def a2a_test_agent(token: str = "test-a2a-bearer-51c2") -> Iterator[A2aTestAgent
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     state = A2aTestAgent(url=base, token=token)
     card = _card(base)
-    handler = DefaultRequestHandler(_Executor(state), InMemoryTaskStore(), card)
+    # Push notifications as the SDK sends them: each change of a task to every config a
+    # client registered for it (the a2a adapter registers the platform's callback URL).
+    configs = _RecordedConfigs(state)
+    sender = BasePushNotificationSender(httpx.AsyncClient(timeout=10), configs)
+    handler = DefaultRequestHandler(
+        _Executor(state), InMemoryTaskStore(), card, push_config_store=configs, push_sender=sender
+    )
     app = Starlette(
         routes=[
             *create_agent_card_routes(card),

@@ -7,7 +7,7 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
-from agentworks.relays.platform_url import PlatformUrl
+from agentworks.platform_url import PlatformUrl
 from agentworks.settings import settings_from
 
 NAME = "/agentworks/api-url"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from agentworks.crews.calls import FunctionCalls
     from agentworks.crews.conversation_records import LiveConnection, StarterPrincipal
     from agentworks.crews.reconcile import CallReconciler
-    from agentworks.external_tasks.following import TaskFollower, TaskReader
+    from agentworks.external_tasks.following import TaskFollower
     from agentworks.identity.service import IdentityService
     from agentworks.mcp_servers.service import McpServers
     from agentworks.mcp_servers.token_calls import TokenCalls
@@ -203,7 +203,7 @@ def build_follower(
     adapters that read the tasks, Step Functions to resume the steps, and what tells that
     a wait's call or run ended (then its task is cancelled at the agent)."""
     from agentworks.aws_clients import s3
-    from agentworks.crews.adapters.registry import AdapterClients, build_adapter
+    from agentworks.crews.adapters.registry import AdapterClients, task_reader
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.execution import Executions
     from agentworks.external_tasks.following import TaskFollower as Follower
@@ -223,13 +223,9 @@ def build_follower(
             return found is None or found[0].terminal
         return runs.ended(rest.partition(":")[0])  # step:<run_id>:<position>
 
-    def reader(adapter_settings: dict[str, Any]) -> TaskReader:
-        adapter: Any = build_adapter(adapter_settings, clients)
-        return adapter  # an a2a adapter: the only kind that leaves a task working
-
     return Follower(
         ExternalWaitStore(client, settings.work_table),
-        reader,
+        partial(task_reader, clients=clients),
         Executions("", stepfunctions).resume,  # a token is answered whatever machine waits
         owner_ended,
         clock,

@@ -165,7 +165,12 @@ def build_crews(
     from agentworks.conversations.wakeups import Wakeups
     from agentworks.crews.adapter_profile_store import AdapterProfileStore
     from agentworks.crews.adapter_profiles import AdapterProfiles
-    from agentworks.crews.adapters.registry import AdapterClients, account_problems, build_adapter
+    from agentworks.crews.adapters.registry import (
+        AdapterClients,
+        account_problems,
+        build_adapter,
+        task_reader,
+    )
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.calls import FunctionCalls
     from agentworks.crews.crew_store import CrewStore
@@ -174,6 +179,8 @@ def build_crews(
     from agentworks.crews.runner import StepRunner
     from agentworks.crews.service import CrewService
     from agentworks.external_tasks.wait_store import ExternalWaitStore
+    from agentworks.external_tasks.waits import ExternalWaits
+    from agentworks.platform_url import PlatformUrl
 
     crews = CrewStore(client, settings.work_table)
     calls = CallStore(client, settings.work_table)
@@ -221,7 +228,12 @@ def build_crews(
             call_ended=call_ended,
             mcp_servers=mcp_servers,
             mcp_token_calls=mcp_token_calls,
-            waits=ExternalWaitStore(client, settings.work_table),
+            waits=ExternalWaits(
+                ExternalWaitStore(client, settings.work_table),
+                partial(task_reader, clients=clients),
+                PlatformUrl(settings.platform_api_url, settings.platform_api_url_parameter),
+                clock,
+            ),
         ),
         inboxes=CrewInboxes(
             crews, inbox, runs, messaging, is_live_connection, clock, requests=requests

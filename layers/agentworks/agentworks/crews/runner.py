@@ -26,7 +26,6 @@ from agentworks.crews.outcomes import count_ended, report_outcome
 from agentworks.crews.outputs import RESULT_FILE, OutputStore, call_prefix, crew_prefix
 from agentworks.crews.schema_check import SchemaProblem, check
 from agentworks.errors import AgentWorksError, Unavailable
-from agentworks.external_tasks.following import first_wait
 from agentworks.identity.models import FUNCTIONS_CALL, MESSAGES_SEND
 from agentworks.ids import new_id
 from agentworks.messaging.models import Party
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
         LiveConnection,
         StarterPrincipal,
     )
-    from agentworks.external_tasks.wait_store import ExternalWaitStore
+    from agentworks.external_tasks.waits import ExternalWaits
     from agentworks.identity.models import Principal
     from agentworks.mcp_servers.service import McpServers
     from agentworks.mcp_servers.token_calls import TokenCalls
@@ -131,7 +130,7 @@ class StepRunner(MessageTurns):
         call_ended: Callable[[CallRecord], None] | None = None,
         mcp_servers: McpServers | None = None,
         mcp_token_calls: TokenCalls | None = None,
-        waits: ExternalWaitStore | None = None,
+        waits: ExternalWaits | None = None,
     ) -> None:
         self._crews = crews
         self._waits = waits  # external agents' tasks the tick follows (a2a adapter)
@@ -379,16 +378,13 @@ class StepRunner(MessageTurns):
             awaited = record.awaited_task
             if record.terminal or awaited is None or crew is None:
                 raise CallGone(call_id)
-            self._waits.put(
-                first_wait(
-                    record.account_id,
-                    f"call:{call_id}",
-                    crew.definition.adapter,
-                    str(awaited["task_id"]),
-                    int(awaited["deadline_ms"]),
-                    task_token,
-                    self._now(),
-                )
+            self._waits.begin(
+                record.account_id,
+                f"call:{call_id}",
+                crew.definition.adapter,
+                str(awaited["task_id"]),
+                int(awaited["deadline_ms"]),
+                task_token,
             )
             record.task_token = task_token
             try:

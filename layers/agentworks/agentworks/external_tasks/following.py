@@ -10,6 +10,8 @@ cancelled at the agent and the wait dropped.
 
 from __future__ import annotations
 
+import contextlib
+import hmac
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -35,20 +37,7 @@ class TaskReader(Protocol):
 
     def cancel_task(self, account_id: str, task_id: str) -> None: ...
 
-
-def first_wait(
-    account_id: str,
-    owner: str,
-    settings: dict[str, Any],
-    task_id: str,
-    deadline_ms: int,
-    task_token: str,
-    now_ms: int,
-) -> ExternalWait:
-    """A new wait: its task is first read A2A_WAIT_POLL_FIRST_SECONDS from now."""
-    pause = limits.A2A_WAIT_POLL_FIRST_SECONDS
-    due = min(now_ms + pause * 1000, deadline_ms)
-    return ExternalWait(account_id, owner, settings, task_id, deadline_ms, task_token, due, pause)
+    def watch_task(self, account_id: str, task_id: str, url: str, token: str) -> bool: ...
 
 
 class TaskFollower:
@@ -87,6 +76,21 @@ class TaskFollower:
             except Exception as error:
                 logger.warning("external wait not settled", extra={"error": str(error)})
         return report
+
+    def follow_now(self, account_id: str, owner: str, watch_token: str) -> bool:
+        """An agent's push notification about the task a wait follows: the task is read at
+        once (the notice's content is not trusted). False — and nothing read — when no such
+        wait is open or the token is not the one registered with the agent."""
+        found = self._store.get(account_id, owner)
+        if found is None or not found[0].watch_token:
+            return False
+        if not hmac.compare_digest(found[0].watch_token.encode(), watch_token.encode()):
+            return False
+        report = {"external_tasks_read": 0, "external_waits_resumed": 0,
+                  "external_tasks_cancelled": 0}  # fmt: skip
+        with contextlib.suppress(StaleWait):  # written again meanwhile: that one is newer
+            self._follow(*found, self._now(), report)
+        return True
 
     def _follow(self, wait: ExternalWait, version: int, now: int, report: dict[str, int]) -> None:
         reader = self._readers(wait.settings)

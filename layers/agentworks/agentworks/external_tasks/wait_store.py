@@ -37,6 +37,9 @@ class ExternalWait:
     task_token: str  # what resumes the waiting step
     due_ms: int  # when the tick next reads the task
     pause_s: int  # the pause before that read (doubles up to its most)
+    # What the agent's push notification must carry to make the platform read the task at
+    # once (a fresh secret per wait; waits.py registers it with the agent).
+    watch_token: str = ""
 
 
 class StaleWait(Exception):

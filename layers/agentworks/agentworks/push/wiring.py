@@ -66,13 +66,13 @@ def build_push(
     from agentworks.messaging.authority import InboxAuthority
     from agentworks.messaging.conversation_store import ConversationStore
     from agentworks.messaging.stream_usage import StreamUsage
+    from agentworks.platform_url import PlatformUrl
     from agentworks.push.a2a_config_store import A2aPushConfigStore
     from agentworks.push.channel import ManagementApiChannel
     from agentworks.push.listener_store import ListenerStore
     from agentworks.push.listening import Listening
     from agentworks.push.notifier import Notifier
     from agentworks.push.run_notices import RunNotices
-    from agentworks.relays.platform_url import PlatformUrl
     from agentworks.usage.recorder import UsageRecorder
     from agentworks.usage.usage_store import UsageStore
 

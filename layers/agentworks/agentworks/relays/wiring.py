@@ -53,11 +53,11 @@ def build_relays(
     from agentworks.aws_clients import relay_lambda
     from agentworks.aws_clients import s3 as default_s3
     from agentworks.crews.execution import Executions
+    from agentworks.platform_url import PlatformUrl
     from agentworks.relays.functions import RelayFunctions
     from agentworks.relays.host import RelayHost, lambda_launcher
     from agentworks.relays.mcp_call_store import McpCallStore
     from agentworks.relays.mcp_calls import RelayMcpCalls
-    from agentworks.relays.platform_url import PlatformUrl
     from agentworks.relays.reconcile import RelayReconciler
     from agentworks.relays.release_store import ReleaseStore
     from agentworks.relays.releases import RelayReleases

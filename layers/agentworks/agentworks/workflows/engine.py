@@ -23,7 +23,6 @@ from agentworks.crews.adapters.base import Adapter, AdapterError, TurnRequest, T
 from agentworks.crews.adapters.registry import runs_on_a_runner
 from agentworks.crews.execution import Executions
 from agentworks.crews.mcp_tool_use import TimeLeft, TurnMcpTools
-from agentworks.external_tasks.following import first_wait
 from agentworks.ids import new_id
 from agentworks.mcp_servers.declarations import McpToolsDeclaration, parse_declaration
 from agentworks.signing import Signer
@@ -41,7 +40,7 @@ from agentworks.workflows.variables import parse_human, resolved_prompts, with_h
 from agentworks.workflows.webhooks import Webhooks
 
 if TYPE_CHECKING:
-    from agentworks.external_tasks.wait_store import ExternalWaitStore
+    from agentworks.external_tasks.waits import ExternalWaits
     from agentworks.workflows.step_tools import StepTools
 
 AdapterFactory = Callable[[dict[str, Any]], Adapter]
@@ -78,7 +77,7 @@ class WorkflowEngine:
         history: Executions | None = None,
         waits: CallWaits | None = None,
         tools: StepTools | None = None,
-        external_waits: ExternalWaitStore | None = None,
+        external_waits: ExternalWaits | None = None,
     ) -> None:
         self._runs = runs
         self._external_waits = external_waits  # external agents' tasks the tick follows
@@ -513,16 +512,13 @@ class WorkflowEngine:
         awaited = context.record.awaited_task if context is not None else None
         if context is None or awaited is None or self._external_waits is None:
             raise RunGone(run_id)
-        self._external_waits.put(
-            first_wait(
-                context.run.account_id,
-                f"step:{run_id}:{at.item}.{at.stage}.{at.index}",
-                context.profile,
-                str(awaited["task_id"]),
-                int(awaited["deadline_ms"]),
-                task_token,
-                self._now(),
-            )
+        self._external_waits.begin(
+            context.run.account_id,
+            f"step:{run_id}:{at.item}.{at.stage}.{at.index}",
+            context.profile,
+            str(awaited["task_id"]),
+            int(awaited["deadline_ms"]),
+            task_token,
         )
 
     def interrupted(self, run_id: str, at: Position, error: Any) -> None:

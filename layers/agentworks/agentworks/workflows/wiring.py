@@ -4,6 +4,7 @@ run, registered workflows and their triggers. `runtime` builds it for each funct
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
@@ -53,14 +54,16 @@ def build_workflows(
     from agentworks.aws_clients import s3 as default_s3
     from agentworks.aws_clients import scheduler as default_scheduler
     from agentworks.crews.adapter_profile_store import AdapterProfileStore
-    from agentworks.crews.adapters.registry import AdapterClients, build_adapter
+    from agentworks.crews.adapters.registry import AdapterClients, build_adapter, task_reader
     from agentworks.crews.call_store import CallStore
     from agentworks.crews.calls import FunctionCalls
     from agentworks.crews.crew_store import CrewStore
     from agentworks.crews.execution import Executions
     from agentworks.crews.outputs import OutputStore
     from agentworks.external_tasks.wait_store import ExternalWaitStore
+    from agentworks.external_tasks.waits import ExternalWaits
     from agentworks.identity.connection_store import ConnectionStore
+    from agentworks.platform_url import PlatformUrl
     from agentworks.runners.job_store import RunnerJobStore
     from agentworks.usage.recorder import UsageRecorder
     from agentworks.usage.usage_store import UsageStore
@@ -152,7 +155,12 @@ def build_workflows(
                 if mcp_servers is not None
                 else None
             ),
-            external_waits=ExternalWaitStore(client, settings.work_table),
+            external_waits=ExternalWaits(
+                ExternalWaitStore(client, settings.work_table),
+                partial(task_reader, clients=clients),
+                PlatformUrl(settings.platform_api_url, settings.platform_api_url_parameter),
+                clock,
+            ),
         ),
         runners=runners,
     )

@@ -42,6 +42,9 @@ CARD_PATH = "/.well-known/agent-card.json"
 SESSION_PREFIX = "a2a-task:"
 # …and a task the tick follows: "a2a-follow:<deadline ms>:<task id>" (the next turn reads it).
 FOLLOW_PREFIX = "a2a-follow:"
+# The push notification config a waiting call or step registers with the agent (one a task:
+# each wait's replaces the one before).
+WATCH_CONFIG_ID = "agentworks-wait"
 # The task states of an agent still at work (the SDK's enum values, read without importing
 # it: the module loads before the SDK is needed).
 WORKING = (0, 1, 2)  # UNSPECIFIED, SUBMITTED, WORKING
@@ -110,7 +113,7 @@ class A2aAdapter:
         from agentworks.outbound.async_transport import checked_client
 
         async with checked_client(headers, limits.A2A_REQUEST_TIMEOUT_SECONDS) as http:
-            client = await self._client(http)
+            client, _card = await self._client(http)
             followed = followed_task(request.session_id)
             if followed is not None:  # the tick saw the task end (or its time run out)
                 deadline_ms, task_id = followed
@@ -124,9 +127,9 @@ class A2aAdapter:
             deadline_ms = self._now_ms() + int(self._timeout * 1000)
             return await self._follow(client, answer.task, request, deadline_ms)
 
-    async def _client(self, http: Any) -> Any:
-        """The a2a client on the binding the agent's card prefers (the card read anew, so a
-        changed agent is followed)."""
+    async def _client(self, http: Any) -> tuple[Any, Any]:
+        """The a2a client on the binding the agent's card prefers, and the card (read anew,
+        so a changed agent is followed)."""
         from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 
         base, path = _card_location(self._card_url)
@@ -134,7 +137,7 @@ class A2aAdapter:
         if self._skill and self._skill not in {s.id for s in card.skills}:
             raise AdapterError(f"The A2A agent's card lists no skill {self._skill!r}.")
         config = ClientConfig(streaming=False, polling=True, httpx_client=http)
-        return ClientFactory(config).create(card)
+        return ClientFactory(config).create(card), card
 
     def _message(self, request: TurnRequest) -> Any:
         from a2a.helpers.proto_helpers import new_data_part, new_text_part
@@ -197,7 +200,7 @@ class A2aAdapter:
         """Whether the agent's task is still submitted or working (not ended, not asking)."""
         from a2a.types.a2a_pb2 import GetTaskRequest
 
-        async def read(client: Any) -> bool:
+        async def read(client: Any, card: Any) -> bool:
             task = await client.get_task(GetTaskRequest(id=task_id))
             return bool(task.status.state in WORKING)
 
@@ -207,19 +210,36 @@ class A2aAdapter:
         """Cancels the task at the agent (its call or run ended while it worked)."""
         from a2a.types.a2a_pb2 import CancelTaskRequest
 
-        async def cancel(client: Any) -> None:
+        async def cancel(client: Any, card: Any) -> None:
             await client.cancel_task(CancelTaskRequest(id=task_id))
 
         self._with_client(account_id, cancel)
 
-    def _with_client(self, account_id: str, use: Callable[[Any], Any]) -> Any:
+    def watch_task(self, account_id: str, task_id: str, url: str, token: str) -> bool:
+        """Asks the agent to notify `url` (with `token`) of the task's changes, when its
+        card offers push notifications; one config per task, replaced by the next wait's.
+        False when the agent offers none (the tick alone reads the task)."""
+        from a2a.types.a2a_pb2 import TaskPushNotificationConfig
+
+        async def watch(client: Any, card: Any) -> bool:
+            if not card.capabilities.push_notifications:
+                return False
+            config = TaskPushNotificationConfig(
+                id=WATCH_CONFIG_ID, task_id=task_id, url=url, token=token
+            )
+            await client.create_task_push_notification_config(config)
+            return True
+
+        return bool(self._with_client(account_id, watch))
+
+    def _with_client(self, account_id: str, use: Callable[[Any, Any], Any]) -> Any:
         from agentworks.outbound.async_transport import checked_client
 
         headers = self._headers(account_id)
 
         async def run() -> Any:  # the tick's reads: short, so one agent cannot hold it
             async with checked_client(headers, limits.A2A_TICK_REQUEST_TIMEOUT_SECONDS) as http:
-                return await use(await self._client(http))
+                return await use(*await self._client(http))
 
         return asyncio.run(run())
 

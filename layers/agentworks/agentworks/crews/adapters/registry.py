@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.adapters import a2a_agent, bedrock, cli, lambda_adapter, mailbox, scripted
 from agentworks.crews.adapters.base import Adapter, AdapterError
 from agentworks.crews.adapters.function_bindings import BindingUnknown, FunctionBindings
 from agentworks.errors import TryAgain
+
+if TYPE_CHECKING:
+    from agentworks.external_tasks.following import TaskReader
 
 _VALIDATORS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "scripted": scripted.validate,
@@ -150,3 +153,12 @@ def build_adapter(settings: dict[str, Any], clients: AdapterClients) -> Adapter:
         secrets = a2a_agent.secret_headers(clients.secrets_factory, clients.a2a_secret_prefix)
         return a2a_agent.A2aAdapter(settings, secrets, clients.clock)
     return mailbox.MailboxAdapter(settings)
+
+
+def task_reader(settings: dict[str, Any], clients: AdapterClients) -> TaskReader:
+    """The adapter whose turn left an external agent's task working (a2a), as the waits on
+    such tasks and the tick read, watch and cancel them."""
+    adapter = build_adapter(settings, clients)
+    if not isinstance(adapter, a2a_agent.A2aAdapter):
+        raise AdapterError(f"adapter type {settings.get('type')!r} leaves no external task")
+    return adapter

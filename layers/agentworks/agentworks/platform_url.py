@@ -1,4 +1,5 @@
-"""Where relay code calls the platform back: the HTTP API's URL.
+"""Where the platform is called back: the HTTP API's URL (relay code, the web pages' origin,
+an external A2A agent's push notifications).
 
 Deployed, the relay runner cannot be given the URL in its environment: the API's routes
 reach a function that starts relay runs, whose machine invokes the runner, so a `!Sub` of
