@@ -27,11 +27,16 @@ from a2a.types.a2a_pb2 import (
     Message,
     Role,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
 )
 from a2a.utils.constants import TransportProtocol
-from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError
+from a2a.utils.errors import (
+    InvalidParamsError,
+    TaskNotCancelableError,
+    UnsupportedOperationError,
+)
 from google.protobuf.json_format import MessageToDict
 
 from tests.e2e.conftest import LocalStack, http
@@ -110,7 +115,7 @@ def create_crew_named(local_stack: LocalStack, name: str, admin_token: str | Non
 
 @asynccontextmanager
 async def a2a_client(
-    local_stack: LocalStack, token: str, crew: str, binding: str
+    local_stack: LocalStack, token: str, crew: str, binding: str, streaming: bool = False
 ) -> AsyncIterator[tuple[Client, AgentCard]]:
     async with httpx.AsyncClient(
         headers={"Authorization": f"Bearer {token}"}, timeout=30.0
@@ -118,7 +123,7 @@ async def a2a_client(
         resolver = A2ACardResolver(transport, f"{local_stack.url}/a2a/{crew}")
         card = await resolver.get_agent_card()
         config = ClientConfig(
-            streaming=False, httpx_client=transport, supported_protocol_bindings=[binding]
+            streaming=streaming, httpx_client=transport, supported_protocol_bindings=[binding]
         )
         client = ClientFactory(config).create(card)
         try:
@@ -177,7 +182,7 @@ def test_a_crew_is_an_a2a_agent_whose_function_call_is_a_task(
             }
             assert {i.protocol_binding for i in card.supported_interfaces} == set(BINDINGS)
             assert card.security_schemes["bearer"].http_auth_security_scheme.scheme == "bearer"
-            assert card.capabilities.streaming is False
+            assert card.capabilities.streaming is True
 
             task = await send(client, call_message("summarize", {"text": "Either party."}))
             assert task.status.state in (
@@ -233,6 +238,38 @@ def test_an_input_required_task_is_answered_by_a_data_part_keyed_by_its_request_
             answered = await send(client, answer, return_immediately=False)
             assert answered.status.state == TaskState.TASK_STATE_COMPLETED, answered
             assert get_data_parts(answered.artifacts[0].parts) == [{"confirmed": "yes"}]
+
+    anyio.run(scenario)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_task_streams_its_changes_as_a_long_poll(local_stack: LocalStack, binding: str) -> None:
+    """SendStreamingMessage and SubscribeToTask through the SDK's streaming client: the
+    task as sent, then at each change of its state until it ends or asks (HTTP API sends
+    the events together when the poll ends)."""
+    crew = create_crew(local_stack)
+    token = connection(local_stack)
+
+    async def scenario() -> None:
+        async with a2a_client(local_stack, token, crew, binding, streaming=True) as (client, _):
+            request = SendMessageRequest(message=call_message("confirm", {"action": "ship"}))
+            events = [r async for r in client.send_message(request)]
+            tasks = [e.task for e in events if e.HasField("task")]
+            assert len(tasks) == len(events) >= 2, events
+            assert tasks[-1].status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+            assert len({t.status.state for t in tasks}) == len(tasks)  # a change each
+            [asked] = get_data_parts(tasks[-1].status.message.parts)
+            [request_id] = asked
+            watched = [r async for r in client.subscribe(SubscribeToTaskRequest(id=tasks[-1].id))]
+            assert [w.task.status.state for w in watched] == [tasks[-1].status.state]  # asks
+            reply = new_data_part({request_id: "yes"})
+            answer = Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER,
+                             task_id=tasks[-1].id, parts=[reply])  # fmt: skip
+            answered = [r async for r in client.send_message(SendMessageRequest(message=answer))]
+            assert answered[-1].task.status.state == TaskState.TASK_STATE_COMPLETED, answered
+            ended = client.subscribe(SubscribeToTaskRequest(id=tasks[-1].id))
+            with pytest.raises(UnsupportedOperationError, match="already ended"):
+                [r async for r in ended]
 
     anyio.run(scenario)
 
@@ -314,6 +351,32 @@ def test_another_accounts_task_is_unknown_byte_for_byte(
     assert rpc(task_id) == rpc(unknown)
 
 
+def test_another_accounts_conversation_lists_no_tasks_byte_for_byte(
+    local_stack: LocalStack, tmp_path: Path
+) -> None:
+    crew = create_crew(local_stack)
+    token = connection(local_stack)
+
+    async def a_request() -> str:
+        async with a2a_client(local_stack, token, crew, BINDINGS[0]) as (client, _card):
+            text = Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER,
+                           parts=[new_text_part("What does clause 7 say?")])  # fmt: skip
+            return (await send(client, text)).context_id
+
+    context = anyio.run(a_request)
+    other_admin = second_account_admin(local_stack, tmp_path / "other.json")
+    create_crew_named(local_stack, crew, other_admin)
+    other_token = connection(local_stack, other_admin)
+
+    def listed(context_id: str) -> Any:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks",
+                "params": {"contextId": context_id}}  # fmt: skip
+        return a2a_http("POST", f"{local_stack.url}/a2a/{crew}", other_token, body)
+
+    theirs, never = listed(context), listed("ibx_" + "0" * 26 + "a")
+    assert theirs == never and theirs[1]["result"]["tasks"] == [], theirs
+
+
 def test_the_card_and_tasks_need_a_token_and_an_a2a_version(local_stack: LocalStack) -> None:
     crew = create_crew(local_stack)
     token = connection(local_stack)
@@ -372,6 +435,13 @@ def test_text_is_a_request_in_a_conversation_with_the_crew(
             status, body, _ = http("GET", f"{local_stack.url}/v1/conversations/{conversation}",
                                    token=token)  # fmt: skip
             assert status == 200 and len(body["requests"]) == 2
+            # ListTasks with the conversation's contextId lists its requests, newest first.
+            listed = await client.list_tasks(ListTasksRequest(context_id=task.context_id))
+            assert [t.id for t in listed.tasks] == [second.id, task.id]
+            answered = ListTasksRequest(
+                context_id=task.context_id, status=TaskState.TASK_STATE_WORKING
+            )
+            assert list((await client.list_tasks(answered)).tasks) == []
 
     anyio.run(scenario)
 

@@ -124,6 +124,23 @@ def test_a_send_waits_for_its_task_at_most_the_send_wait(clock: Clock) -> None:
     assert calls.reads == len(clock.pauses)
 
 
+def test_a_stream_is_a_long_poll_of_at_most_the_send_wait(clock: Clock) -> None:
+    """SendStreamingMessage: the task as sent, then only changes; a task still working
+    when A2A_SEND_WAIT_SECONDS are up ends the stream (the client subscribes again)."""
+    calls = FakeCalls()
+
+    async def stream() -> list[Any]:
+        request = SendMessageRequest(message=_call_message())
+        return [e async for e in _handler(calls).on_message_send_stream(request, _context())]
+
+    events = asyncio.run(stream())
+    states = [e.status.state for e in events]
+    assert states == [TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]
+    assert sum(clock.pauses) <= limits.A2A_SEND_WAIT_SECONDS
+    assert sum(clock.pauses) + clock.pauses[-1] * 2 > limits.A2A_SEND_WAIT_SECONDS - 2.0
+    assert calls.reads == len(clock.pauses) > 2  # read each pause, sent only the change
+
+
 def test_a_send_that_returns_at_once_reads_nothing_more(clock: Clock) -> None:
     calls = FakeCalls()
     request = SendMessageRequest(message=_call_message())

@@ -44,6 +44,8 @@ def test_routes_are_the_templates_http_api_events() -> None:
         # Issue 30: every Crew an A2A agent (the account's cards, then each Crew's).
         ("GET", "/a2a"): "A2aFunction",
         ("ANY", "/a2a/{proxy+}"): "A2aFunction",
+        # …and external A2A agents' push notifications about tasks calls and steps wait for.
+        ("POST", "/a2a-callbacks/{proxy+}"): "A2aFunction",
         # C5: the web Inbox and Runs pages (GET only; tests/infrastructure/test_inbox_routes.py).
         ("GET", "/inbox"): "ApiFunction",
         ("GET", "/inbox/{proxy+}"): "ApiFunction",

@@ -50,7 +50,7 @@ def agent_card(crew: Crew, base_url: str) -> AgentCard:
         ],
         # Responses go through API Gateway whole (no server-sent events); a client follows a
         # task with GetTask, or registers a push notification config on a call's task.
-        capabilities=AgentCapabilities(streaming=False, push_notifications=True),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         security_schemes={
             BEARER: SecurityScheme(
                 http_auth_security_scheme=HTTPAuthSecurityScheme(

@@ -53,14 +53,19 @@ from agentworks.a2a_server.call_tasks import CALL_STATES_OF, call_task
 from agentworks.a2a_server.parts import answers_in
 from agentworks.a2a_server.push_configs import TaskPushConfigs
 from agentworks.a2a_server.push_configs import check as check_push_config
-from agentworks.a2a_server.request_tasks import question_of, request_of, request_task
+from agentworks.a2a_server.request_tasks import (
+    asker_inbox,
+    question_of,
+    request_of,
+    request_task,
+)
 from agentworks.conversations.inbox_models import ConversationDetail
 from agentworks.conversations.models import RequestView
 from agentworks.conversations.wiring import Crews
 from agentworks.crews.models import CallFunction, ReplyToCall
 from agentworks.errors import AgentWorksError, Unavailable
 from agentworks.identity.models import Principal
-from agentworks.ids import parse_message_id
+from agentworks.ids import parse_inbox_id, parse_message_id
 from agentworks.json_input import whole_numbers
 from agentworks.messaging.models import SendMessage
 from agentworks.messaging.service import MessagingService
@@ -186,12 +191,17 @@ class CrewTasks(RequestHandler):
         self, params: ListTasksRequest, context: ServerCallContext
     ) -> ListTasksResponse:
         """The caller's function calls on this Crew, newest first, a page at a time (the
-        pageToken is the calls list's `before`); requests in conversations are listed with
-        their conversation."""
+        pageToken is the calls list's `before`); with a conversation's contextId (the
+        caller's inbox), the requests sent from it, newest first."""
         principal, crew = _caller(context)
         size = params.page_size or limits.A2A_TASKS_PAGE_DEFAULT
         if not 1 <= size <= limits.CALLS_PAGE_MAX:
             raise InvalidParamsError(f"pageSize must be 1–{limits.CALLS_PAGE_MAX}.")
+        if params.context_id.startswith("ibx_"):  # a conversation's requests
+            requests = self._conversation_tasks(principal, crew, params)
+            return ListTasksResponse(
+                tasks=requests[:size], page_size=size, total_size=len(requests[:size])
+            )
         statuses, next_page = _domain(
             self._calls.recent_statuses, principal, size, crew, params.page_token or None
         )
@@ -235,6 +245,35 @@ class CrewTasks(RequestHandler):
         if status.get("target") != f"crew:{crew}":
             raise TaskNotFoundError()
         return status
+
+    def _conversation_tasks(
+        self, principal: Principal, crew: str, params: ListTasksRequest
+    ) -> list[Task]:
+        """The requests sent from the inbox `params.context_id` in its conversation with
+        this Crew — none for a conversation the caller may not see, or with another Crew,
+        exactly as for one that never existed."""
+        try:
+            conversation = parse_inbox_id(params.context_id).conversation_id
+            detail = _domain(self._crews.inbox.show, principal, conversation)
+        except (AgentWorksError, A2AError):
+            return []
+        if f"crew:{crew}" not in {a.address for a in detail.agents}:
+            return []
+        sent = [r for r in detail.requests if asker_inbox(r.message_id) == params.context_id]
+        # Newest first: a conversation's message ids end in its zero-padded sequence.
+        sent.sort(key=lambda r: r.message_id, reverse=True)
+        tasks = [request_task(detail, r) for r in sent]
+        after = (
+            params.status_timestamp_after.ToMilliseconds()
+            if params.HasField("status_timestamp_after")
+            else None
+        )
+        return [
+            t
+            for t in tasks
+            if (not params.status or t.status.state == params.status)
+            and (after is None or t.status.timestamp.ToMilliseconds() > after)
+        ]
 
     def _request_task(self, principal: Principal, crew: str, message_id: str) -> Task:
         return request_task(*self._request(principal, crew, message_id))
@@ -293,17 +332,47 @@ class CrewTasks(RequestHandler):
 
     # -- not offered (the card says so) --------------------------------------------------
 
+    # -- streaming: a long poll under SSE (API Gateway answers each request whole) ----------
+
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
-        raise UnsupportedOperationError(_NO_STREAMING)
-        yield  # an async generator, as the interface declares
+        """SendStreamingMessage: the task as sent, then the task at each change of its
+        state until it ends or asks — within A2A_SEND_WAIT_SECONDS, as HTTP API holds no
+        stream open; past that the stream ends and SubscribeToTask goes on."""
+        params.configuration.return_immediately = True
+        task = await self.on_message_send(params, context)
+        yield task
+        if isinstance(task, Task):
+            principal, crew = _caller(context)
+            async for changed in self._changes(principal, crew, task):
+                yield changed
 
     async def on_subscribe_to_task(
         self, params: SubscribeToTaskRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
-        raise UnsupportedOperationError(_NO_STREAMING)
-        yield
+        """The task as it stands, then at each change of its state, as above; a task that
+        already ended cannot be subscribed to (the A2A rule)."""
+        principal, crew = _caller(context)
+        task = self._task(principal, crew, params.id)
+        if task.status.state in _TERMINAL:
+            raise UnsupportedOperationError("The task already ended: read it with GetTask.")
+        yield task
+        async for changed in self._changes(principal, crew, task):
+            yield changed
+
+    async def _changes(self, principal: Principal, crew: str, task: Task) -> AsyncGenerator[Task]:
+        """The task each time its state changed (read 0.25 s apart, doubling to 2 s), until
+        it ends or asks, for at most A2A_SEND_WAIT_SECONDS."""
+        deadline = time.monotonic() + limits.A2A_SEND_WAIT_SECONDS
+        pause = 0.25
+        while task.status.state not in _SETTLED and time.monotonic() + pause < deadline:
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 2.0)
+            read = self._task(principal, crew, task.id)
+            if read.status.state != task.status.state:
+                yield read
+            task = read
 
     async def on_get_extended_agent_card(
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
@@ -311,7 +380,6 @@ class CrewTasks(RequestHandler):
         raise ExtendedAgentCardNotConfiguredError()
 
 
-_NO_STREAMING = "Streaming is not offered: follow the task with GetTask."
 _NO_REQUEST_PUSH = (
     "Push notifications are offered for function calls' tasks; follow a request in a "
     "conversation with GetTask (or the push channel's notices)."
