@@ -73,10 +73,7 @@ NOT_DRIVEN: dict[str, set[str]] = {
     | _ON_FAILURE
     # reconciling a lost call or run: its waiting token, its execution, its stop
     | {"dynamodb:deleteitem", "states:describeexecution", "states:sendtasksuccess"}
-    | {"states:stopexecution"}
-    # an a2a adapter's headers, read while a call waits for an external agent's task (the
-    # drive runs no A2A agent; tests/integration/test_a2a_adapter.py reads through the tick)
-    | {"secretsmanager:getsecretvalue"},
+    | {"states:stopexecution"},
     "WebhooksFunction": _ON_FAILURE,
     "PushFunction": _ANCESTORS | {"dynamodb:updateitem"},  # a path the drive does not take
     "NotifierFunction": _ANCESTORS | _ON_FAILURE,
@@ -182,6 +179,7 @@ def _drive_every_handler(api: Any, stack: Any, agents: Any, mcp_server: Any = No
     tick = load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
     assert tick["wakeups_fired"] == 1
     _drive_a2a(api, caller)
+    _drive_a2a_adapter(api, stack, admin)
 
     # The mailbox adapter: results over 256 KiB posted over HTTP and over MCP go to S3.
     assert api("POST", "/v1/crews", admin, DELEGATOR).status == 201
@@ -346,6 +344,38 @@ def _drive_a2a(api: Any, token: str) -> None:
     follow_up = message({"text": "clause 10"})
     follow_up["message"]["contextId"] = asked["contextId"]
     rpc("SendMessage", follow_up)
+
+
+def _drive_a2a_adapter(api: Any, stack: Any, admin: str) -> None:
+    """Issue 30 §2: calls handed to an external A2A agent whose tasks outlast their turns.
+    The step runner stores each wait and asks the agent to call back; the agent's notice
+    reaches A2aFunction, which reads the task and resumes the call; the tick reads a task
+    and cancels one whose call was cancelled."""
+    from agentworks.platform_url import PlatformUrl
+    from tests.integration import test_a2a_adapter as adapter
+    from tests.support.a2a_test_agent import a2a_test_agent
+
+    with (
+        a2a_test_agent() as agent,
+        adapter._platform_url(api) as url,
+        pytest.MonkeyPatch.context() as patch,
+    ):
+        patch.setattr(PlatformUrl, "__call__", lambda self: url)
+        adapter._store_headers(api, stack, agent)
+        assert api("POST", "/v1/crews", admin, adapter._crew(agent)).status == 201
+        later = adapter._call(api, admin, "later")
+        adapter._wait_for_a_wait(stack)
+        while not agent.registered:
+            time.sleep(0.05)
+        agent.release.set()  # its notice: A2aFunction reads the task and resumes the call
+        assert wait_for(api, admin, later, TERMINAL)["state"] == "succeeded"
+        slow = adapter._call(api, admin, "slow")
+        adapter._wait_for_a_wait(stack)
+        services = runtime.services()
+        services.crews.calls.cancel(services.identity.authenticate(admin), slow)
+        stack.clock.advance(15)
+        assert adapter.tick()["external_tasks_cancelled"] == 1
+        agent.wait_cancelled()
 
 
 def _drive_mcp_tool_use(api: Any, stack: Any, admin: str, mcp_server: Any) -> None:

@@ -185,6 +185,25 @@ GROUPS = (
             "tests/integration/test_a2a_adapter.py",
         ),
     ),
+    Group(
+        # Issue 30 §2: waits on external agents' tasks (the tick's reads, the agent's
+        # notices) and §1: A2A push notification configs and their delivery.
+        "external_tasks",
+        modules=(
+            f"{LAYER}/external_tasks/following.py",
+            f"{LAYER}/external_tasks/wait_store.py",
+            f"{LAYER}/external_tasks/waits.py",
+            f"{LAYER}/a2a_server/push_configs.py",
+            f"{LAYER}/a2a_server/push_notices.py",
+        ),
+        tests=(
+            "tests/unit/test_a2a_push_bounds.py",
+            "tests/unit/test_a2a_push_configs.py",
+            "tests/integration/test_external_waits.py",
+            "tests/integration/test_a2a_push_notices.py",
+            "tests/integration/test_a2a_adapter.py",
+        ),
+    ),
 )
 
 

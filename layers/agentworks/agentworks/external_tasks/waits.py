@@ -59,11 +59,11 @@ class ExternalWaits:
             watch_token=secrets.token_urlsafe(24),
         )
         self._store.put(wait)
-        base = self._base_url()
-        if base:
-            url = f"{base}{CALLBACK_PATH}/{quote(account_id, safe='')}/{quote(owner, safe='')}"
-            try:
+        try:
+            base = self._base_url()  # the parameter's read may fail too: the tick reads it
+            if base:
+                url = f"{base}{CALLBACK_PATH}/{quote(account_id, safe='')}/{quote(owner, safe='')}"
                 self._readers(settings).watch_task(account_id, task_id, url, wait.watch_token)
-            except Exception as error:
-                logger.warning("push notifications not registered", extra={"error": str(error)})
+        except Exception as error:  # the tick reads the task regardless
+            logger.warning("push notifications not registered", extra={"error": str(error)})
         return wait
