@@ -6,7 +6,8 @@ test_a2a_adapter.py drives a real A2A agent through the same round."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from dataclasses import asdict, replace
 from typing import Any
 
 import pytest
@@ -60,6 +61,7 @@ class Round:
             raise ClientError({"Error": {"Code": "TaskTimedOut"}}, "SendTaskSuccess")
         if token == "broken":
             raise ClientError({"Error": {"Code": "ServiceUnavailable"}}, "SendTaskSuccess")
+        assert output == {}  # the next turn reads the outcome; the token carries nothing
         self.resumed.append(token)
 
     def follower(self) -> TaskFollower:
@@ -169,9 +171,10 @@ def test_the_round_stops_while_the_tick_has_too_little_time(round_: Round) -> No
     round_.agent.working = False
     round_.wait()
     round_.clock.advance(15)
-    report = round_.follower().follow_due(lambda: limits.A2A_TICK_RESERVE_SECONDS - 1)
+    report = round_.follower().follow_due(lambda: limits.A2A_TICK_RESERVE_SECONDS - 0.001)
     assert report["external_tasks_read"] == 0 and round_.get() is not None
-    assert round_.follower().follow_due(lambda: 45.0)["external_waits_resumed"] == 1
+    at_reserve = round_.follower().follow_due(lambda: limits.A2A_TICK_RESERVE_SECONDS)
+    assert at_reserve["external_waits_resumed"] == 1
 
 
 def test_one_round_reads_at_most_its_share_of_waits(
@@ -197,7 +200,7 @@ def test_a_wait_asks_the_agent_to_call_back_and_is_kept_when_it_cannot(round_: R
     deadline = int(round_.clock.now() * 1000) + 60_000
     wait = waits.begin(ACCOUNT, "step:run_1:0.1.2", {"type": "a2a"}, "task-1", deadline, "t1")
     quoted = "https://api.example.com/a2a-callbacks/" + ACCOUNT + "/step%3Arun_1%3A0.1.2"
-    assert round_.agent.watched == [(quoted, wait.watch_token)] and len(wait.watch_token) >= 32
+    assert round_.agent.watched == [(quoted, wait.watch_token)] and len(wait.watch_token) == 32
     round_.agent.fails = True
     again = waits.begin(ACCOUNT, "call:c2", {"type": "a2a"}, "task-2", deadline, "t2")
     assert round_.get("call:c2") == again  # the tick reads it regardless
@@ -215,3 +218,88 @@ def test_a_notice_reads_the_task_at_once_only_with_the_waits_token(round_: Round
     assert round_.agent.reads == [] and round_.get() == wait
     assert follower.follow_now(ACCOUNT, "call:c1", wait.watch_token)  # before it is due
     assert round_.resumed == ["t1"] and round_.get() is None
+
+
+def _raw(round_: Round, owner: str = "call:c1") -> dict[str, Any]:
+    from agentworks.dynamo import from_item
+
+    item = round_.store._db.get_item(
+        TableName=round_.store._table,
+        Key={"pk": {"S": f"EXTWAITS#{ACCOUNT}"}, "sk": {"S": f"WAIT#{owner}"}},
+    )["Item"]
+    return dict(from_item(item) or {})
+
+
+def test_a_waits_item_keeps_its_version_and_expires_a_day_past_its_deadline(
+    round_: Round,
+) -> None:
+    round_.wait(timeout_s=600)
+    first = _raw(round_)
+    wait = round_.get()
+    assert wait is not None
+    assert first["version"] == 1
+    assert first["expires_ttl"] == wait.deadline_ms // 1000 + 24 * 3600
+    round_.wait(timeout_s=600, token="t2")  # the step waits again: one version on
+    assert _raw(round_)["version"] == 2
+    found = round_.store.get(ACCOUNT, "call:c1")
+    assert found is not None
+    round_.store.reschedule(replace(found[0], due_ms=found[0].due_ms + 1), found[1])
+    assert round_.store.get(ACCOUNT, "call:c1")[1] == 3  # type: ignore[index]
+
+
+def test_one_round_resumes_every_ended_task_and_skips_a_wait_not_yet_due(round_: Round) -> None:
+    """A wait the index shows due but whose record says later (the index lags its table)
+    is skipped, and the round goes on to the others."""
+    round_.agent.working = False
+    round_.wait("call:a", token="ta")
+    round_.wait("call:b", token="tb")
+    round_.wait("call:c", token="tc")
+    round_.clock.advance(15)
+    later = round_.get("call:a")
+    assert later is not None
+    record = json.dumps({**asdict(later), "due_ms": later.due_ms + 60_000})
+    round_.store._db.update_item(  # the record moved on; its index entry not yet
+        TableName=round_.store._table,
+        Key={"pk": {"S": f"EXTWAITS#{ACCOUNT}"}, "sk": {"S": "WAIT#call:a"}},
+        UpdateExpression="SET #r = :r",
+        ExpressionAttributeNames={"#r": "record"},
+        ExpressionAttributeValues={":r": {"S": record}},
+    )
+    report = round_.follower().follow_due()
+    assert report["external_waits_resumed"] == 2 and sorted(round_.resumed) == ["tb", "tc"]
+    assert round_.get("call:a") is not None
+
+
+def test_a_wait_written_again_while_its_task_is_read_is_left_to_the_next_round(
+    round_: Round,
+) -> None:
+    """The step's next turn waits again while the tick reads the old wait: the tick's write
+    is refused (StaleWait), the new wait stays, and the round and a notice go on."""
+    round_.wait("call:a", token="ta")
+    round_.wait("call:b", token="tb")
+    round_.clock.advance(15)
+    agent = round_.agent
+    reads = agent.task_working
+
+    def rewritten(account_id: str, task_id: str) -> bool:
+        if not agent.reads:  # the first wait read is written again meanwhile
+            round_.wait("call:a", token="ta2")
+        return reads(account_id, task_id)
+
+    agent.task_working = rewritten  # type: ignore[method-assign]
+    assert round_.follower().follow_due()["external_tasks_read"] == 2  # the round went on
+    rewritten_a, rescheduled_b = round_.get("call:a"), round_.get("call:b")
+    assert rewritten_a is not None and rewritten_a.task_token == "ta2"
+    assert rescheduled_b is not None and rescheduled_b.pause_s == 30
+    wait = round_.get("call:a")
+    assert wait is not None
+    round_.clock.advance(15)
+    agent.reads.clear()
+
+    def rewritten_once(account_id: str, task_id: str) -> bool:
+        round_.wait("call:a", token="ta3")
+        return reads(account_id, task_id)
+
+    agent.task_working = rewritten_once  # type: ignore[method-assign]
+    assert round_.follower().follow_now(ACCOUNT, "call:a", wait.watch_token)  # no raise
+    assert round_.get("call:a").task_token == "ta3"  # type: ignore[union-attr]

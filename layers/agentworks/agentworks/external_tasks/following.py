@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol
@@ -86,13 +87,13 @@ class TaskFollower:
             return False
         if not hmac.compare_digest(found[0].watch_token.encode(), watch_token.encode()):
             return False
-        report = {"external_tasks_read": 0, "external_waits_resumed": 0,
-                  "external_tasks_cancelled": 0}  # fmt: skip
         with contextlib.suppress(StaleWait):  # written again meanwhile: that one is newer
-            self._follow(*found, self._now(), report)
+            self._follow(*found, self._now(), Counter())
         return True
 
-    def _follow(self, wait: ExternalWait, version: int, now: int, report: dict[str, int]) -> None:
+    def _follow(
+        self, wait: ExternalWait, version: int, now: int, report: dict[str, int] | Counter[str]
+    ) -> None:
         reader = self._readers(wait.settings)
         if self._owner_ended(wait.owner):
             self._store.delete(wait, version)

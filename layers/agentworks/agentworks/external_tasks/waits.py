@@ -62,7 +62,7 @@ class ExternalWaits:
         try:
             base = self._base_url()  # the parameter's read may fail too: the tick reads it
             if base:
-                url = f"{base}{CALLBACK_PATH}/{quote(account_id, safe='')}/{quote(owner, safe='')}"
+                url = f"{base}{CALLBACK_PATH}/{quote(account_id)}/{quote(owner)}"  # ':' → %3A
                 self._readers(settings).watch_task(account_id, task_id, url, wait.watch_token)
         except Exception as error:  # the tick reads the task regardless
             logger.warning("push notifications not registered", extra={"error": str(error)})
