@@ -14,6 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from agentworks import limits
+from agentworks.crews.execution import Executions
 from agentworks.external_tasks.following import TaskFollower
 from agentworks.external_tasks.wait_store import ExternalWait, ExternalWaitStore, StaleWait
 from agentworks.external_tasks.waits import ExternalWaits
@@ -56,17 +57,19 @@ class Round:
         self.closed: set[str] = set()  # tokens Step Functions no longer waits on
         self.ended: set[str] = set()  # owners whose call or run ended
 
-    def resume(self, token: str, output: dict[str, Any]) -> None:
-        if token in self.closed:
+    def send_task_success(self, taskToken: str, output: str) -> None:
+        """Step Functions as the wiring's Executions reaches it."""
+        if taskToken in self.closed:
             raise ClientError({"Error": {"Code": "TaskTimedOut"}}, "SendTaskSuccess")
-        if token == "broken":
+        if taskToken == "broken":
             raise ClientError({"Error": {"Code": "ServiceUnavailable"}}, "SendTaskSuccess")
-        assert output == {}  # the next turn reads the outcome; the token carries nothing
-        self.resumed.append(token)
+        assert json.loads(output) == {}  # the next turn reads the outcome: the token has none
+        self.resumed.append(taskToken)
 
     def follower(self) -> TaskFollower:
+        resume = Executions("", client=self).resume_if_waiting  # as runtime wires it
         return TaskFollower(
-            self.store, lambda s: self.agent, self.resume, self.ended.__contains__, self.clock
+            self.store, lambda s: self.agent, resume, self.ended.__contains__, self.clock
         )
 
     def wait(self, owner: str = "call:c1", token: str = "t1", timeout_s: int = 3600) -> None:

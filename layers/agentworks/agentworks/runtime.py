@@ -226,7 +226,8 @@ def build_follower(
     return Follower(
         ExternalWaitStore(client, settings.work_table),
         partial(task_reader, clients=clients),
-        Executions("", stepfunctions).resume,  # a token is answered whatever machine waits
+        # A token is answered whatever machine waits on it.
+        Executions("", stepfunctions).resume_if_waiting,
         owner_ended,
         clock,
     )

@@ -9,6 +9,10 @@ from typing import Any
 
 from agentworks.dynamo import error_code
 
+# What Step Functions answers for a token nothing waits on any more (answered already, timed
+# out, its execution stopped).
+CLOSED_TOKEN = frozenset({"TaskDoesNotExist", "TaskTimedOut", "InvalidToken"})
+
 
 @lru_cache(maxsize=1)
 def _sfn() -> Any:
@@ -48,6 +52,19 @@ class Executions:
 
     def resume(self, task_token: str, output: dict[str, Any]) -> None:
         self.client.send_task_success(taskToken=task_token, output=json.dumps(output))
+
+    def resume_if_waiting(self, task_token: str, output: dict[str, Any]) -> bool:
+        """`resume`, where a token nothing waits on any more is no error (False): a second
+        answer, or the answer to a step whose execution ended, changes nothing."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.resume(task_token, output)
+        except ClientError as error:
+            if error_code(error) not in CLOSED_TOKEN:
+                raise
+            return False
+        return True
 
     def entered_states(self, execution_arn: str) -> int:
         """The states the execution has entered so far (its `…StateEntered` events, a Map's

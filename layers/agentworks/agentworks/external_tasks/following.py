@@ -18,17 +18,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol
 
-from botocore.exceptions import ClientError
-
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
-from agentworks.dynamo import error_code
 from agentworks.external_tasks.wait_store import ExternalWait, ExternalWaitStore, StaleWait
 
 logger = logging.getLogger(__name__)
-
-# What Step Functions answers for a token whose task no longer waits.
-CLOSED_TOKEN = frozenset({"TaskDoesNotExist", "TaskTimedOut", "InvalidToken"})
 
 
 class TaskReader(Protocol):
@@ -46,13 +40,15 @@ class TaskFollower:
         self,
         store: ExternalWaitStore,
         readers: Callable[[dict[str, Any]], TaskReader],
-        resume: Callable[[str, dict[str, Any]], None],
+        resume: Callable[[str, dict[str, Any]], bool],
         owner_ended: Callable[[str], bool],
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._store = store
         self._readers = readers  # the adapter of a wait's settings
-        self._resume = resume  # SendTaskSuccess(token, output)
+        # SendTaskSuccess(token, output); False for a token nothing waits on any more (a
+        # round that resumed it, then failed to delete; an execution that ended).
+        self._resume = resume
         self._owner_ended = owner_ended  # call:<id> | step:<run>:<key> → over (or gone)?
         self._clock = clock
 
@@ -115,12 +111,6 @@ class TaskFollower:
                 due = min(now + wait.pause_s * 1000, wait.deadline_ms)
                 self._store.reschedule(replace(wait, due_ms=due, pause_s=pause), version)
                 return
-        try:
-            self._resume(wait.task_token, {})
+        if self._resume(wait.task_token, {}):
             report["external_waits_resumed"] += 1
-        except Exception as error:
-            # A token already answered (a round that resumed it, then failed to delete) or
-            # whose execution ended: nothing waits on it any more.
-            if not (isinstance(error, ClientError) and error_code(error) in CLOSED_TOKEN):
-                raise
         self._store.delete(wait, version)

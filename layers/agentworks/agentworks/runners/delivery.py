@@ -18,12 +18,8 @@ from botocore.exceptions import ClientError
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.execution import Executions
-from agentworks.dynamo import error_code
 from agentworks.runners.job_store import RunnerJobStore, StaleJob
 from agentworks.runners.models import RunnerJob
-
-# Step Functions' answers for a token whose task no longer waits.
-DEAD_TOKEN = frozenset({"TaskDoesNotExist", "TaskTimedOut", "InvalidToken"})
 
 
 def no_claim_error(job: RunnerJob) -> str:
@@ -58,10 +54,9 @@ class JobDelivery:
         """Wakes the job's step; True when it is done (woken, or nothing waits)."""
         if job.task_token:
             try:
-                self._executions.resume(job.task_token, {"job_id": job.job_id})
-            except ClientError as error:
-                if error_code(error) not in DEAD_TOKEN:
-                    return False  # the tick sends it again
+                self._executions.resume_if_waiting(job.task_token, {"job_id": job.job_id})
+            except ClientError:
+                return False  # the tick sends it again
         # Moved meanwhile (a new token): the tick looks again; a second answer is harmless.
         with contextlib.suppress(StaleJob):
             self._store.save(replace(job, delivered=True))

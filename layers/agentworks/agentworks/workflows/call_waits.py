@@ -23,15 +23,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
 from agentworks import limits
 from agentworks.clock import SYSTEM_CLOCK, Clock
 from agentworks.crews.call_store import call_key
 from agentworks.crews.models import TERMINAL_STATES, CallRecord
 from agentworks.dynamo import (
     TransactionCancelled,
-    error_code,
     query_items,
     to_item,
     transact_write,
@@ -44,9 +41,8 @@ if TYPE_CHECKING:
 
     from agentworks.workflows.function_call_store import WorkflowCallStore
 
-Resume = Callable[[str, dict[str, Any]], None]  # Executions.resume: SendTaskSuccess
-# What Step Functions answers for a task that no longer waits (answered, timed out, stopped).
-_CLOSED = frozenset({"TaskDoesNotExist", "TaskTimedOut", "InvalidToken"})
+# Executions.resume_if_waiting: SendTaskSuccess, a token nothing waits on no error
+Resume = Callable[[str, dict[str, Any]], object]
 # The submission ids of calls a workflow step makes (crew_steps.scoped_submission_id).
 STEP_CALL_PREFIX = "wf."
 
@@ -88,7 +84,7 @@ class CallWaits:
         except TransactionCancelled as cancelled:
             if not cancelled.failed("open"):
                 raise
-            self._answer(task_token)  # it ended before the token was stored
+            self._resume(task_token, {"ended": True})  # it ended before the token was stored
 
     def _subject(self, call_id: str) -> tuple[str, dict[str, Any]]:
         """What ends the call (the call, or the run a workflow call started) and the
@@ -125,11 +121,4 @@ class CallWaits:
             "ConsistentRead": True,
         }
         for waiter in query_items(self._db, kwargs):
-            self._answer(str(waiter["task_token"]))
-
-    def _answer(self, task_token: str) -> None:
-        try:
-            self._resume(task_token, {"ended": True})
-        except ClientError as error:
-            if error_code(error) not in _CLOSED:
-                raise
+            self._resume(str(waiter["task_token"]), {"ended": True})

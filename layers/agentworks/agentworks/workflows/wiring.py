@@ -179,7 +179,7 @@ def call_waits(
     return CallWaits(
         client,
         settings.work_table,
-        Executions("", stepfunctions).resume,
+        Executions("", stepfunctions).resume_if_waiting,
         WorkflowCallStore(client, settings.work_table),
         clock,
     )
