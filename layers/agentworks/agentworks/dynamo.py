@@ -122,8 +122,29 @@ def error_code(error: ClientError) -> str:
 # Reason codes of a cancelled transaction that say nothing about the data: the same
 # transaction may commit when sent again.
 # The work table's sparse index of items the tick must look at, by when (`wake_store`,
-# `wake_due`): wakeups, runner jobs, waits on external agents' tasks.
+# `wake_due`): wakeups, workflow schedules, runner jobs, waits on external agents' tasks.
 DUE_WAKEUPS = "DueWakeups"
+
+
+def due_key(due_ms: int, name: str) -> str:
+    """An item's `wake_due`: when it is due, then its name (equal times in a fixed order)."""
+    return f"{due_ms:013d}#{name}"
+
+
+def due_items(
+    client: DynamoDBClient, table: str, store: str, now_ms: int, limit: int
+) -> list[dict[str, Any]]:
+    """The items of the DueWakeups partition `store` due by `now_ms`, earliest first, as
+    plain values. The index is eventually consistent: read each again before deciding."""
+    page = client.query(
+        TableName=table,
+        IndexName=DUE_WAKEUPS,
+        KeyConditionExpression="wake_store = :s AND wake_due <= :now",
+        ExpressionAttributeValues=to_item({":s": store, ":now": due_key(now_ms, "~")}),
+        Limit=limit,
+    )
+    return [from_item(raw) or {} for raw in page["Items"]]
+
 
 TRANSIENT_REASONS = frozenset(
     {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}

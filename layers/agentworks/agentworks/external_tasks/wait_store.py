@@ -16,9 +16,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
-from agentworks.dynamo import DUE_WAKEUPS, condition_failed, from_item, to_item
+from agentworks.dynamo import applied, due_items, due_key, read_item, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -46,8 +44,8 @@ class StaleWait(Exception):
     """The wait changed (its step wrote it again) or went since it was read."""
 
 
-def _key(account_id: str, owner: str) -> dict[str, Any]:
-    return to_item({"pk": f"EXTWAITS#{account_id}", "sk": f"WAIT#{owner}"})
+def _key(account_id: str, owner: str) -> dict[str, str]:
+    return {"pk": f"EXTWAITS#{account_id}", "sk": f"WAIT#{owner}"}
 
 
 class ExternalWaitStore:
@@ -61,7 +59,7 @@ class ExternalWaitStore:
         fields = self._fields(wait)
         self._db.update_item(
             TableName=self._table,
-            Key=_key(wait.account_id, wait.owner),
+            Key=to_item(_key(wait.account_id, wait.owner)),
             UpdateExpression="SET "
             + ", ".join(f"#{name} = :{name}" for name in fields)
             + ", #version = if_not_exists(#version, :zero) + :one",
@@ -77,63 +75,35 @@ class ExternalWaitStore:
             "record": json.dumps(asdict(wait), separators=(",", ":")),
             "expires_ttl": wait.deadline_ms // 1000 + KEPT_PAST_DEADLINE_SECONDS,
             "wake_store": EXTERNAL_WAITS,
-            "wake_due": f"{wait.due_ms:013d}#{wait.owner}",
+            "wake_due": due_key(wait.due_ms, wait.owner),
         }
 
-    def _item(self, wait: ExternalWait, version: int) -> dict[str, Any]:
-        return {**_key(wait.account_id, wait.owner), **to_item(self._fields(wait))} | to_item(
-            {"version": version}
-        )
-
     def due(self, now_ms: int, limit: int) -> list[tuple[str, str]]:
-        """(account, owner) of the waits whose task the tick reads now, earliest first. The
-        index is eventually consistent: each is read again before anything is decided."""
-        page = self._db.query(
-            TableName=self._table,
-            IndexName=DUE_WAKEUPS,
-            KeyConditionExpression="wake_store = :s AND wake_due <= :now",
-            ExpressionAttributeValues=to_item({":s": EXTERNAL_WAITS, ":now": f"{now_ms:013d}#~"}),
-            Limit=limit,
-        )
-        found = []
-        for raw in page["Items"]:
-            data = from_item(raw) or {}
-            found.append((str(data["account_id"]), str(data["sk"]).removeprefix("WAIT#")))
-        return found
+        """(account, owner) of the waits whose task the tick reads now, earliest first."""
+        due = due_items(self._db, self._table, EXTERNAL_WAITS, now_ms, limit)
+        return [(str(d["account_id"]), str(d["sk"]).removeprefix("WAIT#")) for d in due]
 
     def get(self, account_id: str, owner: str) -> tuple[ExternalWait, int] | None:
-        response = self._db.get_item(
-            TableName=self._table, Key=_key(account_id, owner), ConsistentRead=True
-        )
-        data = from_item(response.get("Item"))
+        data = read_item(self._db, self._table, _key(account_id, owner))
         if not data:
             return None
         return ExternalWait(**json.loads(str(data["record"]))), int(data["version"])
 
     def reschedule(self, wait: ExternalWait, version: int) -> None:
         """Saves the wait's next read (`due_ms`, `pause_s`) over the version read."""
-        try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=self._item(wait, version + 1),
-                ConditionExpression="version = :v",
-                ExpressionAttributeValues=to_item({":v": version}),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                raise StaleWait() from None
-            raise
+        item = {**_key(wait.account_id, wait.owner), **self._fields(wait), "version": version + 1}
+        if not applied(self._db.put_item, **self._read_version(version), Item=to_item(item)):
+            raise StaleWait()
 
     def delete(self, wait: ExternalWait, version: int) -> None:
         """Removes the wait it read; one written again meanwhile stays (StaleWait)."""
-        try:
-            self._db.delete_item(
-                TableName=self._table,
-                Key=_key(wait.account_id, wait.owner),
-                ConditionExpression="version = :v",
-                ExpressionAttributeValues=to_item({":v": version}),
-            )
-        except ClientError as error:
-            if condition_failed(error):
-                raise StaleWait() from None
-            raise
+        key = to_item(_key(wait.account_id, wait.owner))
+        if not applied(self._db.delete_item, **self._read_version(version), Key=key):
+            raise StaleWait()
+
+    def _read_version(self, version: int) -> dict[str, Any]:
+        return {
+            "TableName": self._table,
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": to_item({":v": version}),
+        }

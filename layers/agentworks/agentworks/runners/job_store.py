@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from botocore.exceptions import ClientError
 
 from agentworks.dynamo import (
-    DUE_WAKEUPS,
     TransactionCancelled,
     condition_failed,
+    due_items,
+    due_key,
     from_item,
     to_item,
     transact_write,
@@ -41,10 +42,6 @@ class StaleJob(Exception):
 
 def _pk(account_id: str) -> str:
     return f"RUNNERJOBS#{account_id}"
-
-
-def _due_key(due_ms: int, job_id: str) -> str:
-    return f"{due_ms:013d}#{job_id}"
 
 
 class RunnerJobStore:
@@ -67,7 +64,7 @@ class RunnerJobStore:
                 "version": version,
                 "expires_ttl": job.expires_s(),
                 "wake_store": RUNNER_JOBS if due is not None else None,
-                "wake_due": _due_key(due, job.job_id) if due is not None else None,
+                "wake_due": due_key(due, job.job_id) if due is not None else None,
             }
         )
 
@@ -172,17 +169,6 @@ class RunnerJobStore:
         return entries
 
     def due(self, now_ms: int, limit: int) -> list[tuple[str, str]]:
-        """(account, job id) of the jobs the tick must look at now, earliest first. The
-        index is eventually consistent: each is read again before anything is decided."""
-        page = self._db.query(
-            TableName=self._table,
-            IndexName=DUE_WAKEUPS,
-            KeyConditionExpression="wake_store = :s AND wake_due <= :now",
-            ExpressionAttributeValues=to_item({":s": RUNNER_JOBS, ":now": _due_key(now_ms, "~")}),
-            Limit=limit,
-        )
-        found = []
-        for raw in page["Items"]:
-            data = from_item(raw) or {}
-            found.append((str(data["account_id"]), str(data["sk"]).removeprefix("JOB#")))
-        return found
+        """(account, job id) of the jobs the tick must look at now, earliest first."""
+        due = due_items(self._db, self._table, RUNNER_JOBS, now_ms, limit)
+        return [(str(d["account_id"]), str(d["sk"]).removeprefix("JOB#")) for d in due]

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from agentworks.dynamo import DUE_WAKEUPS, applied, condition_failed, from_item, read_item, to_item
+from agentworks.dynamo import (
+    applied,
+    condition_failed,
+    due_items,
+    due_key,
+    from_item,
+    read_item,
+    to_item,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -51,10 +59,6 @@ class RegisteredWorkflow:
     created_at: int
     updated_at: int
     trigger_ids: list[str] = field(default_factory=list)
-
-
-def _due_key(due_ms: int, trigger_id: str) -> str:
-    return f"{due_ms:013d}#{trigger_id}"
 
 
 class RegistryStore:
@@ -127,7 +131,7 @@ class RegistryStore:
         }
         if trigger.next_due is not None:
             item.update(
-                wake_store=SCHEDULES, wake_due=_due_key(trigger.next_due, trigger.trigger_id)
+                wake_store=SCHEDULES, wake_due=due_key(trigger.next_due, trigger.trigger_id)
             )
         self._db.put_item(TableName=self._table, Item=to_item(item))
 
@@ -137,14 +141,8 @@ class RegistryStore:
         )
 
     def due_schedules(self, now_ms: int, limit: int) -> list[str]:
-        page = self._db.query(
-            TableName=self._table,
-            IndexName=DUE_WAKEUPS,
-            KeyConditionExpression="wake_store = :s AND wake_due <= :now",
-            ExpressionAttributeValues=to_item({":s": SCHEDULES, ":now": _due_key(now_ms, "~")}),
-            Limit=limit,
-        )
-        return [str((from_item(i) or {})["pk"]).removeprefix("WFTRIGGER#") for i in page["Items"]]
+        due = due_items(self._db, self._table, SCHEDULES, now_ms, limit)
+        return [str(d["pk"]).removeprefix("WFTRIGGER#") for d in due]
 
     def claim(self, trigger: TriggerRecord, due: int, next_due: int) -> bool:
         """Moves a schedule from `due` to `next_due`; False when another tick did first."""
@@ -158,8 +156,8 @@ class RegistryStore:
             ExpressionAttributeNames={"#r": "record"},
             ExpressionAttributeValues=to_item(
                 {
-                    ":next": _due_key(next_due, trigger.trigger_id),
-                    ":due": _due_key(due, trigger.trigger_id),
+                    ":next": due_key(next_due, trigger.trigger_id),
+                    ":due": due_key(due, trigger.trigger_id),
                     ":record": json.dumps(asdict(claimed), ensure_ascii=False),
                 }
             ),
