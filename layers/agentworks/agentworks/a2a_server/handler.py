@@ -206,11 +206,7 @@ class CrewTasks(RequestHandler):
             self._calls.recent_statuses, principal, size, crew, params.page_token or None
         )
         wanted = CALL_STATES_OF.get(params.status) if params.status else None
-        after = (
-            params.status_timestamp_after.ToMilliseconds()
-            if params.HasField("status_timestamp_after")
-            else None
-        )
+        after = _changed_after(params)
         tasks = [
             call_task(s, include_artifacts=params.include_artifacts)
             for s in statuses
@@ -263,11 +259,7 @@ class CrewTasks(RequestHandler):
         # Newest first: a conversation's message ids end in its zero-padded sequence.
         sent.sort(key=lambda r: r.message_id, reverse=True)
         tasks = [request_task(detail, r) for r in sent]
-        after = (
-            params.status_timestamp_after.ToMilliseconds()
-            if params.HasField("status_timestamp_after")
-            else None
-        )
+        after = _changed_after(params)
         return [
             t
             for t in tasks
@@ -395,6 +387,13 @@ _TERMINAL = frozenset(
 # What a SendMessage waits on before answering (unless returnImmediately): the task's end
 # or its question.
 _SETTLED = _TERMINAL | {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
+
+
+def _changed_after(params: ListTasksRequest) -> int | None:
+    """ListTasks' statusTimestampAfter in epoch ms, when given."""
+    if not params.HasField("status_timestamp_after"):
+        return None
+    return int(params.status_timestamp_after.ToMilliseconds())
 
 
 def _is_request(task_id: str) -> bool:

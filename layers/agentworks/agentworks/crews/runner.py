@@ -356,15 +356,7 @@ class StepRunner(MessageTurns):
     # ---- waits and outcomes ----
 
     def await_input(self, call_id: str, task_token: str) -> None:
-        for _attempt in range(5):
-            record, version = self._load(call_id, entered=1)
-            record.state, record.task_token = "input_required", task_token
-            try:
-                self._save(record, version)
-                return
-            except StaleCall:
-                continue
-        raise StaleCall()
+        self._hold(call_id, task_token, state="input_required")
 
     def await_task(self, call_id: str, task_token: str) -> None:
         """An external agent's task the last turn left working: the tick reads it from now
@@ -372,24 +364,31 @@ class StepRunner(MessageTurns):
         the wait costs no invocation and no transition; the next turn reads the outcome."""
         if self._waits is None:
             raise AgentWorksError("external tasks cannot be followed by this runner")
+        record = self._hold(call_id, task_token)
+        crew = self._crews.get(record.account_id, record.crew_name)
+        awaited = record.awaited_task
+        if awaited is None or crew is None:
+            raise CallGone(call_id)
+        self._waits.begin(
+            record.account_id,
+            f"call:{call_id}",
+            crew.definition.adapter,
+            str(awaited["task_id"]),
+            int(awaited["deadline_ms"]),
+            task_token,
+        )
+
+    def _hold(self, call_id: str, task_token: str, state: str | None = None) -> CallRecord:
+        """Records the token the call's execution now waits on (and the state it shows),
+        read again over a concurrent write; CallGone when the call already ended."""
         for _attempt in range(5):
             record, version = self._load(call_id, entered=1)
-            crew = self._crews.get(record.account_id, record.crew_name)
-            awaited = record.awaited_task
-            if record.terminal or awaited is None or crew is None:
+            if record.terminal:
                 raise CallGone(call_id)
-            self._waits.begin(
-                record.account_id,
-                f"call:{call_id}",
-                crew.definition.adapter,
-                str(awaited["task_id"]),
-                int(awaited["deadline_ms"]),
-                task_token,
-            )
-            record.task_token = task_token
+            record.state, record.task_token = state or record.state, task_token
             try:
                 self._save(record, version)
-                return
+                return record
             except StaleCall:
                 continue
         raise StaleCall()
