@@ -77,7 +77,7 @@ def query_items(client: DynamoDBClient, request: dict[str, Any]) -> Iterator[dic
 
 
 def items_under(
-    client: DynamoDBClient, table: str, pk: str, prefix: str
+    client: DynamoDBClient, table: str, pk: str, prefix: str, consistent: bool = False
 ) -> Iterator[dict[str, Any]]:
     """Every item of partition `pk` whose sort key starts with `prefix` (an account's
     named resources of one kind), as plain values, page after page."""
@@ -87,6 +87,7 @@ def items_under(
             "TableName": table,
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
             "ExpressionAttributeValues": to_item({":pk": pk, ":prefix": prefix}),
+            "ConsistentRead": consistent,
         },
     )
 

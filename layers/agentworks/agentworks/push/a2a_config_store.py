@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentworks.dynamo import from_item, to_item
+from agentworks.dynamo import items_under, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -56,13 +56,8 @@ class A2aPushConfigStore:
 
     def of_call(self, call_id: str, consistent: bool = True) -> list[PushConfig]:
         """The call's configs, by id (at most limits.A2A_PUSH_CONFIGS_PER_TASK: one page)."""
-        page = self._db.query(
-            TableName=self._table,
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :push)",
-            ExpressionAttributeValues=to_item({":pk": f"CALL#{call_id}", ":push": PUSH_PREFIX}),
-            ConsistentRead=consistent,
-        )
-        return [_config(from_item(raw) or {}) for raw in page["Items"]]
+        found = items_under(self._db, self._table, f"CALL#{call_id}", PUSH_PREFIX, consistent)
+        return [_config(data) for data in found]
 
     def put(self, config: PushConfig) -> None:
         """Stores the config, replacing one of the same id (as the SDK's stores do)."""
