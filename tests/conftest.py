@@ -10,6 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.support.clock import FakeClock
 
@@ -20,6 +21,11 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWorks")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "agentworks")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_DEV", "false")
+
+# Time is not what these tests check (latency is measured in `make bench`): on a loaded
+# machine, or under mutmut's tracing, a slow input or example must not fail a rule's test.
+settings.register_profile("agentworks", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("agentworks")
 
 
 @dataclass
