@@ -5,10 +5,16 @@ A2A_PUSH_BATCH_SECONDS are spent. tests/integration/test_a2a_push_notices.py sen
 
 from __future__ import annotations
 
-from agentworks import limits
+import itertools
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from agentworks import limits, observability
 from agentworks.a2a_server.push_notices import A2aNotices
 from agentworks.crews.models import CallRecord
-from agentworks.outbound.sending import Outcome
+from agentworks.outbound.sending import REFUSED_ADDRESS, Outcome
 from agentworks.push.a2a_config_store import PushConfig
 from tests.support.clock import FakeClock
 
@@ -20,10 +26,14 @@ def _call(call_id: str) -> CallRecord:
 
 
 class Configs:
-    def __init__(self, per_call: int = 1) -> None:
-        self.per_call = per_call
+    def __init__(self, per_call: int = 1, none_for: frozenset[str] | set[str] = frozenset()):
+        self.per_call, self.none_for = per_call, none_for
+        self.reads: list[tuple[str, bool]] = []
 
     def of_call(self, call_id: str, consistent: bool = True) -> list[PushConfig]:
+        self.reads.append((call_id, consistent))
+        if call_id in self.none_for:
+            return []
         return [
             PushConfig(call_id, f"cfg{i}", "acct_push", f"https://hooks.example.com/{i}")
             for i in range(self.per_call)
@@ -37,14 +47,49 @@ class Receiver:
     def __init__(self, clock: FakeClock, statuses: list[int | None], takes: float = 0.0) -> None:
         self.clock, self.statuses, self.takes = clock, statuses, takes
         self.posts: list[tuple[str, float]] = []  # (url, timeout)
+        self.headers: list[dict[str, str]] = []
         self.at: list[float] = []
 
     def __call__(self, url: str, body: bytes, headers: dict[str, str], timeout: float) -> Outcome:
         self.posts.append((url, timeout))
+        self.headers.append(headers)
         self.at.append(self.clock.now())
         self.clock.advance(self.takes)
         status = self.statuses.pop(0) if self.statuses else 200
         return Outcome(status=status) if status else Outcome(failure="connection failed")
+
+
+class Refusing:
+    """An address the outbound rules refuse: final, never worth another attempt."""
+
+    def __init__(self, receiver: Receiver) -> None:
+        self.posts: list[str] = []
+
+    def __call__(self, url: str, body: bytes, headers: dict[str, str], timeout: float) -> Outcome:
+        self.posts.append(url)
+        return Outcome(failure=REFUSED_ADDRESS)
+
+
+class Raising:
+    """Raises on its first `times` POSTs, then hands them to the receiver."""
+
+    def __init__(self, receiver: Receiver, times: int) -> None:
+        self.receiver, self.times, self.raised = receiver, times, 0
+
+    def __call__(self, url: str, body: bytes, headers: dict[str, str], timeout: float) -> Outcome:
+        if self.raised < self.times:
+            self.raised += 1
+            raise OSError("the sender broke")
+        return self.receiver(url, body, headers, timeout)
+
+
+def _keys_failing_for(account: str) -> Any:
+    def keys(account_id: str) -> list[str]:
+        if account_id == account:
+            raise RuntimeError("no key")
+        return ["k" * 32]
+
+    return keys
 
 
 def _notices(clock: FakeClock, receiver: Receiver, configs: Configs | None = None) -> A2aNotices:
@@ -79,3 +124,88 @@ def test_a_batch_stops_sending_once_its_time_is_spent() -> None:
     assert sent == len(receiver.posts) == fits
     start = receiver.at[0]
     assert receiver.at[-1] < start + limits.A2A_PUSH_BATCH_SECONDS <= receiver.at[-1] + each
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    seen: Counter[str] = Counter()
+
+    def add_metric(name: str, unit: Any, value: float, **_: Any) -> None:
+        seen[name] += int(value)
+
+    monkeypatch.setattr(observability.metrics, "add_metric", add_metric)
+    return seen
+
+
+def test_the_pause_doubles_between_attempts_and_none_follows_the_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With three attempts (the bound is read at each send): pauses of one and two
+    backoffs, and the batch's clock stops at the last answer."""
+    monkeypatch.setattr(limits, "A2A_PUSH_ATTEMPTS", 3)
+    clock = FakeClock()
+    receiver = Receiver(clock, [503, 503, 503, 200])
+    assert _notices(clock, receiver).notify([_call("call_1")]) == 0
+    backoff = limits.A2A_PUSH_BACKOFF_SECONDS
+    assert [b - a for a, b in itertools.pairwise(receiver.at)] == [backoff, 2 * backoff]
+    assert clock.now() == receiver.at[-1]
+
+
+def test_a_refused_address_is_not_tried_again() -> None:
+    clock = FakeClock()
+    receiver = Receiver(clock, [])
+    refusing = Refusing(receiver)
+    assert _notices(clock, refusing).notify([_call("call_1")]) == 0  # type: ignore[arg-type]
+    assert len(refusing.posts) == 1
+
+
+def test_a_sender_that_raises_fails_that_config_only() -> None:
+    clock = FakeClock()
+    receiver = Receiver(clock, [])
+    raising = Raising(receiver, times=1)
+    notices = _notices(clock, raising, Configs(per_call=2))  # type: ignore[arg-type]
+    assert notices.notify([_call("call_1")]) == 1  # the second config's POST went out
+    assert raising.raised == 1 and len(receiver.posts) == 1
+
+
+def test_each_post_is_signed_at_the_clocks_time() -> None:
+    clock = FakeClock(start=1_800_000_123.75)
+    receiver = Receiver(clock, [])
+    _notices(clock, receiver).notify([_call("call_1")])
+    assert receiver.headers[0]["X-AgentWorks-Signature"].startswith("t=1800000123,v1=")
+
+
+def test_sent_and_failed_are_counted_once_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One POST answered, one failing at every attempt, one call whose notification could
+    not be prepared and one with no configs: the batch goes on past each and counts 1 sent,
+    2 failed."""
+    counted = _counted(monkeypatch)
+    clock = FakeClock()
+    statuses: list[int | None] = [200, *[400] * limits.A2A_PUSH_ATTEMPTS]
+    receiver = Receiver(clock, statuses)
+    configs = Configs(per_call=1, none_for={"call_quiet"})
+    notices = A2aNotices(configs, _keys_failing_for("acct_broken"), clock, receiver)  # type: ignore[arg-type]
+    broken = _call("call_broken")
+    broken.account_id = "acct_broken"
+    sent = notices.notify([_call("call_quiet"), broken, _call("call_1"), _call("call_2")])
+    assert sent == 1
+    # call_1's and call_2's: the batch went past the others
+    assert len(receiver.posts) == 1 + limits.A2A_PUSH_ATTEMPTS
+    assert (counted["A2aPushSent"], counted["A2aPushFailed"]) == (1, 2)
+
+
+def test_a_batch_out_of_time_counts_what_it_did_not_send(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted = _counted(monkeypatch)
+    clock = FakeClock()
+    receiver = Receiver(clock, [], takes=limits.A2A_PUSH_BATCH_SECONDS)
+    notices = _notices(clock, receiver, Configs(per_call=3))
+    assert notices.notify([_call("call_1")]) == 1
+    assert (counted["A2aPushSent"], counted["A2aPushFailed"]) == (1, 2)
+
+
+def test_configs_are_read_once_a_call_and_without_a_consistent_read() -> None:
+    """The notifier follows the stream, written well before: an eventually consistent
+    read (half the cost) is enough, once per call in a batch."""
+    clock = FakeClock()
+    configs = Configs(per_call=1)
+    _notices(clock, Receiver(clock, []), configs).notify([_call("call_1"), _call("call_1")])
+    assert configs.reads == [("call_1", False)]

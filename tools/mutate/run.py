@@ -19,6 +19,7 @@ first failure.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -29,8 +30,10 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from equivalents import CLI, LAYER, why_equivalent
+from log_lines import only_in_log_calls
 from mutmut.stats import status_by_exit_code
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -337,21 +340,25 @@ def results(group: Group) -> dict[str, dict[str, object]]:
         timeouts = [k for k, s in status.items() if s == "timeout"]
         pending = [k for k, s in status.items() if s == "not checked"]
         equivalent: dict[str, str] = {}
+        log_only: dict[str, str] = {}
         survivors: dict[str, str] = {}
         for name in sorted(k for k, s in status.items() if s in LEFT):
             diff = _diff(folder, module, name)
             why = why_equivalent(module, diff)
             if why is not None:
                 equivalent[name] = f"{diff}\n# {why}" if why else diff
+            elif _log_line_only(folder, module, name):
+                log_only[name] = diff
             else:
                 survivors[name] = f"[{status[name]}]\n{diff}"
-        total = len(killed) + len(equivalent) + len(survivors)
-        tested = total - len(equivalent)
+        total = len(killed) + len(equivalent) + len(log_only) + len(survivors)
+        tested = total - len(equivalent) - len(log_only)
         by_module[module.removeprefix("src/")] = {
             "mutants": total,
             "killed": len(killed),
             "of_which_timeouts": len(timeouts),
             "equivalent": equivalent,
+            "log_lines_only": log_only,
             "survivors": survivors,
             "pending": len(pending),
             "score": round(100 * len(killed) / tested, 1) if tested else None,
@@ -374,6 +381,25 @@ def _diff(folder: Path, module: str, name: str) -> str:
     return "\n".join(line for line in diff.splitlines()[2:] if line[:1] in "+-")
 
 
+def _log_line_only(folder: Path, module: str, name: str) -> bool:
+    """Whether the mutant changes nothing but a log line (tools/mutate/log_lines.py)."""
+    import libcst as cst
+    from mutmut.mutation.diff_apply import read_mutant_function, read_original_function
+
+    mutated = _mutants_module(folder, module)
+    original = cst.Module([]).code_for_node(read_original_function(mutated, name))
+    mutant = cst.Module([]).code_for_node(read_mutant_function(mutated, name))
+    return only_in_log_calls(original, mutant)
+
+
+@functools.cache
+def _mutants_module(folder: Path, module: str) -> Any:
+    """mutmut's generated file of the module, parsed once a report."""
+    import libcst as cst
+
+    return cst.parse_module((folder / "mutants" / module).read_text())
+
+
 def report(groups: tuple[Group, ...]) -> None:
     summary = json.loads(REPORT.read_text()) if REPORT.exists() else {}
     for group in groups:
@@ -382,7 +408,7 @@ def report(groups: tuple[Group, ...]) -> None:
             summary[group.name] = found
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"\n{'module':<46} {'mutants':>7} {'killed':>7} {'equiv.':>7} {'score':>7}")
+    print(f"\n{'module':<46} {'mutants':>7} {'killed':>7} {'equiv.':>7} {'logs':>5} {'score':>7}")
     for modules in summary.values():
         for module, row in modules.items():
             if not row["mutants"]:
@@ -390,7 +416,8 @@ def report(groups: tuple[Group, ...]) -> None:
             left = len(row["survivors"])
             print(
                 f"{module:<46} {row['mutants']:>7} {row['killed']:>7} "
-                f"{len(row['equivalent']):>7} {row['score']:>6}%"
+                f"{len(row['equivalent']):>7} {len(row.get('log_lines_only', ())):>5} "
+                f"{row['score']:>6}%"
                 + (f"  ({left} left: see {REPORT.relative_to(ROOT)})" if left else "")
             )
 

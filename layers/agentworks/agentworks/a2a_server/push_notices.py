@@ -56,7 +56,7 @@ def changed_calls(records: Iterable[Mapping[str, Any]]) -> list[CallRecord]:
         keys = from_item(change.get("Keys")) or {}
         if record.get("eventName") != "MODIFY" or keys.get("sk") != "META":
             continue
-        if not str(keys.get("pk", "")).startswith("CALL#") or _state(new) == _state(old):
+        if not str(keys["pk"]).startswith("CALL#") or _state(new) == _state(old):
             continue
         call = record_of(from_item(new) or {})
         if call.kind == "function":  # a Crew's run for a message is no task of anyone's
@@ -159,8 +159,9 @@ class A2aNotices:
                 outcome.describe(),
                 attempt,
             )
-            if outcome.final or attempt == limits.A2A_PUSH_ATTEMPTS:
+            if outcome.final:
                 return False
-            self._clock.sleep(pause)
-            pause *= 2
+            if attempt < limits.A2A_PUSH_ATTEMPTS:
+                self._clock.sleep(pause)
+                pause *= 2
         return False
