@@ -202,6 +202,7 @@ GROUPS = (
         tests=(
             "tests/unit/test_a2a_push_bounds.py",
             "tests/unit/test_a2a_push_configs.py",
+            "tests/integration/test_a2a_push_config_rules.py",
             "tests/integration/test_external_waits.py",
             "tests/integration/test_a2a_push_notices.py",
             "tests/integration/test_a2a_adapter.py",
