@@ -24,6 +24,7 @@ from tests.integration.test_conversation_controls import control
 from tests.integration.test_conversation_requests import TERMINAL, ask, wait_for_request
 from tests.integration.test_crew_messages import crew
 from tests.integration.test_crew_owners import private_crew
+from tests.integration.test_write_faults import items
 from tests.support.handlers import LambdaContext, load_handler
 from tests.support.signature_oracle import documented_signature_matches
 from tests.support.streams import StreamReader
@@ -162,6 +163,28 @@ def test_c6_a_failing_receiver_is_retried_with_backoff_and_each_attempt_shows(
     assert [a["status_code"] for a in delivery["attempts"]] == [500, 503, 200]
     assert delivery["attempts"][0]["error"] == "HTTP 500"
     assert delivery["attempts"][-1]["error"] is None
+
+
+def test_c6_a_delivery_is_shown_for_its_retention_and_not_after(
+    api, stack, agents, receiver, webhooks
+):
+    """A delivery is kept CONVERSATION_WEBHOOK_DELIVERY_SECONDS from when it was made: shown
+    until its last second, then no longer, though DynamoDB (up to two days late) and the
+    test's store still hold the item."""
+    hook = subscribe(api, stack.admin_token, receiver.url, ["agent_asked"])
+    crew(api, stack, "review")
+    ask(api, agents.connection("caller")["token"], "Clause 1?")
+    assert webhooks()["sent"] == 1
+    path = f"/v1/webhooks/{hook['webhook_id']}/deliveries"
+    [item] = items(stack, stack.settings.work_table, pk="WEBHOOK#", sk="DLV#")
+    made_s = int(item["created_at"]) // 1000
+    assert int(item["expires_ttl"]) == made_s + limits.CONVERSATION_WEBHOOK_DELIVERY_SECONDS
+    last_second = made_s + limits.CONVERSATION_WEBHOOK_DELIVERY_SECONDS - 1
+    stack.clock.advance(last_second - stack.clock.now())
+    assert len(api("GET", path, stack.admin_token).body["deliveries"]) == 1
+    stack.clock.advance(1)
+    assert api("GET", path, stack.admin_token).body["deliveries"] == []
+    assert items(stack, stack.settings.work_table, pk="WEBHOOK#", sk="DLV#") == [item]
 
 
 def test_c6_a_receiver_that_never_answers_2xx_fails_after_every_attempt(

@@ -16,6 +16,7 @@ import pytest
 
 from agentworks import limits
 from tests.integration.crew_support import CONTRACTS
+from tests.integration.test_write_faults import items
 
 TERMINAL_RUN = {"succeeded", "failed", "interrupted"}
 
@@ -332,3 +333,37 @@ def test_m8_crew_state_pages_hold_limit_inboxes_and_each_its_newest_records(api,
     # …and each shown delivery has its run state (review holds them all).
     assert {r["run_state"] for r in newest["delivery_records"]} == {"pending_review"}
     assert {w["wakeup_id"] for w in newest["wakeups"]} == set(wakeups[1:])
+
+
+def test_m11_a_delivery_record_is_kept_as_long_as_its_message_and_not_after(api, stack, agents):
+    """A delivery record lives DELIVERY_RECORD_SECONDS from its message: the Crew's state
+    names the run it started until the record's last second, and not after, while a later
+    message keeps the inbox alive (DynamoDB may hold the expired item two days more)."""
+    definition = crew(api, stack, "on")
+    caller = agents.connection("caller")["token"]
+    first = send(api, caller, "What does clause 7 say?").body
+    state = wait_for_state(
+        api, stack, lambda s: record_of(s, first["message_id"])["run_state"] in TERMINAL_RUN
+    )
+    run_id = record_of(state, first["message_id"])["run_id"]
+    switch(api, stack, definition, "review")  # the next message starts no run
+    stack.clock.advance(3 * limits.DAY_SECONDS)
+    assert send(api, caller, "And clause 9?", inbox_id=first["inbox_id"]).status == 201
+    [record] = [
+        i
+        for i in items(stack, stack.settings.work_table, pk="CREWCONV#", sk="MSG#")
+        if i["message_id"] == first["message_id"]
+    ]
+    last_second = int(record["created_at"]) // 1000 + limits.DELIVERY_RECORD_SECONDS - 1
+
+    def receiving_run() -> str | None:
+        body = api("GET", "/v1/crews/contracts/state", stack.admin_token).body
+        [inbox] = body["inboxes"]
+        assert inbox["status"] == "active"
+        return inbox["receiving_run_id"]
+
+    stack.clock.advance(last_second - stack.clock.now())
+    assert receiving_run() == run_id
+    stack.clock.advance(1)
+    assert receiving_run() is None
+    assert record in items(stack, stack.settings.work_table, pk="CREWCONV#", sk="MSG#")

@@ -22,4 +22,16 @@ class SystemClock:
         time.sleep(seconds)
 
 
+class ElapsedClock:
+    """Elapsed real time (monotonic: a wall-clock step never cuts a wait short or makes it
+    longer), for waits on work that runs in real time elsewhere."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
 SYSTEM_CLOCK = SystemClock()
+ELAPSED_CLOCK = ElapsedClock()

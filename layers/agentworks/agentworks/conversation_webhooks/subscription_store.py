@@ -240,8 +240,11 @@ class SubscriptionStore:
             ),
         )
 
-    def deliveries(self, account_id: str, webhook_id: str, limit: int) -> list[DeliveryRecord]:
-        """The subscription's newest deliveries."""
+    def deliveries(
+        self, account_id: str, webhook_id: str, limit: int, now_s: int
+    ) -> list[DeliveryRecord]:
+        """The subscription's newest deliveries that have not expired: DynamoDB deletes an
+        expired item up to two days after its TTL, and until then it is no longer kept."""
         response = self._db.query(
             TableName=self._table,
             KeyConditionExpression="pk = :pk AND begins_with(sk, :dlv)",
@@ -251,7 +254,9 @@ class SubscriptionStore:
             ScanIndexForward=False,
             Limit=limit,
         )
+        found = (from_item(raw) or {} for raw in response["Items"])
         return [
-            _delivery_from(account_id, webhook_id, from_item(raw) or {})
-            for raw in response["Items"]
+            _delivery_from(account_id, webhook_id, data)
+            for data in found
+            if int(data["expires_ttl"]) > now_s
         ]

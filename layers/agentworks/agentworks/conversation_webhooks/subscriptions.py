@@ -98,7 +98,10 @@ class WebhookSubscriptions:
         if self._store.get(principal.account_id, webhook_id) is None:
             raise Unavailable()  # another account's id reads as unknown
         records = self._store.deliveries(
-            principal.account_id, webhook_id, limits.CONVERSATION_WEBHOOK_DELIVERIES_SHOWN
+            principal.account_id,
+            webhook_id,
+            limits.CONVERSATION_WEBHOOK_DELIVERIES_SHOWN,
+            int(self._clock.now()),
         )
         return WebhookDeliveries(
             webhook_id=webhook_id, deliveries=[delivery_view(r) for r in records]

@@ -223,11 +223,13 @@ class CrewInboxStore(WakeupRecords):
         entry = delivery_entry(delivery, "pending_review", actor)
         return self._move(key, update, "#state = :received", values, audit=entry)
 
-    def recent_deliveries(self, conversation: str, limit: int) -> list[Delivery]:
+    def recent_deliveries(self, conversation: str, limit: int, now_ms: int) -> list[Delivery]:
+        """The newest delivery records still kept: one past its TTL is not, though
+        DynamoDB may hold it up to two days more."""
         return [
             delivery_from(d)
             for d in self._newest(conversation, "MSG#", limit)
-            if d["sk"].startswith("MSG#")
+            if int(d[TTL_ATTRIBUTE]) > now_ms // 1000
         ]
 
     # ---- the scheduler pause ----

@@ -291,7 +291,9 @@ class CrewInboxes:
         conversation = parse_inbox_id(inbox_id).conversation
         deliveries = {
             d.message_id: d
-            for d in self._inbox.recent_deliveries(conversation, STATE_DELIVERY_RECORDS)
+            for d in self._inbox.recent_deliveries(
+                conversation, STATE_DELIVERY_RECORDS, self._now()
+            )
         }
         wakeups = self._inbox.recent_wakeups(conversation, limits.WAKEUPS_SHOWN_PER_INBOX)
         records = []

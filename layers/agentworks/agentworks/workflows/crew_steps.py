@@ -13,13 +13,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
-from agentworks.clock import SYSTEM_CLOCK, Clock
+from agentworks.clock import ELAPSED_CLOCK, SYSTEM_CLOCK, Clock
 from agentworks.crews.adapters.base import AdapterError
 from agentworks.crews.models import CallFunction
 from agentworks.errors import AgentWorksError, Busy, Retryable
@@ -139,8 +138,14 @@ class SessionFunctions:
     calls are the source workflow's, in the scope of the run and step, so an identical call
     there finds the one it made."""
 
-    def __init__(self, steps: CrewSteps, run: RunRecord, step: Step) -> None:
+    # A call's wait polls this often: the call runs in its own execution, in real time.
+    POLL_SECONDS = 0.2
+
+    def __init__(
+        self, steps: CrewSteps, run: RunRecord, step: Step, waiting: Clock = ELAPSED_CLOCK
+    ) -> None:
         self._steps, self._run, self._step = steps, run, step
+        self._waiting = waiting
 
     @functools.cached_property
     def _principal(self) -> Any:
@@ -160,12 +165,12 @@ class SessionFunctions:
             )
         )
         call_id = str(accepted["call_id"])
-        deadline = time.monotonic() + limits.SESSION_CALL_WAIT_SECONDS
+        deadline = self._waiting.now() + limits.SESSION_CALL_WAIT_SECONDS
         while True:
             status = self.status(call_id)
-            if status["terminal"] or time.monotonic() >= deadline:
+            if status["terminal"] or self._waiting.now() >= deadline:
                 return status
-            time.sleep(0.2)  # real time: the call runs in its own execution
+            self._waiting.sleep(self.POLL_SECONDS)
 
     def status(self, call_id: str) -> dict[str, Any]:
         return self._refused_as_error(lambda: self._steps._calls.status(self._principal, call_id))
