@@ -468,11 +468,13 @@ def test_cancelling_the_run_cancels_its_steps_in_flight_call(api, stack, mcp_ser
     assert mcp_server.slow_started.wait(20)
     runs = RunStore(stack.client, stack.settings.work_table, lambda: None, "")
     assert runs.read_end(run_id).mcp_tool_calls == 0  # type: ignore[union-attr]
-    cancelled_at = time.monotonic()
     assert api("POST", f"/v1/workflows/{run_id}/cancel", admin).status == 200
-    bound = limits.MCP_CANCEL_POLL_SECONDS + 5
+    # How soon is for `make bench`; here only that the cancel, not the tool's end, ended
+    # it: the wait gives up well inside the tool's 60 s, and the call's record (below)
+    # says it was cancelled.
+    gives_up = time.monotonic() + 40 + limits.MCP_CANCEL_POLL_SECONDS
     while runs.read_end(run_id).mcp_tool_calls == 0:  # type: ignore[union-attr]
-        assert time.monotonic() - cancelled_at < bound, "the call was not cancelled"
+        assert time.monotonic() < gives_up, "the call was not cancelled"
         time.sleep(0.05)
     assert not mcp_server.release.is_set()  # it did not simply run out
     assert wait_run(api, admin, run_id)["status"] == "cancelled"
