@@ -9,7 +9,7 @@ test_message_concurrency.py.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
@@ -21,6 +21,7 @@ from agentworks.identity.connection_store import connection_key
 from agentworks.ids import parse_inbox_id
 from agentworks.messaging import keys
 from agentworks.messaging.models import iso
+from tests.integration.test_stale_head import _chain
 
 DAY = 86_400
 
@@ -499,3 +500,90 @@ def _iso(seconds: float) -> str:
     from agentworks.messaging.models import iso
 
     return iso(int(seconds * 1000)) or ""
+
+
+# ---- a party's post as the system (a Crew's reply): the same chain and the same once ----
+
+
+def _head_reads(monkeypatch: Any, meanwhile: Callable[[], None] | None = None) -> list[str]:
+    """Counts the conversation head's reads; `meanwhile` runs once, right after the first
+    read answers (another send taking the next seq before this one writes)."""
+    from agentworks.messaging.conversation_store import ConversationStore
+
+    original = ConversationStore.head
+    reads: list[str] = []
+
+    def head(self: Any, conversation: str, now_ms: int, consistent: bool = True) -> Any:
+        found = original(self, conversation, now_ms, consistent)
+        reads.append(conversation)
+        if meanwhile is not None and len(reads) == 1:
+            meanwhile()
+        return found
+
+    monkeypatch.setattr(ConversationStore, "head", head)
+    return reads
+
+
+def test_a_post_as_the_system_reads_its_head_once(api, agents, stack, monkeypatch) -> None:
+    _worker, _reviewer, _inbox, reply_to = _pair(api, agents)
+    reads = _head_reads(monkeypatch)
+    stack.services.messaging.send_as_system(reply_to, "from the Crew")
+    assert len(reads) == 1
+    assert _chain(stack, reply_to)[-1] == (2, "a", "from the Crew")
+
+
+def test_a_post_as_the_system_that_loses_its_seq_is_retried_on_a_fresh_head(
+    api, agents, stack, monkeypatch
+) -> None:
+    _worker, _reviewer, inbox, reply_to = _pair(api, agents)
+    messaging = stack.services.messaging
+    _head_reads(monkeypatch, meanwhile=lambda: messaging.send_as_system(inbox, "meanwhile"))
+    messaging.send_as_system(reply_to, "the reply")
+    assert _chain(stack, inbox)[-2:] == [(2, "b", "meanwhile"), (3, "a", "the reply")]
+
+
+def test_a_post_as_the_system_whose_binding_was_not_named_is_recovered_not_repeated(
+    api, agents, stack, monkeypatch
+) -> None:
+    """The post stored its message, then naming it on the submission's binding failed:
+    once the claim is stale, the same post again finds that message (by the submission id
+    it was stored with) and answers its receipt, storing nothing more."""
+    from botocore.exceptions import ClientError
+
+    from agentworks.messaging.conversation_store import ConversationStore
+
+    _worker, _reviewer, inbox, reply_to = _pair(api, agents)
+    original = ConversationStore.complete_binding
+    lost: list[str] = []
+
+    def complete_binding(self: Any, *args: Any) -> None:
+        if not lost:
+            lost.append("once")
+            raise ClientError({"Error": {"Code": "InternalServerError"}}, "UpdateItem")
+        original(self, *args)
+
+    monkeypatch.setattr(ConversationStore, "complete_binding", complete_binding)
+    messaging = stack.services.messaging
+    first = messaging.send_as_system(reply_to, "answer once", submission_id="reply-1")
+    stack.clock.advance(31)  # the claim is stale: a retry may take it over
+    again = messaging.send_as_system(reply_to, "answer once", submission_id="reply-1")
+    assert lost == ["once"]
+    assert again.message_id == first.message_id and again.replayed
+    assert [body for _, _, body in _chain(stack, inbox)] == ["start", "answer once"]
+
+
+def test_nothing_was_received_before_a_conversations_first_message(api, agents, stack) -> None:
+    """The notes a Crew's run reads with a request (C1) are those before it: before the
+    first message there are none, not the first message itself."""
+    from agentworks.messaging.conversation_store import ConversationStore
+
+    _worker, _reviewer, inbox, _reply_to = _pair(api, agents)
+    store = ConversationStore(stack.client, stack.settings.messages_table)
+    conversation = parse_inbox_id(inbox).conversation
+    assert store.received_before(conversation, "b", 1, 10) == []
+    stack.services.messaging.send_as_system(inbox, "second")  # seq 2, to the reviewer (b)
+    assert [m.body for m in store.received_before(conversation, "b", 2, 10)] == ["start"]
+    assert [m.body for m in store.received_before(conversation, "b", 3, 10)] == [
+        "second",
+        "start",
+    ]
