@@ -184,6 +184,7 @@ GROUPS = (
         ),
         tests=(
             "tests/unit/test_a2a_tasks.py",
+            "tests/unit/test_a2a_adapter_words.py",
             "tests/unit/test_a2a_bounds.py",
             "tests/integration/test_a2a_adapter.py",
         ),
