@@ -22,6 +22,7 @@ from agentworks.ids import parse_inbox_id
 from agentworks.messaging import keys
 from agentworks.messaging.models import iso
 from tests.integration.test_stale_head import _chain
+from tests.support import stale_reads
 
 DAY = 86_400
 
@@ -587,3 +588,6 @@ def test_nothing_was_received_before_a_conversations_first_message(api, agents, 
         "second",
         "start",
     ]
+    # Read strongly: a replica that has not seen the conversation would answer no notes.
+    stale_reads.install(stack.client).missing()
+    assert [m.body for m in store.received_before(conversation, "b", 2, 10)] == ["start"]
