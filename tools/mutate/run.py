@@ -61,6 +61,11 @@ class Group:
     # mutmut leaves decorated functions alone; these decorators are dropped from the staged
     # copy so the functions under them are mutated too (only ones the tests do not need).
     undecorate: tuple[str, ...] = ()
+    # Seconds a test may take under a mutant before it counts as failed (killed). A mutant
+    # that breaks a Crew's run makes the tests that wait for its end wait out their own
+    # 30-second deadlines; no test of these groups takes more than a few seconds unbroken
+    # (mutmut's clean run, with the same bound, shows it).
+    test_timeout: int = 12
 
 
 GROUPS = (
@@ -275,9 +280,10 @@ def _toml(group: Group, pytest_options: dict[str, object]) -> str:
     lines.append(f"only_mutate = {value(list(group.modules))}")
     lines.append(f"also_copy = {value(ALSO_COPY)}")
     lines.append(f"pytest_add_cli_args_test_selection = {value(list(group.tests))}")
-    # No parallel pytest inside a mutant's run (mutmut runs mutants side by side) and no
-    # cache writes from a hundred forks.
-    lines.append(f"pytest_add_cli_args = {value(['-p', 'no:xdist', '-p', 'no:cacheprovider'])}")
+    # No parallel pytest inside a mutant's run (mutmut runs mutants side by side), no cache
+    # writes from a hundred forks, and the group's bound on a test's time.
+    options = ["-p", "no:xdist", "-p", "no:cacheprovider", f"--timeout={group.test_timeout}"]
+    lines.append(f"pytest_add_cli_args = {value(options)}")
     lines.append("")
     lines.append("[tool.pytest.ini_options]")
     for key, item in pytest_options.items():
