@@ -591,3 +591,45 @@ def test_nothing_was_received_before_a_conversations_first_message(api, agents, 
     # Read strongly: a replica that has not seen the conversation would answer no notes.
     stale_reads.install(stack.client).missing()
     assert [m.body for m in store.received_before(conversation, "b", 2, 10)] == ["start"]
+
+
+def test_a_mailbox_entry_reads_back_whole_and_strongly(api, agents, stack) -> None:
+    from agentworks.messaging.conversation_store import ConversationStore
+    from agentworks.messaging.models import MailboxEntry
+    from tests.integration.test_write_faults import items
+
+    _pair(api, agents)
+    [stored] = items(stack, stack.settings.messages_table, pk="MBX#")
+    agent_id = str(stored["pk"]).removeprefix("MBX#")
+    store = ConversationStore(stack.client, stack.settings.messages_table)
+    stale_reads.install(stack.client).missing()  # a replica that has not seen the entry
+    now_ms = int(stack.clock.now() * 1000)
+    assert store.mailbox_page(agent_id, 0, 10, now_ms) == [
+        MailboxEntry(
+            agent_id=agent_id,
+            seq=1,
+            message_id=stored["message_id"],
+            conversation_id=stored["conversation_id"],
+            reply_inbox_id=stored["reply_inbox_id"],
+            sender=stored["sender"],
+            body="start",
+            created_at=int(stored["created_at"]),
+        )
+    ]
+
+
+def test_a_mailbox_page_goes_on_past_entries_that_expired(api, agents, stack) -> None:
+    """Entries expire oldest first (M11): a page read after the first one's time shows the
+    later ones, not nothing."""
+    from agentworks import limits
+
+    worker, reviewer = agents.named("worker"), agents.named("reviewer")
+    other = agents.connection("other")["token"]
+    first = {"target": "agent:reviewer", "message": "first"}
+    assert api("POST", "/v1/messages", worker, first).status == 201
+    stack.clock.advance(3 * limits.DAY_SECONDS)
+    later = {"target": "agent:reviewer", "message": "later"}
+    assert api("POST", "/v1/messages", other, later).status == 201
+    stack.clock.advance(limits.MESSAGE_RETENTION_SECONDS - 3 * limits.DAY_SECONDS)
+    page = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer", "after": "0"})
+    assert [m["body"] for m in page.body["messages"]] == ["later"]

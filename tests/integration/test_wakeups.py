@@ -253,3 +253,26 @@ def test_m9_an_expired_inbox_takes_no_wakeup_and_says_why(api, stack, agents):
         "This inbox expired after 7 idle days. Start a new conversation with "
         "target=crew:contracts.",
     ), refused.body
+
+
+def test_m9_a_wakeup_as_a_name_must_name_the_side_the_caller_holds(api, stack, agents):
+    """Scheduling in a conversation as `agent_name` runs the send's own checks: the name
+    must be the one holding that side (case aside), or the inbox answers as unknown."""
+    worker = agents.named("worker")
+    agents.named("reviewer")
+    crew(api, stack, "review")
+    first = {"target": "crew:contracts", "message": "Remind me.", "agent_name": "worker"}
+    sent = api("POST", "/v1/messages", worker, first)
+    assert sent.status == 201, sent.body
+    inbox = sent.body["inbox_id"]
+
+    def wakeup(inbox_id: str, agent_name: str) -> Any:
+        asked = {"inbox_id": inbox_id, "agent_name": agent_name, "delay_seconds": 60}
+        return api("POST", "/v1/wakeups", worker, asked)
+
+    wrong = wakeup(inbox, "reviewer")
+    crews_side = inbox[:-1] + ("b" if inbox.endswith("a") else "a")  # held by nobody
+    unknown = wakeup(crews_side, "worker")
+    assert wrong.status == 404 and wrong.body == unknown.body
+    right = wakeup(inbox, "Worker")
+    assert right.status == 201, right.body

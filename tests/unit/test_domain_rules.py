@@ -104,3 +104,18 @@ def test_a_send_to_a_workflow_or_relay_says_how_to_call_it(target: str, how: str
 def test_an_unknown_target_kind_names_the_two_that_take_messages() -> None:
     with pytest.raises(InvalidInput, match="target must be agent:NAME or crew:NAME"):
         parse_target("bot:x")
+
+
+def test_an_inbox_pages_query_examines_what_it_expects_to_need() -> None:
+    """M3: one side's page among the chain's newer messages: twice the page when the
+    side's count is unknown (an item written before counts), every newer one when the
+    side's are no more than the page, else the expected stretch plus two; 1 to 1,000."""
+    from agentworks.messaging.message_page_store import _examine_budget
+
+    assert _examine_budget(total_after=50, mine_after=None, wanted=10) == 20
+    assert _examine_budget(total_after=50, mine_after=10, wanted=10) == 50
+    assert _examine_budget(total_after=50, mine_after=7, wanted=10) == 50
+    assert _examine_budget(total_after=100, mine_after=40, wanted=10) == 25 + 2
+    assert _examine_budget(total_after=101, mine_after=40, wanted=10) == 26 + 2  # rounded up
+    assert _examine_budget(total_after=0, mine_after=0, wanted=10) == 1
+    assert _examine_budget(total_after=5_000, mine_after=None, wanted=800) == 1_000

@@ -96,6 +96,7 @@ GROUPS = (
             "tests/integration/test_wakeups.py",
             "tests/integration/test_conversation_controls.py",
             "tests/unit/test_domain_rules.py",
+            "tests/unit/test_consent_rules.py",
         ),
     ),
     Group(

@@ -60,8 +60,12 @@ def is_message(sk: str) -> bool:
     return sk.startswith(MESSAGE_PREFIX)
 
 
+def mailbox_pk(agent_id: str) -> str:
+    return f"MBX#{agent_id}"
+
+
 def mailbox(agent_id: str, seq: int) -> dict[str, str]:
-    return {"pk": f"MBX#{agent_id}", "sk": seq_key(seq)}
+    return {"pk": mailbox_pk(agent_id), "sk": seq_key(seq)}
 
 
 def submission(account_id: str, sender: str, submission_id: str) -> dict[str, str]:

@@ -182,7 +182,7 @@ class MessagePages:
             KeyConditionExpression="pk = :pk AND sk > :after",
             ExpressionAttributeValues=to_item(
                 {
-                    ":pk": keys.mailbox(agent_id, 0)["pk"],
+                    ":pk": keys.mailbox_pk(agent_id),
                     ":after": keys.seq_key(after_seq),
                 }
             ),
@@ -190,7 +190,7 @@ class MessagePages:
             ConsistentRead=True,
         )
         entries = []
-        for raw in response.get("Items", []):
+        for raw in response["Items"]:
             data = live_item(from_item(raw), now_ms)
             if data is None:
                 continue

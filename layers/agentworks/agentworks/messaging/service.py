@@ -309,8 +309,8 @@ class MessagingService(FirstContacts):
         self,
         principal: Principal,
         inbox_id: str,
-        agent_name: str | None = None,
-        admit_crew: bool = True,
+        agent_name: str | None,
+        admit_crew: bool,
     ) -> CrewTarget | None:
         """Checks that `principal` may send into `inbox_id` (as `agent_name`) — a send's own
         checks, including a Crew target's switch unless `admit_crew` is False — without
