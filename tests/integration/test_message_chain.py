@@ -633,3 +633,19 @@ def test_a_mailbox_page_goes_on_past_entries_that_expired(api, agents, stack) ->
     stack.clock.advance(limits.MESSAGE_RETENTION_SECONDS - 3 * limits.DAY_SECONDS)
     page = api("GET", "/v1/messages", reviewer, query={"agent_name": "reviewer", "after": "0"})
     assert [m["body"] for m in page.body["messages"]] == ["later"]
+
+
+def test_m2_a_replay_reads_the_binding_from_its_refused_claim(api, agents, stack) -> None:
+    """The claim that finds the id taken returns the binding it found (ALL_OLD on the
+    refused put): the replay reads no binding again."""
+    worker, _reviewer, inbox, _reply_to = _pair(api, agents)
+    body = {"inbox_id": inbox, "message": "once", "submission_id": "replayed-1"}
+    assert api("POST", "/v1/messages", worker, body).status == 201
+    reads: list[str] = []
+    stack.client.meta.events.register(
+        "before-call.dynamodb.GetItem",
+        lambda params, **_: reads.append(str(params)),  # the request as sent
+    )
+    again = api("POST", "/v1/messages", worker, body)
+    assert again.status == 200 and again.body["replayed"] is True
+    assert not [key for key in reads if "SUB#" in key], reads

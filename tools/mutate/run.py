@@ -97,6 +97,8 @@ GROUPS = (
             "tests/integration/test_conversation_controls.py",
             "tests/unit/test_domain_rules.py",
             "tests/unit/test_consent_rules.py",
+            "tests/unit/test_submission_claims.py",
+            "tests/integration/test_ttl_lag.py",  # a binding past its TTL claimed again
         ),
     ),
     Group(

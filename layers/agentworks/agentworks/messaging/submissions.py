@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from agentworks.clock import Clock
+from agentworks.clock import ELAPSED_CLOCK, Clock
 from agentworks.errors import Conflict
 from agentworks.ids import InboxRef, MessageRef, parse_inbox_id
 from agentworks.messaging.models import SendReceipt, SubmissionBinding, iso
@@ -61,9 +60,12 @@ class Submission:
 
 
 class SubmissionIds:
-    def __init__(self, conversations: ConversationStore, clock: Clock) -> None:
+    def __init__(
+        self, conversations: ConversationStore, clock: Clock, waiting: Clock = ELAPSED_CLOCK
+    ) -> None:
         self._conversations = conversations
         self._clock = clock
+        self._waiting = waiting  # the wait for a send in progress: elapsed real time
 
     def _now_ms(self) -> int:
         return int(self._clock.now() * 1000)
@@ -95,7 +97,7 @@ class SubmissionIds:
         """Claims the submission id for this send, or answers as the send that holds it
         did: its receipt (replayed), a conflict on other content, or — while it is still
         running — waits a little for it."""
-        give_up = time.monotonic() + _CLAIM_WAIT_S
+        give_up = self._waiting.now() + _CLAIM_WAIT_S
         while True:
             now = self._now_ms()
             mine = SubmissionBinding(
@@ -125,24 +127,26 @@ class SubmissionIds:
                 if now - existing.claimed_at >= _STALE_CLAIM_MS:
                     if self._conversations.take_over(existing, mine):
                         return self._recover(existing, mine) or mine
-                elif time.monotonic() >= give_up:
+                elif self._waiting.now() >= give_up:
                     raise Conflict(
                         "A send with this submission_id is still in progress; retry in a few "
                         "seconds with the same submission_id.",
                         field="submission_id",
                     )
                 else:
-                    time.sleep(_CLAIM_POLL_S)
+                    self._waiting.sleep(_CLAIM_POLL_S)
                 now = self._now_ms()
                 existing = self._conversations.get_binding(
                     submission.account_id, submission.sender, submission.submission_id, now
                 )
-            if time.monotonic() >= give_up:
+            if self._waiting.now() >= give_up:
                 raise Conflict(
                     "This submission_id is being retried concurrently; retry in a few seconds.",
                     field="submission_id",
                 )
-            # Given back meanwhile (its send stored nothing): claim it again.
+            # Given back meanwhile (its send stored nothing): claim it again, after a pause
+            # (sends that keep failing and giving it back must not make this one spin).
+            self._waiting.sleep(_CLAIM_POLL_S)
 
     def _recover(self, stale: SubmissionBinding, mine: SubmissionBinding) -> SendReceipt | None:
         """A send that stopped after storing its message but before naming it on the
