@@ -282,6 +282,12 @@ EXPLAINED = (
         '"record": json.dumps(asdict(wait), ),',
         _STORED_JSON_WHITESPACE,
     ),
+    (
+        f"{LAYER}/identity/bearer.py",
+        'method = str(((event.get("requestContext") or {}).get("http") or {}).get("method") or "XXXX")',
+        "an event that names no method is no read under either default: '' and 'XXXX' both "
+        "need the CSRF header",
+    ),
 )
 
 

@@ -118,6 +118,8 @@ GROUPS = (
             "tests/integration/test_identity_service_rules.py",
             "tests/integration/test_web_inbox.py",
             "tests/integration/test_push_listeners.py",
+            "tests/integration/test_push_tickets.py",  # the ?ticket= of a WebSocket upgrade
+            "tests/unit/test_call_token_route.py",
             "tests/unit/test_domain_rules.py",
         ),
     ),

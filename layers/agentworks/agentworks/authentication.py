@@ -84,8 +84,7 @@ def authenticate_event(
 
 
 def _query(event: Mapping[str, Any], name: str) -> str:
-    value = (event.get("queryStringParameters") or {}).get(name)
-    return value if isinstance(value, str) else ""
+    return str((event.get("queryStringParameters") or {}).get(name) or "")
 
 
 _TOOL_CALL = re.compile(r"^/v1/mcp-servers/[^/]+/tools/[^/]+:call$")
@@ -95,5 +94,6 @@ def _is_tool_call(event: Mapping[str, Any]) -> bool:
     """Whether the request is `POST /v1/mcp-servers/{name}/tools/{tool}:call`, the one
     route a call token opens."""
     http = (event.get("requestContext") or {}).get("http") or {}
-    path = str(event.get("rawPath") or http.get("path") or "")
-    return str(http.get("method", "")).upper() == "POST" and bool(_TOOL_CALL.match(path))
+    path = event.get("rawPath") or http.get("path")
+    # API Gateway names the method in capitals.
+    return http.get("method") == "POST" and bool(_TOOL_CALL.match(str(path)))
