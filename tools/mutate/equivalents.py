@@ -284,7 +284,8 @@ EXPLAINED = (
     ),
     (
         f"{LAYER}/identity/bearer.py",
-        'method = str(((event.get("requestContext") or {}).get("http") or {}).get("method") or "XXXX")',
+        'method = str(((event.get("requestContext") or {}).get("http") or {})'
+        '.get("method") or "XXXX")',
         "an event that names no method is no read under either default: '' and 'XXXX' both "
         "need the CSRF header",
     ),
