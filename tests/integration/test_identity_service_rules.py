@@ -266,3 +266,21 @@ def test_a_connection_is_live_until_it_expires_or_is_revoked(identity, admin, st
     stack.clock.advance(1)
     assert not identity.is_live_connection(account, ids[0])
     assert not identity.is_live_connection(account, "conn_01NOSUCH0000000000000000")
+
+
+def test_a_creator_revoked_since_it_authenticated_creates_nothing(identity, admin) -> None:
+    creator = _issued(identity, admin, "creator", scopes=["admin", "messages:read"])
+    held = _as(identity, creator)  # authenticated; then revoked before it asks
+    identity.revoke(admin, creator.connection.connection_id)
+    before = identity.list_connections(admin)
+    with pytest.raises(Unauthenticated) as refused:
+        _issued(identity, held, "child")
+    assert refused.value.message == "Missing, invalid, expired or revoked token."
+    assert identity.list_connections(admin) == before
+
+
+def test_a_new_and_a_revoked_connections_view_say_what_each_is(identity, admin, stack) -> None:
+    issued = _issued(identity, admin, "viewed")
+    assert identity.view(issued.connection)["status"] == "active"
+    revoked = identity.revoke(admin, issued.connection.connection_id)
+    assert identity.view(revoked)["status"] == "revoked"
