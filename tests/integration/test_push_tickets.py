@@ -198,3 +198,15 @@ def test_c5_a_ticket_signed_before_a_key_rotation_still_opens(
     with pytest.raises(AssertionError):  # sealed with the new key now
         opened(after["ticket"])
     assert upgrade(after["ticket"]) == (200, {"type": "listening"})
+
+
+def test_c5_a_bearer_token_is_what_authenticates_whatever_the_query_says(
+    api, agents, stack, pages
+):
+    """A ticket is read only when no token came: an upgrade with both is the token's."""
+    from tests.integration.test_push_listeners import _connect
+
+    worker = agents.named("worker")
+    _, body = mint(cookie_header(sign_in(api, worker)), CSRF)
+    admin_listens = _connect(stack.admin_token, console="runs", ticket=body["ticket"])
+    assert admin_listens[1:] == (200, {"type": "listening"})
