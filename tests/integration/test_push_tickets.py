@@ -200,9 +200,7 @@ def test_c5_a_ticket_signed_before_a_key_rotation_still_opens(
     assert upgrade(after["ticket"]) == (200, {"type": "listening"})
 
 
-def test_c5_a_bearer_token_is_what_authenticates_whatever_the_query_says(
-    api, agents, stack, pages
-):
+def test_c5_a_bearer_token_is_what_authenticates_whatever_the_query_says(api, agents, stack, pages):
     """A ticket is read only when no token came: an upgrade with both is the token's."""
     from tests.integration.test_push_listeners import _connect
 

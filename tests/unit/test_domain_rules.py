@@ -119,3 +119,23 @@ def test_an_inbox_pages_query_examines_what_it_expects_to_need() -> None:
     assert _examine_budget(total_after=101, mine_after=40, wanted=10) == 26 + 2  # rounded up
     assert _examine_budget(total_after=0, mine_after=0, wanted=10) == 1
     assert _examine_budget(total_after=5_000, mine_after=None, wanted=800) == 1_000
+
+
+def test_a2_a_token_is_the_documented_format_and_its_secret_stored_as_sha256() -> None:
+    """`aw1.<account>.<connection>.<secret>`, at most 256 characters (surrounding space
+    ignored); the secret is 256 random bits (43 base64url characters) stored as the hex of
+    its SHA-256, computed here with hashlib, not with the product's code."""
+    import hashlib
+    import re
+
+    secret = tokens.new_secret()
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", secret) and secret != tokens.new_secret()
+    assert tokens.hash_secret(secret) == hashlib.sha256(secret.encode()).hexdigest()
+    assert tokens.format_token("acct_1", "conn_1", "s3cret") == "aw1.acct_1.conn_1.s3cret"
+    longest = "aw1.a.b." + "s" * (256 - len("aw1.a.b."))
+    assert tokens.parse_token(longest) == tokens.ParsedToken("a", "b", "s" * 248)
+    assert tokens.parse_token(longest + "s") is None
+    assert tokens.parse_token("  aw1.a.b.c\n") == tokens.ParsedToken("a", "b", "c")
+    for bad in ("aw1.a.b.c.d", "aw1.a..c", "aw1.a.b.", "AW1.a.b.c"):
+        assert tokens.parse_token(bad) is None
+    assert not tokens.secret_matches("s3cret", hashlib.sha256(b"other").hexdigest())

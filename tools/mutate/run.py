@@ -296,7 +296,9 @@ def _toml(group: Group, pytest_options: dict[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_group(group: Group, max_children: int, minutes: float | None) -> None:
+def run_group(
+    group: Group, max_children: int, minutes: float | None, only: list[str] | None = None
+) -> None:
     folder = stage(group)
     print(f"\n== {group.name}: {len(group.modules)} modules, {len(group.tests)} test files")
     started = time.monotonic()
@@ -305,7 +307,8 @@ def run_group(group: Group, max_children: int, minutes: float | None) -> None:
     # mutmut keeps a verdict until the mutated function changes, so a survivor would stay
     # one after a new test kills it: the survivors of the last run are tried again first.
     again = _survivors(group)
-    for names in ([again] if again else []) + [[]]:
+    passes = [only] if only else ([again] if again else []) + [[]]
+    for names in passes:
         command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)]
         left = deadline - time.monotonic() if deadline else None
         if left is not None and left <= 0:
@@ -443,11 +446,17 @@ def main() -> None:
     parser.add_argument(
         "--minutes", type=float, help="stop each group after this long (verdicts so far kept)"
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        help="only these mutants (mutmut's names; * matches anything), e.g. "
+        "'agentworks.identity.tokens*': the costliest go last in a full run",
+    )
     args = parser.parse_args()
     chosen = tuple(g for g in GROUPS if not args.group or g.name in args.group)
     if not args.report:
         for group in chosen:
-            run_group(group, args.max_children, args.minutes)
+            run_group(group, args.max_children, args.minutes, args.only)
     report(chosen)
 
 
