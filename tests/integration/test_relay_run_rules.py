@@ -95,3 +95,23 @@ def test_the_open_runs_page_holds_at_most_the_limit_longest_unchecked_first(stor
     assert sorted(store.open_runs(9_000_000, 10)) == ["run_open_0", "run_open_1", "run_open_2"]
     store.recheck("run_never_open", 1)  # a run outside the index stays out of it
     assert "run_never_open" not in store.open_runs(None, 10)
+
+
+def test_a_recheck_moves_the_runs_index_entry_and_writes_nothing_else(stack, store):
+    """The entry is `<ms:013d>#<run_id>` (ties between runs asked at one instant are
+    broken by id); a run that is not in the index, or not at all, is left as it is."""
+    from agentworks.dynamo import from_item
+
+    def item(run_id: str) -> dict | None:
+        key = {"pk": {"S": f"RRUN#{run_id}"}, "sk": {"S": "RUN"}}
+        found = stack.client.get_item(TableName=stack.settings.work_table, Key=key)
+        return from_item(found.get("Item"))
+
+    assert store.create(_run("run_b"))
+    assert store.create(_run("run_a"))
+    store.recheck("run_b", 7_000)
+    store.recheck("run_a", 7_000)
+    assert item("run_a")["open_check"] == "0000000007000#run_a"  # type: ignore[index]
+    assert store.open_runs(None, 10) == ["run_a", "run_b"]
+    store.recheck("run_unknown", 7_000)
+    assert item("run_unknown") is None

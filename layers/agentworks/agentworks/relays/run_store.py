@@ -162,8 +162,7 @@ class RelayRunStore:
             Limit=limit,
         )
         return [
-            str((from_item(raw) or {})["pk"]).removeprefix("RRUN#")
-            for raw in response.get("Items", [])
+            str((from_item(raw) or {})["pk"]).removeprefix("RRUN#") for raw in response["Items"]
         ]
 
     def recheck(self, run_id: str, at_ms: int) -> None:
