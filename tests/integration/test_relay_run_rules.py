@@ -115,3 +115,15 @@ def test_a_recheck_moves_the_runs_index_entry_and_writes_nothing_else(stack, sto
     assert store.open_runs(None, 10) == ["run_a", "run_b"]
     store.recheck("run_unknown", 7_000)
     assert item("run_unknown") is None
+
+
+def test_a_runs_state_is_read_strongly(stack, store):
+    """The cancel watch asks often whether the run still runs: a replica that has not
+    seen the run must not answer that it is gone."""
+    from tests.support import stale_reads
+
+    assert store.create(_run("run_watched"))
+    replica = stale_reads.install(stack.client, reads=("Query", "GetItem"))
+    replica.missing()
+    assert store.state("run_watched") == (_run("run_watched").status, 0)
+    assert replica.stale_answers == 0
