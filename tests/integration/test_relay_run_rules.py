@@ -127,3 +127,14 @@ def test_a_runs_state_is_read_strongly(stack, store):
     replica.missing()
     assert store.state("run_watched") == (_run("run_watched").status, 0)
     assert replica.stale_answers == 0
+
+
+def test_a_run_an_earlier_release_wrote_without_attempts_reads_as_attempt_zero(stack, store):
+    import json
+
+    record = {"status": "running", "run_id": "run_old"}  # no "attempt" yet
+    stack.client.put_item(
+        TableName=stack.settings.work_table,
+        Item={"pk": {"S": "RRUN#run_old"}, "sk": {"S": "RUN"}, "record": {"S": json.dumps(record)}},
+    )
+    assert store.state("run_old") == ("running", 0)
