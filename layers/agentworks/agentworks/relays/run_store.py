@@ -291,7 +291,7 @@ class RelayRunStore:
             if start:
                 request["ExclusiveStartKey"] = start
             response = self._db.query(**request)
-            found += [_checkpoint(from_item(item) or {}) for item in response.get("Items", [])]
+            found += [_checkpoint(from_item(item) or {}) for item in response["Items"]]
             start = response.get("LastEvaluatedKey")
             if not start:
                 return sorted(found, key=lambda c: (c.started_at, c.name))
@@ -347,7 +347,7 @@ def _checkpoint(data: dict[str, Any]) -> Checkpoint:
         name=str(data["name"]),
         status=data["status"],
         attempt=int(data["attempt"]),
-        safe=bool(data.get("safe", False)),
+        safe=bool(data.get("safe")),
         started_at=int(data["started_at"]),
         completed_at=int(data["completed_at"]) if data.get("completed_at") is not None else None,
         result_json=data.get("result_json"),
