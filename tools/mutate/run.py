@@ -145,6 +145,9 @@ GROUPS = (
             "tests/integration/test_mcp_tool_use.py",
             "tests/unit/test_call_bounds.py",
         ),
+        # The reconciliation tests wait out Step Functions' retries of a failing finish
+        # (15 s unbroken).
+        test_timeout=45,
     ),
     Group(
         "relay_runs",
