@@ -681,3 +681,49 @@ def test_a_step_that_continues_a_session_takes_its_history_and_id(runs: Runs) ->
     first, second = runs.record(run_id), runs.record(run_id, then)
     assert second.session_id == first.session_id
     assert second.output == "did: two | history: one / did: one"
+
+
+# ---- a save that meets a cancel, and the waits of a run that is gone ----
+
+
+def test_a_save_after_a_cancel_keeps_cancelled_and_takes_the_turns_tool_calls(
+    runs: Runs,
+) -> None:
+    from agentworks.workflows.run_store import StaleRecord
+
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "fine"})
+    runs.store.save_step(StepRecord(run_id, 0, 0, "a", "stage-1", status="running"), 0)
+    mine, version = runs.store.get_step(run_id, FIRST)
+    cancelled, at = runs.store.get_step(run_id, FIRST)
+    cancelled.status = "cancelled"
+    runs.store.save_step(cancelled, at)  # the cancel writes last
+    mine.mcp_calls = [{"tool": "slow", "outcome": "failed", "result": "cancelled"}]
+    runs.engine._save_quietly(mine, version)
+    kept = runs.record(run_id)
+    assert kept.status == "cancelled" and kept.mcp_calls == mine.mcp_calls
+    # Any other change meanwhile is a conflict the caller must hear of.
+    other, at = runs.store.get_step(run_id, FIRST)
+    other.status = "running"
+    runs.store.save_step(other, at)
+    with pytest.raises(StaleRecord):
+        runs.engine._save_quietly(mine, version)
+
+
+def test_the_waits_of_a_run_that_is_gone_say_which(runs: Runs, cli_runs: Runs, stack) -> None:
+    with pytest.raises(RunGone) as gone:
+        runs.engine.await_task("wfrun_gone", FIRST, "t")
+    assert str(gone.value) == "wfrun_gone"
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "fine"})
+    runs.store.save_step(StepRecord(run_id, 0, 0, "a", "stage-1", status="running"), 0)
+    with pytest.raises(RunGone) as nothing_awaited:
+        runs.engine.await_task(run_id, FIRST, "t")  # no external task is out for it
+    assert str(nothing_awaited.value) == run_id
+    # A job is out for the step, but its run was deleted meanwhile.
+    cli_run = cli_runs.create({"label": "a", "adapter": "claude-code", "prompt": "Review"})
+    assert cli_runs.step(cli_run) == {"next": "runner"}
+    key = {"pk": {"S": f"WFRUN#{cli_run}"}, "sk": {"S": "RUN"}}
+    stack.client.delete_item(TableName=stack.settings.work_table, Key=key)
+    assert runs.store.get(cli_run) is None and runs.record(cli_run).job_id is not None
+    with pytest.raises(RunGone) as run_deleted:
+        runs.engine.await_runner(cli_run, FIRST, "t")
+    assert str(run_deleted.value) == cli_run
