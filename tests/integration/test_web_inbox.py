@@ -316,3 +316,15 @@ def test_c5_the_pages_may_connect_to_the_push_channel_only(stack, monkeypatch):
         status, body, headers = call("GET", "/inbox")
         assert dict(headers)["Content-Security-Policy"] == CONTENT_SECURITY_POLICY, wrong
         assert '<meta name="agentworks-push" content="">' in body and "<script>x" not in body
+
+
+def test_c5_a_bearer_token_is_what_authenticates_whatever_cookie_comes_with_it(
+    api, agents, stack
+):
+    """A request with both a token and the web session's cookie is the token's."""
+    worker = agents.named("worker")
+    cookie = cookie_header(sign_in(api, worker))
+    admin_id = api("GET", "/v1/whoami", stack.admin_token).body["connection_id"]
+    bearer = ("authorization", f"Bearer {stack.admin_token}")
+    status, body, _ = call("GET", "/v1/whoami", None, [bearer, cookie, CSRF])
+    assert status == 200 and body["connection_id"] == admin_id
