@@ -318,9 +318,7 @@ def test_c5_the_pages_may_connect_to_the_push_channel_only(stack, monkeypatch):
         assert '<meta name="agentworks-push" content="">' in body and "<script>x" not in body
 
 
-def test_c5_a_bearer_token_is_what_authenticates_whatever_cookie_comes_with_it(
-    api, agents, stack
-):
+def test_c5_a_bearer_token_is_what_authenticates_whatever_cookie_comes_with_it(api, agents, stack):
     """A request with both a token and the web session's cookie is the token's."""
     worker = agents.named("worker")
     cookie = cookie_header(sign_in(api, worker))

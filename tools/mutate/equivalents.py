@@ -289,6 +289,12 @@ EXPLAINED = (
         "an event that names no method is no read under either default: '' and 'XXXX' both "
         "need the CSRF header",
     ),
+    (
+        f"{LAYER}/crews/calls.py",
+        '"functions": [f.model_dump(mode=None) for f in crew.definition.functions],',
+        "any mode but 'json' is pydantic's python mode, and the answer is serialized to JSON "
+        "after: a function spec's fields (strings and JSON Schema dicts) come out the same",
+    ),
 )
 
 

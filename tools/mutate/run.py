@@ -142,6 +142,7 @@ GROUPS = (
             "tests/integration/test_call_rules.py",
             "tests/integration/test_call_replies.py",
             "tests/integration/test_mailbox_posts.py",
+            "tests/integration/test_call_cancel_rules.py",  # cancel, and A2A ListTasks' read
             "tests/integration/test_mcp_tool_use.py",
             "tests/unit/test_call_bounds.py",
         ),

@@ -339,7 +339,7 @@ class FunctionCalls:
         found = self._calls.get(call_id)
         return call_status(may_see_call(principal, found[0] if found else None))
 
-    def read(self, principal: Principal, call_id: str, path: str, page: int = 0) -> dict[str, Any]:
+    def read(self, principal: Principal, call_id: str, path: str, page: int) -> dict[str, Any]:
         principal.require(FUNCTIONS_READ)
         found = self._calls.get(call_id)
         record = may_see_call(principal, found[0] if found else None)
