@@ -140,3 +140,10 @@ def test_an_inline_result_gets_what_the_record_leaves_after_args_and_every_budge
     room = inline_result_max(_record(args=big_args))
     assert room == limits.CALL_RECORD_MAX_BYTES - stored_size(big_args) - budgets
     assert stored_size(big_args) + budgets + room == limits.CALL_RECORD_MAX_BYTES
+
+
+def test_a_call_whose_args_leave_no_room_has_no_inline_result() -> None:
+    """Arguments that fill the record leave 0 bytes for an inline result (it goes to a
+    file), never a negative room and never a byte more."""
+    full = _record(args={"text": "x" * limits.CALL_RECORD_MAX_BYTES})
+    assert inline_result_max(full) == 0
