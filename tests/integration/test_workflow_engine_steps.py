@@ -718,6 +718,12 @@ def test_the_waits_of_a_run_that_is_gone_say_which(runs: Runs, cli_runs: Runs, s
     with pytest.raises(RunGone) as nothing_awaited:
         runs.engine.await_task(run_id, FIRST, "t")  # no external task is out for it
     assert str(nothing_awaited.value) == run_id
+    ended, version = runs.store.get_step(run_id, FIRST)
+    ended.status = "succeeded"
+    runs.store.save_step(ended, version)
+    with pytest.raises(RunGone) as step_ended:
+        runs.engine.await_task(run_id, FIRST, "t")  # the step ended meanwhile
+    assert str(step_ended.value) == run_id
     # A job is out for the step, but its run was deleted meanwhile.
     cli_run = cli_runs.create({"label": "a", "adapter": "claude-code", "prompt": "Review"})
     assert cli_runs.step(cli_run) == {"next": "runner"}
