@@ -4,23 +4,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 import pytest
 
-from agentworks import observability
 from tests.integration.test_mcp_handler import McpCaller, connection, load_handler_module
+from tests.support.metrics import counted_metrics
 
 
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    seen: Counter[str] = Counter()
-
-    def add_metric(name: str, unit: Any, value: float, **_: Any) -> None:
-        seen[name] += int(value)
-
-    monkeypatch.setattr(observability.metrics, "add_metric", add_metric)
-    return seen
+    return counted_metrics(monkeypatch)
 
 
 def test_sends_and_reads_count_once_over_http_and_mcp(stack, api, agents, counted) -> None:

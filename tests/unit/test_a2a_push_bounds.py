@@ -6,17 +6,17 @@ A2A_PUSH_BATCH_SECONDS are spent. tests/integration/test_a2a_push_notices.py sen
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 from typing import Any
 
 import pytest
 
-from agentworks import limits, observability
+from agentworks import limits
 from agentworks.a2a_server.push_notices import A2aNotices
 from agentworks.crews.models import CallRecord
 from agentworks.outbound.sending import REFUSED_ADDRESS, Outcome
 from agentworks.push.a2a_config_store import PushConfig
 from tests.support.clock import FakeClock
+from tests.support.metrics import counted_metrics
 
 
 def _call(call_id: str) -> CallRecord:
@@ -62,7 +62,7 @@ class Receiver:
 class Refusing:
     """An address the outbound rules refuse: final, never worth another attempt."""
 
-    def __init__(self, receiver: Receiver) -> None:
+    def __init__(self) -> None:
         self.posts: list[str] = []
 
     def __call__(self, url: str, body: bytes, headers: dict[str, str], timeout: float) -> Outcome:
@@ -126,16 +126,6 @@ def test_a_batch_stops_sending_once_its_time_is_spent() -> None:
     assert receiver.at[-1] < start + limits.A2A_PUSH_BATCH_SECONDS <= receiver.at[-1] + each
 
 
-def _counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    seen: Counter[str] = Counter()
-
-    def add_metric(name: str, unit: Any, value: float, **_: Any) -> None:
-        seen[name] += int(value)
-
-    monkeypatch.setattr(observability.metrics, "add_metric", add_metric)
-    return seen
-
-
 def test_the_pause_doubles_between_attempts_and_none_follows_the_last(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -152,8 +142,7 @@ def test_the_pause_doubles_between_attempts_and_none_follows_the_last(
 
 def test_a_refused_address_is_not_tried_again() -> None:
     clock = FakeClock()
-    receiver = Receiver(clock, [])
-    refusing = Refusing(receiver)
+    refusing = Refusing()
     assert _notices(clock, refusing).notify([_call("call_1")]) == 0  # type: ignore[arg-type]
     assert len(refusing.posts) == 1
 
@@ -178,7 +167,7 @@ def test_sent_and_failed_are_counted_once_a_batch(monkeypatch: pytest.MonkeyPatc
     """One POST answered, one failing at every attempt, one call whose notification could
     not be prepared and one with no configs: the batch goes on past each and counts 1 sent,
     2 failed."""
-    counted = _counted(monkeypatch)
+    counted = counted_metrics(monkeypatch)
     clock = FakeClock()
     statuses: list[int | None] = [200, *[400] * limits.A2A_PUSH_ATTEMPTS]
     receiver = Receiver(clock, statuses)
@@ -194,7 +183,7 @@ def test_sent_and_failed_are_counted_once_a_batch(monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_batch_out_of_time_counts_what_it_did_not_send(monkeypatch: pytest.MonkeyPatch) -> None:
-    counted = _counted(monkeypatch)
+    counted = counted_metrics(monkeypatch)
     clock = FakeClock()
     receiver = Receiver(clock, [], takes=limits.A2A_PUSH_BATCH_SECONDS)
     notices = _notices(clock, receiver, Configs(per_call=3))
