@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
     from agentworks.errors import AgentWorksError
 
+# The attribute every table's time to live is set on (template.yaml).
+TTL_ATTRIBUTE = "expires_ttl"
+
 
 @cache
 def _serializer() -> TypeSerializer:
@@ -59,6 +62,15 @@ def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
     if not item:
         return None
     return {k: _plain(_deserializer().deserialize(v)) for k, v in item.items()}
+
+
+def live_item(data: dict[str, Any] | None, now_ms: int) -> dict[str, Any] | None:
+    """Hides an item whose TTL has passed: DynamoDB deletes it up to two days later, and
+    until then reads and queries still return it."""
+    if data is None:
+        return None
+    ttl = data.get(TTL_ATTRIBUTE)
+    return None if ttl is not None and int(ttl) <= now_ms // 1000 else data
 
 
 def read_item(client: DynamoDBClient, table: str, key: dict[str, Any]) -> dict[str, Any] | None:

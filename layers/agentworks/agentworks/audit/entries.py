@@ -20,10 +20,9 @@ from typing import Any, Literal
 from ulid import ULID
 
 from agentworks import limits
-from agentworks.dynamo import to_item
+from agentworks.dynamo import TTL_ATTRIBUTE, to_item
 
 AUDIT_PREFIX = "AUDIT#"
-TTL_ATTRIBUTE = "expires_ttl"
 
 Action = Literal[
     "message_sent",

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
 from agentworks.dynamo import (
+    TTL_ATTRIBUTE,
     TransactionCancelled,
     applied,
     from_item,
+    live_item,
     read_item,
     to_item,
     transact_write,
@@ -207,7 +209,7 @@ class SubscriptionStore:
                     "state": "sending",
                     "attempts": [],
                     "created_at": record.created_at,
-                    "expires_ttl": record.created_at // 1000
+                    TTL_ATTRIBUTE: record.created_at // 1000
                     + limits.CONVERSATION_WEBHOOK_DELIVERY_SECONDS,
                 }
             ),
@@ -241,7 +243,7 @@ class SubscriptionStore:
         )
 
     def deliveries(
-        self, account_id: str, webhook_id: str, limit: int, now_s: int
+        self, account_id: str, webhook_id: str, limit: int, now_ms: int
     ) -> list[DeliveryRecord]:
         """The subscription's newest deliveries that have not expired: DynamoDB deletes an
         expired item up to two days after its TTL, and until then it is no longer kept."""
@@ -258,5 +260,5 @@ class SubscriptionStore:
         return [
             _delivery_from(account_id, webhook_id, data)
             for data in found
-            if int(data["expires_ttl"]) > now_s
+            if live_item(data, now_ms)
         ]

@@ -101,7 +101,7 @@ class WebhookSubscriptions:
             principal.account_id,
             webhook_id,
             limits.CONVERSATION_WEBHOOK_DELIVERIES_SHOWN,
-            int(self._clock.now()),
+            int(self._clock.now() * 1000),
         )
         return WebhookDeliveries(
             webhook_id=webhook_id, deliveries=[delivery_view(r) for r in records]

@@ -24,7 +24,6 @@ from agentworks.audit.audit_store import write_entry
 from agentworks.audit.entries import Actor, AuditEntry, audit_put
 from agentworks.conversations.delivery_audit import delivery_entry, sender_of
 from agentworks.conversations.delivery_items import (
-    TTL_ATTRIBUTE,
     Delivery,
     closed_updates,
     conversation_pk,
@@ -36,9 +35,11 @@ from agentworks.conversations.delivery_items import (
 from agentworks.conversations.wakeup_queue_store import WakeupQueueStore
 from agentworks.conversations.wakeup_store import Wakeup, WakeupRecords, wakeup_key
 from agentworks.dynamo import (
+    TTL_ATTRIBUTE,
     TransactionCancelled,
     condition_failed,
     from_item,
+    live_item,
     read_item,
     to_item,
     transact_write,
@@ -226,11 +227,8 @@ class CrewInboxStore(WakeupRecords):
     def recent_deliveries(self, conversation: str, limit: int, now_ms: int) -> list[Delivery]:
         """The newest delivery records still kept: one past its TTL is not, though
         DynamoDB may hold it up to two days more."""
-        return [
-            delivery_from(d)
-            for d in self._newest(conversation, "MSG#", limit)
-            if int(d[TTL_ATTRIBUTE]) > now_ms // 1000
-        ]
+        newest = self._newest(conversation, "MSG#", limit)
+        return [delivery_from(d) for d in newest if live_item(d, now_ms)]
 
     # ---- the scheduler pause ----
 

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
+from agentworks.dynamo import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from agentworks.conversations.models import RequestState
 
-TTL_ATTRIBUTE = "expires_ttl"
 # What a request in each record state shows callers (C2), and writes to the audit log (C6).
 STATE_OF_RECORD: dict[str, RequestState] = {
     "pending_review": "waiting_for_review",

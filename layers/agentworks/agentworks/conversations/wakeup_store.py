@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 
 from agentworks import limits
 from agentworks.audit.entries import AuditEntry
-from agentworks.conversations.delivery_items import TTL_ATTRIBUTE, conversation_pk
+from agentworks.conversations.delivery_items import conversation_pk
 from agentworks.conversations.wakeup_queue_store import (
     FIRING,
     account_store,
@@ -27,6 +27,7 @@ from agentworks.conversations.wakeup_queue_store import (
     marker_touch,
 )
 from agentworks.dynamo import (
+    TTL_ATTRIBUTE,
     TransactionCancelled,
     condition_failed,
     from_item,

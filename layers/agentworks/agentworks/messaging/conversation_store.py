@@ -22,6 +22,7 @@ from agentworks.dynamo import (
     applied,
     condition_failed,
     from_item,
+    live_item,
     to_item,
     transact_write,
 )
@@ -47,7 +48,7 @@ from agentworks.messaging.models import (
     Registration,
     StoredMessage,
 )
-from agentworks.messaging.submission_store import SubmissionBindings, live_item
+from agentworks.messaging.submission_store import SubmissionBindings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -14,8 +14,9 @@ META first and then its newest message: one request reads the whole send-time st
 
 from __future__ import annotations
 
+from agentworks.dynamo import TTL_ATTRIBUTE as TTL_ATTRIBUTE  # the key schema's TTL, too
+
 SEQ_DIGITS = 10
-TTL_ATTRIBUTE = "expires_ttl"
 MESSAGE_PREFIX = "M#"
 LAST_SEQ = 10**SEQ_DIGITS - 1
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentworks.dynamo import from_item, to_item
+from agentworks.dynamo import from_item, live_item, to_item
 from agentworks.ids import Side
 from agentworks.messaging import keys
 from agentworks.messaging.conversation_items import message_from_item
 from agentworks.messaging.cursors import InboxPosition
 from agentworks.messaging.models import Head, MailboxEntry, StoredMessage
-from agentworks.messaging.submission_store import live_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

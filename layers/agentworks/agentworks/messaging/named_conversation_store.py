@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentworks.dynamo import from_item, to_item
+from agentworks.dynamo import from_item, live_item, to_item
 from agentworks.messaging.conversation_items import conversation_from_item
 from agentworks.messaging.models import Conversation
-from agentworks.messaging.submission_store import live_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -13,20 +13,12 @@ from typing import TYPE_CHECKING, Any, cast
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.dynamo import applied, condition_failed, from_item, to_item
+from agentworks.dynamo import applied, condition_failed, from_item, live_item, to_item
 from agentworks.messaging import keys
 from agentworks.messaging.models import SubmissionBinding
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-
-
-def live_item(data: dict[str, Any] | None, now_ms: int) -> dict[str, Any] | None:
-    """Hides items whose TTL has passed but that DynamoDB has not deleted yet."""
-    if data is None:
-        return None
-    ttl = data.get(keys.TTL_ATTRIBUTE)
-    return None if ttl is not None and int(ttl) <= now_ms // 1000 else data
 
 
 def binding_to_item(b: SubmissionBinding) -> dict[str, Any]:
