@@ -194,6 +194,25 @@ def test_an_adapter_error_fails_the_step_with_its_text(runs: Runs) -> None:
     assert record.ended_at is not None and record.output is None
 
 
+def test_an_adapter_error_with_no_text_fails_the_step_as_the_agents_failure(runs: Runs) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "explode silently"})
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert (record.status, record.error) == ("failed", "the agent failed")
+
+
+def test_a_turn_that_hands_off_fails_the_step_a_mailbox_profile_cannot_run(runs: Runs) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "hand off cost 0.25"})
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert (record.status, record.error) == (
+        "failed",
+        "a mailbox profile cannot run a workflow step",
+    )
+    assert record.ended_at is not None and record.output is None
+    assert record.cost_usd == 0.25  # the turn's cost is the step's, whatever came of it
+
+
 def test_a_step_error_is_kept_bounded(runs: Runs, stack) -> None:
     engine, store = runs.engine, runs.store
     run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "p"})

@@ -8,7 +8,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from agentworks.crews.adapters.base import AdapterError, TurnRequest, TurnResult
+from agentworks.crews.adapters.base import AdapterError, Handoff, TurnRequest, TurnResult
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,10 @@ def turns_for(text: str) -> list[Turn]:
 def timed(request: TurnRequest) -> TurnResult:
     """Waits for another turn to begin on `await TEXT`, or to end on `after TEXT`; sleeps
     `sleep N` seconds (real time) when the prompt says so; costs `cost N` USD; fails on
-    `explode`; asks `ask: QUESTION` until answered (`ask always: QUESTION`: after every answer
-    too); on a correction of a `fixable` prompt answers `{"n": 1}`; else answers with the
-    prompt, the answer and the session's history."""
+    `explode` (with no text on `explode silently`); hands off on `hand off` (as only a
+    mailbox profile's turn does); asks `ask: QUESTION` until answered (`ask always:
+    QUESTION`: after every answer too); on a correction of a `fixable` prompt answers
+    `{"n": 1}`; else answers with the prompt, the answer and the session's history."""
     began = time.monotonic()
     with _BEGAN:
         _BEGUN.append(request.prompt)
@@ -74,8 +75,12 @@ def timed(request: TurnRequest) -> TurnResult:
     with _BEGAN:
         TURNS.append(Turn(request.prompt, request.history, request.answer, began, time.monotonic()))
         _BEGAN.notify_all()
+    if "explode silently" in request.prompt:
+        raise AdapterError("")
     if "explode" in request.prompt:
         raise AdapterError("exploded as asked")
+    if "hand off" in request.prompt:
+        return TurnResult(handoff=Handoff("reviewer", "over to you"), cost_usd=cost)
     if request.correction and "fixable" in request.prompt:
         return TurnResult(final_text='{"n": 1}', cost_usd=cost)
     if asked := re.search(r"ask always: ([^.]+)", request.prompt):

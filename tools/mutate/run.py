@@ -66,6 +66,11 @@ class Group:
     # 30-second deadlines; no test of these groups takes more than a few seconds unbroken
     # (mutmut's clean run, with the same bound, shows it).
     test_timeout: int = 12
+    # Tests (files or node ids) outside the selection that reach the same modules from
+    # another feature's side. mutmut resets every verdict when its test selection changes,
+    # so these are not added to it: each survivor of the mutmut run is tried against them
+    # instead, in a process of its own, and one they fail is killed.
+    wider: tuple[str, ...] = ()
 
 
 GROUPS = (
@@ -186,6 +191,15 @@ GROUPS = (
             "tests/integration/test_workflow_crew_steps.py",
             "tests/integration/test_runner_steps.py",
             "tests/integration/test_a2a_adapter.py",  # a step that waits on an agent's task
+        ),
+        # A step's turn with MCP tools: given to the agent, its calls recorded on the step.
+        wider=tuple(
+            f"tests/integration/test_mcp_tool_use.py::{name}"
+            for name in (
+                "test_an_admitted_call_from_a_workflow_step_succeeds_and_is_recorded",
+                "test_a_workflow_step_cannot_call_a_tool_its_profile_does_not_admit",
+                "test_cancelling_the_run_cancels_its_steps_in_flight_call",
+            )
         ),
     ),
     Group(
@@ -330,7 +344,57 @@ def run_group(
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
             print(f"\n   {group.name}: stopped at its {minutes:g}-minute budget; the rest pending")
+    if group.wider and (deadline is None or time.monotonic() < deadline):
+        try_wider(group, deadline)
     print(f"   {group.name} took {time.monotonic() - started:.0f} s")
+
+
+def _wider_verdicts(group: Group) -> dict[str, dict[str, object]]:
+    path = STAGING / group.name / "wider.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def try_wider(group: Group, deadline: float | None = None) -> None:
+    """Runs the group's wider tests against each survivor not tried yet (or changed since):
+    a test failing, or running out of time, kills it. Verdicts go to `wider.json` with the
+    mutant's diff, so an edit of the mutated function makes them stale."""
+    folder = STAGING / group.name
+    verdicts = _wider_verdicts(group)
+    mutants = folder / "mutants"
+    for module in group.modules:
+        meta = mutants / f"{module}.meta"
+        if not meta.exists():
+            continue
+        codes = json.loads(meta.read_text())["exit_code_by_key"]
+        for name in sorted(k for k, c in codes.items() if status_by_exit_code[c] in LEFT):
+            diff = _diff(folder, module, name)
+            if (
+                why_equivalent(module, diff) is not None
+                or verdicts.get(name, {}).get("diff") == diff
+            ):
+                continue
+            if deadline is not None and time.monotonic() > deadline:
+                return
+            env = {
+                **os.environ,
+                "MUTANT_UNDER_TEST": name,
+                "PYTHONPATH": f"{mutants / 'src'}{os.pathsep}{mutants}",
+                "PYTHONDONTWRITEBYTECODE": "1",
+            }
+            command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly",
+                       "-p", "no:xdist", "-p", "no:cacheprovider",
+                       f"--timeout={group.test_timeout}", *group.wider]  # fmt: skip
+            exit_code = subprocess.run(command, cwd=folder, env=env, capture_output=True).returncode
+            # pytest: 1 a test failed; pytest-timeout's failure is a failed test too. Any
+            # other code (an interrupted or empty run) proves nothing either way.
+            if exit_code in (0, 1):
+                verdicts[name] = {"diff": diff, "killed": exit_code == 1}
+                (folder / "wider.json").write_text(json.dumps(verdicts, indent=1) + "\n")
+            print(
+                f"   {name}: "
+                + ("killed" if exit_code == 1 else f"exit {exit_code}")
+                + " by wider tests"
+            )
 
 
 def _survivors(group: Group) -> list[str]:
@@ -357,6 +421,7 @@ def results(group: Group) -> dict[str, dict[str, object]]:
             continue
         codes = json.loads(meta.read_text())["exit_code_by_key"]
         status = {name: status_by_exit_code[code] for name, code in codes.items()}
+        wider = _wider_verdicts(group)
         killed = [k for k, s in status.items() if s in KILLED]
         timeouts = [k for k, s in status.items() if s == "timeout"]
         pending = [k for k, s in status.items() if s == "not checked"]
@@ -370,10 +435,12 @@ def results(group: Group) -> dict[str, dict[str, object]]:
                 equivalent[name] = f"{diff}\n# {why}" if why else diff
             elif _log_line_only(folder, module, name):
                 log_only[name] = diff
+            elif wider.get(name) == {"diff": diff, "killed": True}:
+                killed.append(name)
             else:
                 survivors[name] = f"[{status[name]}]\n{diff}"
-        total = len(killed) + len(equivalent) + len(log_only) + len(survivors)
-        tested = total - len(equivalent) - len(log_only)
+        total = len(killed) + len(equivalent) + len(log_only) + len(survivors) + len(pending)
+        tested = total - len(equivalent) - len(log_only) - len(pending)
         by_module[module.removeprefix("src/")] = {
             "mutants": total,
             "killed": len(killed),
@@ -383,6 +450,10 @@ def results(group: Group) -> dict[str, dict[str, object]]:
             "survivors": survivors,
             "pending": len(pending),
             "score": round(100 * len(killed) / tested, 1) if tested else None,
+            # Pending mutants count as not killed here: the score the issue's target reads.
+            "score_of_all": round(100 * len(killed) / (tested + len(pending)), 1)
+            if tested + len(pending)
+            else None,
         }
     return by_module
 
@@ -429,16 +500,19 @@ def report(groups: tuple[Group, ...]) -> None:
             summary[group.name] = found
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"\n{'module':<46} {'mutants':>7} {'killed':>7} {'equiv.':>7} {'logs':>5} {'score':>7}")
+    print(
+        f"\n{'module':<46} {'mutants':>7} {'pending':>7} {'killed':>7} {'equiv.':>7} "
+        f"{'logs':>5} {'score':>7} {'of all':>7}"
+    )
     for modules in summary.values():
         for module, row in modules.items():
             if not row["mutants"]:
                 continue
             left = len(row["survivors"])
             print(
-                f"{module:<46} {row['mutants']:>7} {row['killed']:>7} "
+                f"{module:<46} {row['mutants']:>7} {row.get('pending', 0):>7} {row['killed']:>7} "
                 f"{len(row['equivalent']):>7} {len(row.get('log_lines_only', ())):>5} "
-                f"{row['score']:>6}%"
+                f"{row['score']:>6}% {row.get('score_of_all') or 0:>6}%"
                 + (f"  ({left} left: see {REPORT.relative_to(ROOT)})" if left else "")
             )
 
@@ -457,9 +531,16 @@ def main() -> None:
         help="only these mutants (mutmut's names; * matches anything), e.g. "
         "'agentworks.identity.tokens*': the costliest go last in a full run",
     )
+    parser.add_argument(
+        "--wider", action="store_true", help="only try the survivors on the wider tests"
+    )
     args = parser.parse_args()
     chosen = tuple(g for g in GROUPS if not args.group or g.name in args.group)
-    if not args.report:
+    if args.wider:
+        for group in chosen:
+            if group.wider:
+                try_wider(group)
+    elif not args.report:
         for group in chosen:
             run_group(group, args.max_children, args.minutes, args.only)
     report(chosen)
