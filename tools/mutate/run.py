@@ -19,6 +19,7 @@ first failure.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import functools
 import json
 import os
@@ -354,23 +355,35 @@ def _wider_verdicts(group: Group) -> dict[str, dict[str, object]]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def try_wider(group: Group, deadline: float | None = None) -> None:
-    """Runs the group's wider tests against each survivor not tried yet (or changed since):
-    a test failing, or running out of time, kills it. Verdicts go to `wider.json` with the
-    mutant's diff, so an edit of the mutated function makes them stale."""
+def try_wider(
+    group: Group,
+    deadline: float | None = None,
+    tests: tuple[str, ...] = (),
+    only: list[str] | None = None,
+) -> None:
+    """Runs the group's wider tests (or `tests`: new ones, without a mutmut run) against
+    each survivor not tried on them yet: a test failing, or running out of time, kills it.
+    Verdicts go to `wider.json` with the mutant's diff (an edit of the mutated function
+    makes them stale) and the tests that decided them; the next mutmut run tries the
+    group's survivors again first anyway."""
+    tests = tests or group.wider
     folder = STAGING / group.name
     verdicts = _wider_verdicts(group)
     mutants = folder / "mutants"
+    for copy in (folder / "tests", mutants / "tests"):  # the tests as they are now
+        _mirror(ROOT / "tests", copy)
     for module in group.modules:
         meta = mutants / f"{module}.meta"
         if not meta.exists():
             continue
         codes = json.loads(meta.read_text())["exit_code_by_key"]
         for name in sorted(k for k, c in codes.items() if status_by_exit_code[c] in LEFT):
+            if only and not any(fnmatch.fnmatch(name, pattern) for pattern in only):
+                continue
             diff = _diff(folder, module, name)
-            if (
-                why_equivalent(module, diff) is not None
-                or verdicts.get(name, {}).get("diff") == diff
+            known = verdicts.get(name, {})
+            if why_equivalent(module, diff) is not None or (
+                known.get("diff") == diff and (known["killed"] or known["by"] == list(tests))
             ):
                 continue
             if deadline is not None and time.monotonic() > deadline:
@@ -383,17 +396,17 @@ def try_wider(group: Group, deadline: float | None = None) -> None:
             }
             command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly",
                        "-p", "no:xdist", "-p", "no:cacheprovider",
-                       f"--timeout={group.test_timeout}", *group.wider]  # fmt: skip
+                       f"--timeout={group.test_timeout}", *tests]  # fmt: skip
             exit_code = subprocess.run(command, cwd=folder, env=env, capture_output=True).returncode
             # pytest: 1 a test failed; pytest-timeout's failure is a failed test too. Any
             # other code (an interrupted or empty run) proves nothing either way.
             if exit_code in (0, 1):
-                verdicts[name] = {"diff": diff, "killed": exit_code == 1}
+                verdicts[name] = {"diff": diff, "killed": exit_code == 1, "by": list(tests)}
                 (folder / "wider.json").write_text(json.dumps(verdicts, indent=1) + "\n")
             print(
                 f"   {name}: "
                 + ("killed" if exit_code == 1 else f"exit {exit_code}")
-                + " by wider tests"
+                + f" by {len(tests)} wider tests"
             )
 
 
@@ -435,7 +448,7 @@ def results(group: Group) -> dict[str, dict[str, object]]:
                 equivalent[name] = f"{diff}\n# {why}" if why else diff
             elif _log_line_only(folder, module, name):
                 log_only[name] = diff
-            elif wider.get(name) == {"diff": diff, "killed": True}:
+            elif wider.get(name, {}).get("diff") == diff and wider[name]["killed"]:
                 killed.append(name)
             else:
                 survivors[name] = f"[{status[name]}]\n{diff}"
@@ -534,12 +547,21 @@ def main() -> None:
     parser.add_argument(
         "--wider", action="store_true", help="only try the survivors on the wider tests"
     )
+    parser.add_argument(
+        "--recheck",
+        nargs="+",
+        metavar="TEST",
+        help="only try the survivors (those --only names) on these tests, no mutmut run",
+    )
     args = parser.parse_args()
     chosen = tuple(g for g in GROUPS if not args.group or g.name in args.group)
-    if args.wider:
+    if args.recheck:
+        for group in chosen:
+            try_wider(group, tests=tuple(args.recheck), only=args.only)
+    elif args.wider:
         for group in chosen:
             if group.wider:
-                try_wider(group)
+                try_wider(group, only=args.only)
     elif not args.report:
         for group in chosen:
             run_group(group, args.max_children, args.minutes, args.only)
