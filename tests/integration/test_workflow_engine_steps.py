@@ -213,6 +213,39 @@ def test_a_turn_that_hands_off_fails_the_step_a_mailbox_profile_cannot_run(runs:
     assert record.cost_usd == 0.25  # the turn's cost is the step's, whatever came of it
 
 
+def test_a_turn_is_asked_as_the_workflows_session_with_no_instructions(runs: Runs) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "Summarise"})
+    runs.step(run_id)
+    [turn] = workflow_agents.turns_for("Summarise")
+    request = turn.request
+    assert (request.crew_name, request.instructions, request.kind) == (
+        "workflow:engine",
+        "",
+        "message",
+    )
+    assert (request.answer, request.correction, request.history) == (None, None, ())
+
+
+def test_a_wrong_answer_is_re_prompted_once_as_the_users_turn_with_what_was_wrong(
+    runs: Runs,
+) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    run_id = runs.create(
+        {"label": "a", "adapter": "timed", "prompt": "fixable count", "outputSchema": schema}
+    )
+    assert runs.step(run_id) == {"next": "done"}
+    record = runs.record(run_id)
+    assert (record.status, record.output) == ("succeeded", '{"n": 1}')
+    _, again = workflow_agents.turns_for("fixable")  # the turn, then its one re-prompt
+    problem = "the final message is not JSON matching the outputSchema"
+    assert (again.request.correction, again.request.answer) == (problem, None)
+    assert record.turns[-3:] == [
+        {"role": "assistant", "content": "did: fixable count"},
+        {"role": "user", "content": f"Fix your answer: {problem}"},
+        {"role": "assistant", "content": '{"n": 1}'},
+    ]
+
+
 def test_a_step_error_is_kept_bounded(runs: Runs, stack) -> None:
     engine, store = runs.engine, runs.store
     run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "p"})

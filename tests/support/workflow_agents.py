@@ -18,6 +18,7 @@ class Turn:
     answer: str | None
     began: float  # time.monotonic()
     ended: float
+    request: TurnRequest  # all of it, as the adapter received it
 
 
 TURNS: list[Turn] = []
@@ -73,7 +74,8 @@ def timed(request: TurnRequest) -> TurnResult:
     if waited := re.search(r"after (\w+)", request.prompt):
         _await_end(waited.group(1))
     with _BEGAN:
-        TURNS.append(Turn(request.prompt, request.history, request.answer, began, time.monotonic()))
+        ended = time.monotonic()
+        TURNS.append(Turn(request.prompt, request.history, request.answer, began, ended, request))
         _BEGAN.notify_all()
     if "explode silently" in request.prompt:
         raise AdapterError("")
