@@ -257,6 +257,53 @@ def test_a_workflow_step_cannot_call_a_tool_its_profile_does_not_admit(
     assert mcp_server.requests == []
 
 
+def test_a_workflow_steps_large_call_is_kept_beside_its_session(api, stack, mcp_server) -> None:
+    """A call whose arguments and result pass the record's inline bound is kept in S3,
+    beside the step's session, and the step's record names it."""
+    import boto3
+
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    define(api, admin, copy.deepcopy(PROFILE))
+    text = "x" * 2048  # with its result, past MCP_CALL_RECORD_INLINE_MAX_BYTES
+    bulky = copy.deepcopy(PROFILE)
+    bulky["name"] = "bulky"
+    bulky["rules"][0]["mcp"]["arguments"] = {"text": text}
+    define(api, admin, bulky)
+    workflow = _workflow("echo")
+    workflow["stages"][0]["steps"][0]["adapter"] = "bulky"
+    run = wait_run(api, admin, start(api, admin, workflow))
+    assert run["status"] == "succeeded", run
+    [call] = _step_record(stack, run["runId"]).mcp_calls
+    assert call["content_file"] == f"sessions/{run['runId']}/000-00-00/mcp-calls/001.json"
+    assert "arguments" not in call and "result" not in call
+    s3 = boto3.client("s3", region_name="us-east-1")
+    kept = s3.get_object(Bucket=stack.settings.outputs_bucket, Key=call["content_file"])
+    assert json.loads(kept["Body"].read()) == {"arguments": {"text": text}, "result": text}
+
+
+def test_a_workflow_steps_calls_are_recorded_when_its_turn_then_fails(
+    api, stack, mcp_server
+) -> None:
+    admin = stack.admin_token
+    _attach(api, admin, mcp_server)
+    profile = {
+        "name": "quitter",
+        "type": "scripted",
+        "entrypoint": "tests.support.workflow_agents:echoes_then_fails",
+        "mcp_tools": [{"server": "tools", "tools": ["echo"]}],
+    }
+    define(api, admin, profile)
+    workflow = _workflow("said before failing")
+    workflow["stages"][0]["steps"][0]["adapter"] = "quitter"
+    run = wait_run(api, admin, start(api, admin, workflow))
+    step = step_of(run, "look")
+    assert (step["status"], step["error"]) == ("failed", "gave up after the tool answered")
+    [call] = _step_record(stack, run["runId"]).mcp_calls
+    assert (call["tool"], call["outcome"], call["result"]) == ("echo", "ok", "said before failing")
+    assert api("GET", "/v1/usage", admin).body["total"]["mcp_tool_calls"] == 1
+
+
 def _step_record(stack: Any, run_id: str) -> Any:
     from agentworks.workflows.records import Position
     from agentworks.workflows.run_store import RunStore

@@ -246,6 +246,17 @@ def test_a_wrong_answer_is_re_prompted_once_as_the_users_turn_with_what_was_wron
     ]
 
 
+def test_a_turns_tool_calls_are_bounded_by_the_invocations_time_left(
+    runs: Runs, api, stack
+) -> None:
+    entrypoint = "tests.support.workflow_agents:tells_its_time_left"
+    define(api, stack.admin_token, {"name": "clock", "type": "scripted", "entrypoint": entrypoint})
+    run_id = runs.create({"label": "a", "adapter": "clock", "prompt": "p"})
+    event = {"action": "step", "run_id": run_id, "item": 0, "stage": 0, "step": 0}
+    assert runs.engine.handle({**event, "await_calls": True}, lambda: 7.5) == {"next": "done"}
+    assert runs.record(run_id).output == "time left: 7.5"
+
+
 def test_a_step_error_is_kept_bounded(runs: Runs, stack) -> None:
     engine, store = runs.engine, runs.store
     run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "p"})

@@ -109,3 +109,18 @@ def uses_functions(request: TurnRequest) -> TurnResult:
     return TurnResult(
         final_text=f"functions: {names}; state: {again['state']}; said: {again['final_text']}"
     )
+
+
+def tells_its_time_left(request: TurnRequest) -> TurnResult:
+    """Answers the seconds its tool calls may take: the invocation's time left, if the
+    engine handed it on."""
+    bound = request.mcp_tools.time_left if request.mcp_tools is not None else None
+    return TurnResult(final_text=f"time left: {bound() if bound else None}")
+
+
+def echoes_then_fails(request: TurnRequest) -> TurnResult:
+    """Calls the attached `echo` with the prompt, then fails the turn: the call was made."""
+    if request.mcp_tools is None:
+        raise AdapterError("no tools in this session")
+    request.mcp_tools.call("tools", "echo", {"text": request.prompt})
+    raise AdapterError("gave up after the tool answered")

@@ -105,6 +105,12 @@ EXPLAINED = (
     ),
     (
         f"{LAYER}/workflows/engine.py",
+        "if (self._tools) or True",
+        "every engine that runs steps is built with its tools (the tick's, built without, "
+        "runs none)",
+    ),
+    (
+        f"{LAYER}/workflows/engine.py",
         "if found is not None or not found[0].terminal:",
         "the step was just run, so its record exists: `or` and `and` read the same record",
     ),

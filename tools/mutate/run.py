@@ -200,6 +200,8 @@ GROUPS = (
                 "test_an_admitted_call_from_a_workflow_step_succeeds_and_is_recorded",
                 "test_a_workflow_step_cannot_call_a_tool_its_profile_does_not_admit",
                 "test_cancelling_the_run_cancels_its_steps_in_flight_call",
+                "test_a_workflow_steps_large_call_is_kept_beside_its_session",
+                "test_a_workflow_steps_calls_are_recorded_when_its_turn_then_fails",
             )
         ),
     ),
