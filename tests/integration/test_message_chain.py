@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agentworks import limits
 from agentworks.dynamo import from_item, to_item
 from agentworks.identity.connection_store import connection_key
 from agentworks.ids import parse_inbox_id
@@ -143,6 +144,110 @@ def test_m3_cursor_skips_the_other_sides_messages_it_examined(api, agents, stack
     assert [m["body"] for m in later["messages"]] == ["r2"]
     # The page Query started past the ten messages examined (and skipped) last time.
     assert log.scanned == [2, 1]
+
+
+def test_m3_a_page_query_examines_about_as_many_items_as_this_side_needs(api, agents, stack):
+    """Reads cost what they examine. The chain: start (seq 1, to the reviewer), r1 (2, to
+    the worker), w0–w29 (3–32, to the reviewer), r2 and r3 (33, 34, to the worker). After
+    the head Query (META + the newest message: 2 items), a page Query examines the stretch
+    expected to hold the messages wanted, from the per-side counts the head carries."""
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    _send(api, reviewer, reply_to, "r1")
+    for i in range(30):
+        _send(api, worker, inbox, f"w{i}")
+        stack.clock.advance(60)  # under the hourly send limit
+    _send(api, reviewer, reply_to, "r2")
+    _send(api, reviewer, reply_to, "r3")
+
+    def page(**query: Any) -> tuple[list[str], list[int], str]:
+        with queries(stack) as log:
+            body = _read(api, worker, inbox, **query)
+        return [m["body"] for m in body["messages"]], log.scanned, body["next_cursor"]
+
+    # All three of this side's: all 34 items are needed anyway, in one Query.
+    assert page(limit=3)[:2] == (["r1", "r2", "r3"], [2, 34])
+    # Two of the three: 34 × 2/3 rounded up, plus a margin of 2, holds only r1; then one
+    # more among the 9 left, two of them this side's (9 × 1/2 up, + 2 = 7: none there);
+    # then the last two items (a budget of 3, two left), and the page is cut to two.
+    assert page(limit=2)[:2] == (["r1", "r2"], [2, 25, 7, 2])
+    # Walking one at a time, each cursor carries this side's count: a page starts after
+    # the items examined before it, and the last one needs the head alone.
+    first, scanned, cursor = page(limit=1)
+    assert (first, scanned) == (["r1"], [2, 14])  # 34 × 1/3 up, + 2
+    second, scanned, cursor = page(limit=1, after=cursor)
+    assert (second, scanned) == (["r2"], [2, 12, 6, 2])
+    third, scanned, cursor = page(limit=1, after=cursor)
+    assert (third, scanned) == (["r3"], [2, 1])  # r3 is all that is left
+    assert page(after=cursor) == ([], [2], cursor)
+    # The other side's messages alone are new: the head's counts say none is this side's.
+    for i in range(3):
+        _send(api, worker, inbox, f"x{i}")
+    assert page(after=cursor) == ([], [2], cursor)
+    # Read whole, the chain ends on the other side's x0–x2: the cursor still moves to the
+    # newest message, with its count, so another of theirs needs no page Query either.
+    messages, scanned, newest = page(limit=100)
+    assert (messages, scanned) == (["r1", "r2", "r3"], [2, 37])
+    _send(api, worker, inbox, "x3")
+    assert page(after=newest) == ([], [2], newest)
+    # A cursor of an earlier release, with no count: the page Query looks past seq 34 and
+    # finds nothing of this side's (x0–x3, 4 items), and the next cursor has the count.
+    from agentworks.messaging.cursors import Cursors
+    from agentworks.signing import Signer
+
+    countless = Cursors(Signer(b"test-signing-key-0123456789")).inbox(inbox, 34)
+    messages, scanned, counted = page(after=countless)
+    assert (messages, scanned) == ([], [2, 4])
+    _send(api, worker, inbox, "x4")
+    assert page(after=counted) == ([], [2], counted)
+    _send(api, reviewer, reply_to, "r4")  # seq 40
+    assert page(after=countless)[:2] == (["r4"], [2, 6])
+    # A count-less cursor at the newest message: nothing newer, so no page Query.
+    at_newest = Cursors(Signer(b"test-signing-key-0123456789")).inbox(inbox, 40)
+    assert page(after=at_newest)[:2] == ([], [2])
+
+
+def test_m3_a_page_shows_a_message_just_sent_through_a_lagging_replica(api, agents, stack):
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    before = _read(api, worker, inbox)
+    _send(api, reviewer, reply_to, "r1")
+    stale_reads.install(stack.client).missing()  # a replica that has not seen the partition
+    page = _read(api, worker, inbox, after=before["next_cursor"])
+    assert [m["body"] for m in page["messages"]] == ["r1"]
+
+
+def test_m3_inbox_state_reads_what_this_side_sent_twice_the_records_at_a_time(
+    api, agents, stack, monkeypatch
+):
+    """The state's newest delivery records are this side's sent messages, read newest
+    first in Queries of twice the records shown, until there are enough."""
+    monkeypatch.setattr(limits, "STATE_DELIVERY_RECORDS", 2)
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    sent = {text: _send(api, worker, inbox, text).body["message_id"] for text in ("two", "three")}
+    for n in range(3):
+        _send(api, reviewer, reply_to, f"r{n}")
+    real_query = stack.client.query
+    examined: list[int] = []
+
+    def query(**request: Any) -> Any:
+        answer = real_query(**request)
+        if "receipt" in request.get("ProjectionExpression", ""):  # the sent records' read
+            examined.append(answer["ScannedCount"])
+        return answer
+
+    monkeypatch.setattr(stack.client, "query", query)
+
+    def state() -> list[str]:
+        examined.clear()
+        body = api("GET", f"/v1/inboxes/{inbox}/state", worker).body
+        return [r["message_id"] for r in body["delivery_records"]]
+
+    # Newest first: r2, r1, r0, three (one of this side's), then two and start (the rest).
+    assert state() == [sent["three"], sent["two"]]
+    assert examined == [4, 2]
+    sent.update({text: _send(api, worker, inbox, text).body["message_id"] for text in ("x0", "x1")})
+    # x1, x0, r2, r1: two of this side's, enough in the first Query.
+    assert state() == [sent["x1"], sent["x0"]]
+    assert examined == [4]
 
 
 def test_m3_long_poll_wakes_only_for_this_side(api, agents, stack):

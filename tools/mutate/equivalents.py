@@ -41,7 +41,30 @@ _STORED_JSON_WHITESPACE = (
 # Survivors that behave exactly as the original, each with the reason: (module, the mutated
 # line as mutmut writes it, why no test can tell them apart). Matched by text, not by
 # mutant number, so an edit elsewhere in the module keeps the explanation attached.
+_QUERY_ITEMS_ALWAYS = "a Query's answer always has `Items` (empty when nothing matched)"
 EXPLAINED = (
+    (
+        f"{LAYER}/messaging/message_page_store.py",
+        "remaining = max(2, total_after - (position.seq - after.seq))",
+        "the floor only acts when at most one item is left to examine (sequence numbers "
+        "have no gaps): a Limit of 2 there examines the same one item",
+    ),
+    (
+        f"{LAYER}/messaging/message_page_store.py",
+        'for raw in response.get("Items", None):',
+        _QUERY_ITEMS_ALWAYS,
+    ),
+    (
+        f"{LAYER}/messaging/message_page_store.py",
+        'for raw in response.get("Items", ):',
+        _QUERY_ITEMS_ALWAYS,
+    ),
+    (
+        f"{LAYER}/messaging/message_page_store.py",
+        "if position.seq <= latest.seq:",
+        "when the position already is the newest message, moving it there writes the same "
+        "seq and count",
+    ),
     (
         f"{LAYER}/messaging/message_page_store.py",
         '":first": keys.message(conversation, max(1, seq - 3 * limit))["sk"],',
