@@ -202,8 +202,19 @@ def test_m3_a_page_query_examines_about_as_many_items_as_this_side_needs(api, ag
     _send(api, reviewer, reply_to, "r4")  # seq 40
     assert page(after=countless)[:2] == (["r4"], [2, 6])
     # A count-less cursor at the newest message: nothing newer, so no page Query.
-    at_newest = Cursors(Signer(b"test-signing-key-0123456789")).inbox(inbox, 40)
-    assert page(after=at_newest)[:2] == ([], [2])
+    cursors = Cursors(Signer(b"test-signing-key-0123456789"))
+    assert page(after=cursors.inbox(inbox, 40))[:2] == ([], [2])
+    # With no count, a Query examines twice the messages wanted, and the page goes on
+    # until it has them (x0–x4 at 35–39, r4 at 40)…
+    assert page(limit=1, after=countless)[:2] == (["r4"], [2, 2, 2, 2])
+    # …and stops where the items end: four after seq 36, the fourth the newest.
+    assert page(limit=2, after=cursors.inbox(inbox, 36))[:2] == (["r4"], [2, 4])
+    # A page cut to its size carries the count of its last message: 40 × 2/4 up + 2 = 22
+    # hold r1; 18 × 1/3 up + 2 = 8 hold none; 10 × 1/3 up + 2 = 6 hold r2 and r3.
+    two, scanned, cut = page(limit=2)
+    assert (two, scanned) == (["r1", "r2"], [2, 22, 8, 6])
+    # r3 and r4 wait among the 7 after r2: 7 × 1/2 up + 2 = 6 items hold r3.
+    assert page(limit=1, after=cut)[:2] == (["r3"], [2, 6])
 
 
 def test_m3_a_page_shows_a_message_just_sent_through_a_lagging_replica(api, agents, stack):
