@@ -15,7 +15,7 @@ from agentworks.messaging.models import SubmissionBinding
 from agentworks.messaging.submission_store import binding_from_item, binding_to_item
 from agentworks.relays.records import Checkpoint, RelayRun
 from agentworks.relays.run_store import RelayRunStore
-from tests.support import small_pages, stale_reads
+from tests.support import faults, small_pages, stale_reads
 
 
 @pytest.fixture
@@ -170,6 +170,24 @@ def test_a_claimed_binding_is_found_by_its_keys_only(bindings) -> None:
     assert bindings.claim_binding(_binding(claim="claim-2")) == (False, pending)
     expired_at = (NOW_MS // 1000 + limits.SUBMISSION_BINDING_SECONDS) * 1000
     assert bindings.get_binding("acct_reads", "agent:reviewer", "sub-1", expired_at) is None
+
+
+def test_a_refused_claim_with_no_item_in_its_answer_reads_the_binding(
+    stack, bindings, monkeypatch
+) -> None:
+    """A failed condition's answer names the item that failed it (ALL_OLD); one that does
+    not is answered by reading the binding by its keys."""
+    pending = _binding(message_id=None, created_at=None)
+    assert bindings.claim_binding(pending) == (True, None)
+    plan = faults.install(stack.client, monkeypatch)
+    plan.fail("PutItem", "ConditionalCheckFailedException")  # an answer with no Item
+    assert bindings.claim_binding(_binding(claim="claim-2")) == (False, pending)
+    assert plan.injected == 1
+    expired = _binding(
+        claim="claim-3", claimed_at=NOW_MS + limits.SUBMISSION_BINDING_SECONDS * 1000
+    )
+    plan.fail("PutItem", "ConditionalCheckFailedException")
+    assert bindings.claim_binding(expired) == (False, None)  # read at its claim: expired
 
 
 def test_a_binding_is_given_back_only_by_its_claim_and_only_while_pending(bindings) -> None:

@@ -35,15 +35,17 @@ class Bindings:
                  held: SubmissionBinding | None = None) -> None:  # fmt: skip
         self.claims, self.held = claims, held
         self.claimed: list[SubmissionBinding] = []
-        self.reads = 0
+        self.reads: list[tuple[str, str, str]] = []  # the keys read again
         self.taken_over: list[SubmissionBinding] = []
 
     def claim_binding(self, binding: SubmissionBinding) -> tuple[bool, SubmissionBinding | None]:
         self.claimed.append(binding)
         return self.claims.pop(0) if len(self.claims) > 1 else self.claims[0]
 
-    def get_binding(self, *args: Any) -> SubmissionBinding | None:
-        self.reads += 1
+    def get_binding(
+        self, account_id: str, sender: str, submission_id: str, now_ms: int
+    ) -> SubmissionBinding | None:
+        self.reads.append((account_id, sender, submission_id))
         return self.held
 
     def take_over(self, stale: SubmissionBinding, mine: SubmissionBinding) -> bool:
@@ -99,7 +101,7 @@ def test_a_send_in_progress_is_waited_for_until_the_wait_is_spent() -> None:
     )
     assert busy.value.details == {"field": "submission_id"}
     assert waiting.now() == WAIT  # gave up at the bound, not a poll later
-    assert bindings.reads == WAIT / POLL
+    assert bindings.reads == [("acct", "external", "sub-1")] * int(WAIT / POLL)
 
 
 def test_an_id_given_back_again_and_again_is_claimed_until_the_wait_is_spent() -> None:
