@@ -5,6 +5,7 @@ below must read all of it, read its own writes, and fill what an old item lacks.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -73,6 +74,22 @@ def test_a_checkpoint_an_earlier_release_wrote_reads_with_defaults(stack, relay_
     stack.client.put_item(TableName=stack.settings.work_table, Item=to_item(old))
     found = relay_runs.step("run_old", "fetch")
     assert found == Checkpoint("fetch", "completed", 1, False, 5_000, 6_000, "1", replays=0)
+
+
+def test_a_relay_run_is_created_at_version_one_and_due_its_grace_after_its_last_write(
+    relay_runs,
+) -> None:
+    """The reconciler asks about a run not yet terminal RECONCILE_GRACE_SECONDS after it
+    was last written (created, then updated), and not a millisecond before."""
+    grace_ms = limits.RECONCILE_GRACE_SECONDS * 1000
+    run = _run("run_due", "key-due")
+    assert relay_runs.create(run)
+    assert relay_runs.get("run_due") == (run, 1)
+    assert relay_runs.open_runs(1_000 + grace_ms - 1, 10) == []
+    assert relay_runs.open_runs(1_000 + grace_ms, 10) == ["run_due"]
+    assert relay_runs.replace(dataclasses.replace(run, updated_at=50_000), 1) == 2
+    assert relay_runs.open_runs(50_000 + grace_ms - 1, 10) == []
+    assert relay_runs.open_runs(50_000 + grace_ms, 10) == ["run_due"]
 
 
 # ---- submission bindings (M2) ----

@@ -45,6 +45,29 @@ _CAST_AT_RUNTIME = "`typing.cast` returns its value untouched at runtime, whatev
 _QUERY_ITEMS_ALWAYS = "a Query's answer always has `Items` (empty when nothing matched)"
 EXPLAINED = (
     (
+        f"{LAYER}/relays/run_store.py",
+        '"record": json.dumps(record, separators=None),',
+        _STORED_JSON_WHITESPACE,
+    ),
+    (f"{LAYER}/relays/run_store.py", '"record": json.dumps(record, ),', _STORED_JSON_WHITESPACE),
+    (
+        f"{LAYER}/relays/run_store.py",
+        '"XXrunXX": {',
+        "the run's put is never asked about by name: a run id is new, so only the key's "
+        "condition can cancel the transaction",
+    ),
+    (
+        f"{LAYER}/relays/run_store.py",
+        '"RUN": {',
+        "the run's put is never asked about by name (see the line above)",
+    ),
+    (
+        f"{LAYER}/relays/run_store.py",
+        "item.update(open_store=RELAY_OPEN, open_check=_open_check(due, None))",
+        "the run id in the check only orders runs due in the same millisecond; the index "
+        "answers the run's id from its table key either way",
+    ),
+    (
         f"{LAYER}/messaging/submission_store.py",
         'returned = cast(None, error.response).get("Item")',
         _CAST_AT_RUNTIME,

@@ -170,6 +170,13 @@ GROUPS = (
             "tests/integration/test_relay_reconcile.py",
             "tests/integration/test_relay_mcp_calls.py",  # `state`: the cancel watch's read
         ),
+        wider=(
+            # Twenty first admissions of one key: the key's condition refuses all but one.
+            "tests/integration/test_exactly_once_races.py::"
+            "test_r3_twenty_first_admissions_of_one_key_make_one_run",
+            # A run's end counts its usage in one transaction with it.
+            "tests/integration/test_usage_runs.py::test_relay_runs_count_a_call_and_their_states",
+        ),
     ),
     Group(
         "bridge_journal",
