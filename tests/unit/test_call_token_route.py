@@ -54,3 +54,35 @@ def test_a_query_parameter_is_read_as_text_or_nothing() -> None:
     assert _query({"queryStringParameters": {"other": "x"}}, "ticket") == ""
     assert _query({"queryStringParameters": None}, "ticket") == ""
     assert _query({}, "ticket") == ""
+
+
+@pytest.mark.parametrize("route", [("GET", TOOL_CALL), ("POST", "/v1/calls")])
+def test_a_call_token_on_another_route_is_refused_as_any_bad_token(route: tuple) -> None:
+    """Refused before anything is read (no service is built here), in the words every
+    unknown, expired or revoked token gets."""
+    from agentworks.authentication import authenticate_event
+    from agentworks.errors import Unauthenticated
+    from agentworks.mcp_servers.call_tokens import PREFIX
+
+    event = {"headers": {"authorization": f"Bearer {PREFIX}.any.thing"}, **_event(*route)}
+    with pytest.raises(Unauthenticated) as refused:
+        authenticate_event(event)
+    assert refused.value.message == (
+        "Missing, invalid, expired or revoked token. Send 'Authorization: Bearer <token>'."
+    )
+
+
+def test_a_push_ticket_where_no_pages_url_is_known_is_refused_as_any_bad_token() -> None:
+    """No origin can be the pages' then: refused before the ticket is looked at."""
+    from agentworks.authentication import authenticate_event
+    from agentworks.errors import Unauthenticated
+
+    event = {
+        "queryStringParameters": {"ticket": "t-1"},
+        "headers": {"origin": "https://pages.example.com"},
+    }
+    with pytest.raises(Unauthenticated) as refused:
+        authenticate_event(event, tickets=object())  # type: ignore[arg-type]
+    assert refused.value.message == (
+        "Missing, invalid, expired or revoked token. Send 'Authorization: Bearer <token>'."
+    )

@@ -43,7 +43,16 @@ _STORED_JSON_WHITESPACE = (
 # mutant number, so an edit elsewhere in the module keeps the explanation attached.
 _CAST_AT_RUNTIME = "`typing.cast` returns its value untouched at runtime, whatever the type"
 _QUERY_ITEMS_ALWAYS = "a Query's answer always has `Items` (empty when nothing matched)"
+_NO_PAGES_URL = (
+    "with no pages URL given, a default that is not an http(s) URL has no origin, and "
+    "`require_pages_origin` refuses every request alike"
+)
 EXPLAINED = (
+    (
+        f"{LAYER}/authentication.py",
+        'require_pages_origin(event, pages_url or (lambda: "XXXX"))',
+        _NO_PAGES_URL,
+    ),
     (
         f"{LAYER}/relays/run_store.py",
         '"record": json.dumps(record, separators=None),',
