@@ -534,9 +534,13 @@ def report(groups: tuple[Group, ...]) -> None:
             print(
                 f"{module:<46} {row['mutants']:>7} {row.get('pending', 0):>7} {row['killed']:>7} "
                 f"{len(row['equivalent']):>7} {len(row.get('log_lines_only', ())):>5} "
-                f"{row['score']:>6}% {row.get('score_of_all') or 0:>6}%"
+                f"{_percent(row['score'])} {_percent(row.get('score_of_all'))}"
                 + (f"  ({left} left: see {REPORT.relative_to(ROOT)})" if left else "")
             )
+
+
+def _percent(score: float | None) -> str:
+    return f"{score:>6}%" if score is not None else f"{'—':>7}"
 
 
 def main() -> None:
