@@ -261,6 +261,24 @@ def test_m3_inbox_state_reads_what_this_side_sent_twice_the_records_at_a_time(
     assert examined == [4]
 
 
+def test_m2_a_send_whose_claim_answer_was_lost_is_stored_once(api, agents, stack, monkeypatch):
+    """The submission id's claim committed but its answer was lost (a 500 after the write;
+    botocore retries): the send goes on as the id's holder, not as a send in progress."""
+    from tests.support import faults
+
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    plan = faults.install(stack.client, monkeypatch)
+    plan.fail("PutItem", "InternalServerError", where=faults.touches(pk="SUB#"), commit_first=True)
+    body = {"inbox_id": inbox, "message": "once", "submission_id": "s-1"}
+    sent = api("POST", "/v1/messages", worker, body)
+    assert sent.status == 201, sent.body
+    assert plan.injected == 1
+    again = api("POST", "/v1/messages", worker, body).body
+    assert again == {**sent.body, "replayed": True}
+    bodies = [m["body"] for m in _read(api, reviewer, reply_to)["messages"]]
+    assert bodies == ["start", "once"]
+
+
 def test_m3_long_poll_wakes_only_for_this_side(api, agents, stack):
     worker, _, inbox, _ = _pair(api, agents)
     tail = _read(api, worker, inbox)

@@ -207,6 +207,17 @@ def test_a_refused_claim_with_no_item_in_its_answer_reads_the_binding(
     assert bindings.claim_binding(expired) == (False, None)  # read at its claim: expired
 
 
+def test_a_claim_whose_answer_was_lost_is_the_senders_own(stack, bindings, monkeypatch) -> None:
+    """The put committed, its answer was lost, and the client's retry failed the condition
+    on the binding it had just written: the send holds the id, not another send."""
+    plan = faults.install(stack.client, monkeypatch)
+    plan.fail("PutItem", "InternalServerError", commit_first=True)
+    pending = _binding(message_id=None, created_at=None)
+    assert bindings.claim_binding(pending) == (True, None)
+    assert plan.injected == 1
+    assert bindings.claim_binding(_binding(claim="claim-2")) == (False, pending)
+
+
 def test_a_binding_is_given_back_only_by_its_claim_and_only_while_pending(bindings) -> None:
     pending = _binding(message_id=None, created_at=None)
     bindings.claim_binding(pending)

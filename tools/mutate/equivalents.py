@@ -78,7 +78,7 @@ EXPLAINED = (
     ),
     (
         f"{LAYER}/messaging/submission_store.py",
-        'returned = cast(None, error.response).get("Item")',
+        'returned = from_item(cast(None, error.response).get("Item"))',
         _CAST_AT_RUNTIME,
     ),
     (

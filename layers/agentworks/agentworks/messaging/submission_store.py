@@ -73,13 +73,18 @@ class SubmissionBindings:
         except ClientError as error:
             if not condition_failed(error):
                 raise
-            returned = cast(dict[str, Any], error.response).get("Item")
-            existing = from_item(returned)
-            if existing is not None:
-                return False, binding_from_item(existing)
-            found = self.get_binding(
-                binding.account_id, binding.sender, binding.submission_id, binding.claimed_at
+            returned = from_item(cast(dict[str, Any], error.response).get("Item"))
+            found = (
+                binding_from_item(returned)
+                if returned is not None
+                else self.get_binding(
+                    binding.account_id, binding.sender, binding.submission_id, binding.claimed_at
+                )
             )
+            # Our own put, committed by an attempt whose answer was lost (the client retried
+            # it): this send holds the submission id.
+            if found is not None and found.claim == binding.claim:
+                return True, None
             return False, found
         return True, None
 
