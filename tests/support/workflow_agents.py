@@ -13,12 +13,21 @@ from agentworks.crews.adapters.base import AdapterError, Handoff, TurnRequest, T
 
 @dataclass(frozen=True)
 class Turn:
-    prompt: str
-    history: tuple[dict[str, str], ...]
-    answer: str | None
+    request: TurnRequest  # all of it, as the adapter received it
     began: float  # time.monotonic()
     ended: float
-    request: TurnRequest  # all of it, as the adapter received it
+
+    @property
+    def prompt(self) -> str:
+        return self.request.prompt
+
+    @property
+    def history(self) -> tuple[dict[str, str], ...]:
+        return self.request.history
+
+    @property
+    def answer(self) -> str | None:
+        return self.request.answer
 
 
 TURNS: list[Turn] = []
@@ -74,8 +83,7 @@ def timed(request: TurnRequest) -> TurnResult:
     if waited := re.search(r"after (\w+)", request.prompt):
         _await_end(waited.group(1))
     with _BEGAN:
-        ended = time.monotonic()
-        TURNS.append(Turn(request.prompt, request.history, request.answer, began, ended, request))
+        TURNS.append(Turn(request, began, time.monotonic()))
         _BEGAN.notify_all()
     if "explode silently" in request.prompt:
         raise AdapterError("")
