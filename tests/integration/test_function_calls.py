@@ -62,11 +62,21 @@ def test_f2_f3_call_runs_to_succeeded_on_step_functions(api, stack, agents):
     done = wait_for(api, caller, accepted.body["call_id"], {"succeeded", "failed", "interrupted"})
     assert done["state"] == "succeeded", done
     assert done["result"] == {"summary": "Either party may end it."}
-    executions = boto_sfn(stack).list_executions(
-        stateMachineArn=stack.settings.function_call_state_machine_arn
-    )["executions"]
-    assert [e["name"] for e in executions] == [accepted.body["call_id"]]
-    assert executions[0]["status"] == "SUCCEEDED"
+    # The record ends in the execution's Finish task; the execution itself ends a moment
+    # after it: wait for that, not for a clock.
+    import time
+
+    def executions() -> list[dict]:
+        return boto_sfn(stack).list_executions(
+            stateMachineArn=stack.settings.function_call_state_machine_arn
+        )["executions"]
+
+    deadline = time.monotonic() + 30
+    while executions()[0]["status"] == "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ended = executions()
+    assert [e["name"] for e in ended] == [accepted.body["call_id"]]
+    assert ended[0]["status"] == "SUCCEEDED"
 
 
 def boto_sfn(stack):
