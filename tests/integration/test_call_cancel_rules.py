@@ -6,6 +6,7 @@ cancelled with its run, and a record that keeps changing is given up on with a r
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -14,6 +15,7 @@ import pytest
 from agentworks.crews.call_store import StaleCall
 from agentworks.errors import Conflict, InvalidInput, MissingScope, Unavailable
 from tests.integration.test_call_rules import _handed_off
+from tests.integration.test_mailbox_adapter import call
 
 
 def _calls(stack: Any) -> Any:
@@ -28,9 +30,26 @@ def _execution_status(stack: Any, call_id: str) -> str:
     return str(found["status"])
 
 
-def test_an_unfinished_call_is_cancelled_and_it_ends_everywhere(api, stack, agents) -> None:
+@pytest.fixture
+def stop_causes(stack: Any) -> Iterator[list[str]]:
+    """The causes the StopExecution requests carry (moto keeps none; the console shows it)."""
+    causes: list[str] = []
+    events = _calls(stack)._executions.client.meta.events
+
+    def seen(params: dict[str, Any], **_: Any) -> None:
+        causes.append(params["cause"])
+
+    events.register("provide-client-params.states.StopExecution", seen)
+    yield causes
+    events.unregister("provide-client-params.states.StopExecution", seen)
+
+
+def test_an_unfinished_call_is_cancelled_and_it_ends_everywhere(
+    api, stack, agents, stop_causes
+) -> None:
     _worker, call_id = _handed_off(api, stack, agents)
     admin = stack.principal(stack.admin_token)  # the account's admin, for its caller
+    assert api("GET", "/v1/crews/delegator", stack.admin_token).body["running"] == 1
     status = _calls(stack).cancel(admin, call_id)
     assert (status["state"], status["terminal"]) == ("cancelled", True)
     record, _ = _calls(stack)._calls.get(call_id)
@@ -39,6 +58,9 @@ def test_an_unfinished_call_is_cancelled_and_it_ends_everywhere(api, stack, agen
     assert record.pending_inputs == [] and record.task_token is None
     assert record.slot_held is False and record.updated_at == int(stack.clock.now() * 1000)
     assert _execution_status(stack, call_id) == "ABORTED"
+    assert stop_causes == ["cancelled by the caller"]
+    # The Crew's slot came back in the same transaction.
+    assert api("GET", "/v1/crews/delegator", stack.admin_token).body["running"] == 0
     with pytest.raises(Conflict) as again:
         _calls(stack).cancel(admin, call_id)
     assert again.value.message == "The call already ended (cancelled); there is nothing to cancel."
@@ -103,3 +125,15 @@ def test_recent_statuses_are_the_recent_calls_of_the_crew_named(api, stack, agen
     named, _ = _calls(stack).recent_statuses(admin, crew_name=record.crew_name)
     assert [s["call_id"] for s in named] == [call_id]
     assert _calls(stack).recent_statuses(admin, crew_name="another-crew") == ([], None)
+
+
+def test_recent_statuses_are_read_a_page_at_a_time(api, stack, agents) -> None:
+    """ListTasks' pageSize and pageToken reach the read: one call a page, newest first."""
+    _worker, older = _handed_off(api, stack, agents)
+    stack.clock.advance(1)
+    newer = call(api, agents.connection("caller")["token"], "the deed")
+    admin = stack.principal(stack.admin_token)
+    first, following = _calls(stack).recent_statuses(admin, limit=1)
+    assert [s["call_id"] for s in first] == [newer] and following is not None
+    rest, end = _calls(stack).recent_statuses(admin, limit=1, before=following)
+    assert [s["call_id"] for s in rest] == [older] and end is None

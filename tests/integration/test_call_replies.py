@@ -8,6 +8,7 @@ mutants `make mutate` found alive in crews/calls.py's `reply` (docs/benchmarks.m
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import boto3
@@ -31,6 +32,15 @@ def _waiting_call(api: Any, caller: str) -> tuple[str, str]:
     waiting = wait_for(api, caller, call_id, {"input_required"})
     [pending] = waiting["pending_inputs"]
     return call_id, pending["request_id"]
+
+
+def test_a_question_shows_when_it_was_asked(api, stack, agents) -> None:
+    caller = _caller(api, stack, agents)
+    asked = stack.clock.now()
+    call_id, request_id = _waiting_call(api, caller)
+    [pending] = api("GET", f"/v1/calls/{call_id}", caller).body["pending_inputs"]
+    assert pending["request_id"] == request_id
+    assert datetime.fromisoformat(pending["asked_at"]).timestamp() == pytest.approx(asked, abs=1)
 
 
 def _store(stack: Any) -> CallStore:

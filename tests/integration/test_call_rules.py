@@ -386,6 +386,7 @@ def test_recent_calls_show_cost_to_the_micro_dollar_within_the_target_bounds(api
     ).body["token"]
     listed = api("GET", "/v1/calls", bounded).body["calls"]
     assert [(c["call_id"], c["cost_usd"]) for c in listed] == [(mine, 0.123457)]
+    assert api("GET", f"/v1/calls/{mine}", bounded).body["cost_usd"] == 0.123457
 
 
 def test_a_submission_whose_call_is_gone_answers_like_an_unknown_call(api, stack, agents):

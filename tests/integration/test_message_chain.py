@@ -217,6 +217,34 @@ def test_m3_a_page_query_examines_about_as_many_items_as_this_side_needs(api, ag
     assert page(limit=1, after=cut)[:2] == (["r3"], [2, 6])
 
 
+def test_m3_expired_messages_a_page_examined_count_as_this_sides(api, agents, stack):
+    """Two messages to the worker whose TTL passed while DynamoDB still holds them (it
+    deletes up to 48 h late) count among the worker's messages examined, though the page
+    shows neither: once the head's count of them is examined, the page Query stops. The
+    chain: start (seq 1, to the reviewer), e1 and e2 (2, 3, to the worker), w0–w19 (4–23)."""
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    _send(api, reviewer, reply_to, "e1")
+    _send(api, reviewer, reply_to, "e2")
+    for i in range(20):
+        _send(api, worker, inbox, f"w{i}")
+        stack.clock.advance(60)  # under the hourly send limit
+    conversation = f"CONV#{parse_inbox_id(inbox).conversation}"
+    for seq in (2, 3):
+        stack.client.update_item(
+            TableName=stack.settings.messages_table,
+            Key=to_item({"pk": conversation, "sk": keys.message_sk(seq)}),
+            UpdateExpression="SET #ttl = :past",
+            ExpressionAttributeNames={"#ttl": keys.TTL_ATTRIBUTE},
+            ExpressionAttributeValues=to_item({":past": int(stack.clock.now()) - 1}),
+        )
+    with queries(stack) as log:
+        page = _read(api, worker, inbox, limit=1)
+    # The head (2 items), then 23 × 1/2 rounded up + 2 = 14 items: start, e1, e2, w0–w10.
+    # Both of the worker's two are among them, so no second Query looks at w11–w19.
+    assert (page["messages"], log.scanned) == ([], [2, 14])
+    assert _read(api, worker, inbox, after=page["next_cursor"])["messages"] == []
+
+
 def test_m3_a_page_shows_a_message_just_sent_through_a_lagging_replica(api, agents, stack):
     worker, reviewer, inbox, reply_to = _pair(api, agents)
     before = _read(api, worker, inbox)

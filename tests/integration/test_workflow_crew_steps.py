@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 
 from tests.integration.crew_support import CONTRACTS
 from tests.integration.workflow_support import TIMED, define, start, step_of, wait_run
@@ -22,6 +23,12 @@ def _flow() -> dict:
             {"steps": [{"label": "after", "adapter": "timed", "prompt": "Use the summary"}]},
         ],
     }  # fmt: skip
+
+
+# One step calling `confirm`, which waits on a person's answer.
+ASKS_CREW = {"workflowId": "asks-crew", "stages": [{"steps": [
+    {"label": "confirm", "crew": "contracts", "function": "confirm",
+     "args": {"action": "sign"}}]}]}  # fmt: skip
 
 
 def test_a_crew_step_calls_the_function_as_the_starter(api, stack, agents) -> None:
@@ -63,26 +70,13 @@ def test_the_starters_rights_decide_what_a_crew_step_may_call(api, stack, agents
 def test_cancel_stops_a_crew_steps_running_call(api, stack, agents) -> None:
     """The call waits on a person (confirm asks); cancelling the run stops the call's
     execution, and the tick records the call interrupted, freeing the Crew's slot."""
-    import time
 
     from tests.support.handlers import LambdaContext, load_handler
 
     assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
     caller = agents.connection("caller")["token"]
-    flow = {"workflowId": "asks-crew", "stages": [{"steps": [
-        {"label": "confirm", "crew": "contracts", "function": "confirm",
-         "args": {"action": "sign"}}]}]}  # fmt: skip
-    run_id = start(api, caller, flow)
-    deadline = time.monotonic() + 30
-    while True:
-        step = step_of(api("GET", f"/v1/workflows/{run_id}", caller).body, "confirm")
-        call_id = _call_of(stack, run_id)
-        if call_id and api("GET", f"/v1/calls/{call_id}", caller).body["state"] == (
-            "input_required"
-        ):
-            break
-        assert time.monotonic() < deadline, step
-        time.sleep(0.05)
+    run_id = start(api, caller, ASKS_CREW)
+    call_id = _waiting_call(api, stack, caller, run_id)
     assert api("POST", f"/v1/workflows/{run_id}/cancel", caller).status == 200
     executions = stack.services.crews.calls._executions
     assert executions.status_of_call(call_id) == "ABORTED"
@@ -90,6 +84,32 @@ def test_cancel_stops_a_crew_steps_running_call(api, stack, agents) -> None:
     load_handler("tick").handler({"source": "aws.events"}, LambdaContext())
     call = api("GET", f"/v1/calls/{call_id}", caller).body
     assert call["state"] == "interrupted", call
+
+
+def test_a_crew_steps_call_cancelled_by_itself_ends_the_step(api, stack, agents) -> None:
+    """The call, not the run, is cancelled (A2A CancelTask, `agentworks calls cancel`): its
+    end answers the step waiting for it, which fails with the call's outcome at once."""
+    assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
+    caller = agents.connection("caller")["token"]
+    run_id = start(api, caller, ASKS_CREW)
+    call_id = _waiting_call(api, stack, caller, run_id)
+    stack.services.crews.calls.cancel(stack.principal(caller), call_id)
+    run = wait_run(api, caller, run_id)
+    assert run["status"] == "failed", run
+    assert "cancelled" in step_of(run, "confirm")["error"]
+
+
+def _waiting_call(api, stack, caller: str, run_id: str) -> str:
+    """The call of the run's step, once it waits on its question."""
+    deadline = time.monotonic() + 30
+    while True:
+        call_id = _call_of(stack, run_id)
+        if call_id and api("GET", f"/v1/calls/{call_id}", caller).body["state"] == (
+            "input_required"
+        ):
+            return call_id
+        assert time.monotonic() < deadline, run_id
+        time.sleep(0.05)
 
 
 def _call_of(stack, run_id: str) -> str | None:

@@ -119,7 +119,7 @@ def call_status(record: CallRecord) -> dict[str, Any]:
             for p in record.pending_inputs
         ],
         "final_text": record.final_text,
-        "result": record.result if record.has_result and not record.result_file else None,
+        "result": record.result,  # None when there is none, or it is kept as result_file
         "result_file": record.result_file,
         "files": record.files,
         "turns": record.turns,
