@@ -60,6 +60,11 @@ GROUPS = (
             "tests/unit/test_submission_claims.py",
             "tests/integration/test_ttl_lag.py",  # a binding past its TTL claimed again
         ),
+        wider=(
+            # A bounded connection reads an account inbox whose peer is within its bounds.
+            "tests/integration/test_connection_bounds.py::"
+            "test_a3b_an_account_inbox_is_refused_when_its_peer_is_outside_the_bounds",
+        ),
     ),
     Group(
         "identity",
@@ -105,6 +110,11 @@ GROUPS = (
             "tests/integration/test_call_cancel_rules.py",  # cancel, and A2A ListTasks' read
             "tests/integration/test_mcp_tool_use.py",
             "tests/unit/test_call_bounds.py",
+        ),
+        # A cancelled call answers the workflow step waiting for it.
+        wider=(
+            "tests/integration/test_workflow_crew_steps.py::"
+            "test_a_crew_steps_call_cancelled_by_itself_ends_the_step",
         ),
         # The reconciliation tests wait out Step Functions' retries of a failing finish
         # (15 s unbroken).

@@ -79,7 +79,25 @@ def stage(group: Group) -> Path:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     pytest_options = pyproject["tool"]["pytest"]["ini_options"]
     (folder / "pyproject.toml").write_text(_toml(group, pytest_options))
+    (folder / MYPY_CONFIG).write_text(_mypy_config(pyproject["tool"]["mypy"]))
     return folder
+
+
+# The type checker `make lint` runs (CI too) sees each mutant before any test does: one
+# that does not type-check could never land, and mutmut counts it caught without a test.
+MYPY_CONFIG = "mypy-mutants.ini"
+
+
+def _mypy_config(options: dict[str, Any]) -> str:
+    """The repository's mypy options for the staged copy, where the packages sit in src/."""
+    lines = ["[mypy]"]
+    for key, item in options.items():
+        # Not the paths; nor unused ignores: one a mutant makes unused is no type error.
+        if key in ("mypy_path", "exclude", "warn_unused_ignores"):
+            continue
+        lines.append(f"{key} = {item}")
+    lines += ["mypy_path = src", "cache_dir = ../.mypy_cache", ""]
+    return "\n".join(lines)
 
 
 def _refresh_package_data(folder: Path) -> None:
@@ -117,6 +135,9 @@ def _toml(group: Group, pytest_options: dict[str, object]) -> str:
     lines.append(f"only_mutate = {value(list(group.modules))}")
     lines.append(f"also_copy = {value(ALSO_COPY)}")
     lines.append(f"pytest_add_cli_args_test_selection = {value(list(group.tests))}")
+    # mutmut reads mypy's report by the command's word "mypy" (on PATH: run_group's env).
+    check = ["mypy", "--config-file", f"../{MYPY_CONFIG}", "--output", "json", *group.modules]
+    lines.append(f"type_check_command = {value(check)}")
     # No parallel pytest inside a mutant's run (mutmut runs mutants side by side), no cache
     # writes from a hundred forks, and the group's bound on a test's time.
     options = ["-p", "no:xdist", "-p", "no:cacheprovider", f"--timeout={group.test_timeout}"]
@@ -135,7 +156,12 @@ def run_group(
     print(f"\n== {group.name}: {len(group.modules)} modules, {len(group.tests)} test files")
     started = time.monotonic()
     deadline = started + minutes * 60 if minutes else None
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    bin_dir = str(Path(sys.executable).parent)
+    env = {
+        **os.environ,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
     # mutmut keeps a verdict until the mutated function changes, so a survivor would stay
     # one after a new test kills it: the survivors of the last run are tried again first.
     again = _survivors(group)
