@@ -7,7 +7,12 @@ from __future__ import annotations
 import pytest
 
 from agentworks.errors import Unauthenticated
-from agentworks.identity.bearer import CsrfRefused, require_csrf_header, session_cookie
+from agentworks.identity.bearer import (
+    CsrfRefused,
+    bearer_token,
+    require_csrf_header,
+    session_cookie,
+)
 from agentworks.identity.web_sessions import SESSION_COOKIE
 
 
@@ -32,6 +37,25 @@ def test_a_session_value_keeps_its_equals_signs_and_other_headers_are_not_cookie
     assert session_cookie({"headers": {"cookie": ["not", "text"]}}) == ""
     assert session_cookie({"headers": None, "cookies": None}) == ""
     assert session_cookie({}) == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "token"),
+    [
+        ("Bearer aw_1", "aw_1"),
+        ("bearer aw_1", "aw_1"),  # the scheme in any case (RFC 9110 §11.1)
+        ("  Bearer   aw_1  ", "aw_1"),  # one or more spaces after it (RFC 6750 §2.1)
+        ("Bearer", ""),
+        # Another scheme carries no bearer token, whatever follows it: no token at all, so
+        # a session cookie beside it is read instead.
+        ("Basic aw_1", ""),
+        ("Token aw_1", ""),
+        ("aw_1", ""),
+    ],
+)
+def test_the_bearer_token_is_read_from_the_authorization_header_only(value, token):
+    assert bearer_token({"Authorization": value}) == token
+    assert bearer_token({"authorization": value, "x-token": "aw_2"}) == token
 
 
 def test_a_connection_principal_ends_when_the_connection_expires(api, stack):

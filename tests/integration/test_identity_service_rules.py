@@ -5,6 +5,7 @@ CLI tests show the same rules through their surfaces; these read every message a
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -284,3 +285,22 @@ def test_a_new_and_a_revoked_connections_view_say_what_each_is(identity, admin, 
     assert identity.view(issued.connection)["status"] == "active"
     revoked = identity.revoke(admin, issued.connection.connection_id)
     assert identity.view(revoked)["status"] == "revoked"
+
+
+def test_a_new_account_is_named_local_and_its_first_connection_admin(identity, stack) -> None:
+    """A6 bootstrap (what `make run` prints the token of): the account's id, its default
+    name, and its first connection, which holds every scope."""
+    issued = identity.bootstrap()
+    connection = issued.connection
+    assert re.fullmatch(r"acct_[0-9A-HJKMNP-TV-Z]{26}", connection.account_id)
+    assert (connection.name, connection.scopes, connection.created_by) == (
+        "admin",
+        ALL_SCOPES,
+        None,
+    )
+    account = stack.client.get_item(
+        TableName=stack.settings.identity_table,
+        Key={"pk": {"S": f"ACCOUNT#{connection.account_id}"}, "sk": {"S": "ACCOUNT"}},
+    )["Item"]
+    assert account["name"] == {"S": "local"}
+    assert identity.authenticate(issued.token).connection_id == connection.connection_id

@@ -66,6 +66,17 @@ def test_a_call_that_ends_is_counted_once_by_outcome(api, stack, agents, counted
     assert counted["FunctionCallsAccepted"] == 1
 
 
+def test_a_refused_authentication_is_counted_under_the_dashboards_name(api, stack, counted):
+    """The dashboard's "authentication refused" widget plots this metric: a refused token
+    counts once, an accepted one not at all."""
+    [widget] = [line for line in (Path(__file__).resolve().parents[2] / "template.yaml")
+                .read_text().splitlines() if '"authentication refused"' in line]  # fmt: skip
+    plotted = json.loads(widget.strip().rstrip(","))[1]
+    assert api("GET", "/v1/whoami", "aw_not_a_token").status == 401
+    assert api("GET", "/v1/whoami", stack.admin_token).status == 200
+    assert counted[plotted] == 1 and plotted == "AuthenticationRefused"
+
+
 def test_workflow_runs_are_counted_when_they_end_and_when_they_are_cancelled(api, stack, counted):
     define(api, stack.admin_token, CLAUDE_CODE, TIMED)
     seed = json.loads((EXAMPLES / "review-then-fix.json").read_text())

@@ -87,6 +87,14 @@ GROUPS = (
             "tests/unit/test_call_token_route.py",
             "tests/unit/test_domain_rules.py",
         ),
+        wider=(
+            # What an authentication leaves behind: the log keys of its caller, and the
+            # dashboard's count of refusals.
+            "tests/integration/test_log_state.py::"
+            "test_an_unauthenticated_request_logs_nothing_of_the_previous_callers",
+            "tests/integration/test_operation_metrics.py::"
+            "test_a_refused_authentication_is_counted_under_the_dashboards_name",
+        ),
     ),
     Group(
         "crew_calls",
