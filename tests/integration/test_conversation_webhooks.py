@@ -25,6 +25,7 @@ from tests.integration.test_conversation_requests import TERMINAL, ask, wait_for
 from tests.integration.test_crew_messages import crew
 from tests.integration.test_crew_owners import private_crew
 from tests.integration.test_write_faults import items
+from tests.support.faults import touches
 from tests.support.handlers import LambdaContext, load_handler
 from tests.support.signature_oracle import documented_signature_matches
 from tests.support.streams import StreamReader
@@ -140,6 +141,25 @@ def test_c6_events_are_signed_and_carry_ids_never_bodies(api, stack, agents, rec
     assert [d["state"] for d in listed.body["deliveries"]] == ["delivered"] * 4
     # A retried stream batch sends nothing twice: each delivery was claimed first.
     assert webhooks()["sent"] == 0 and len(receiver.received) == 4
+
+
+def test_c6_a_delivery_whose_claim_answer_was_lost_is_still_sent_once(
+    api, stack, agents, receiver, webhooks, faults
+):
+    """The claim's put committed and botocore sent it again after a 500: the retry's
+    condition finds the delivery's item — this claim's own — so it is sent, not skipped."""
+    subscribe(api, stack.admin_token, receiver.url, ["agent_asked"])
+    crew(api, stack, "review")
+    sent = ask(api, agents.connection("caller")["token"], "What does clause 3 say?").body
+    lost = faults.fail(
+        "PutItem", "InternalServerError", where=touches(sk="DLV#"), commit_first=True
+    )
+    report = webhooks()
+    assert lost.injected == 1
+    assert report["sent"] == 1 and report["failed"] == 0, report
+    assert [e["message_id"] for e in receiver.events()] == [sent["message_id"]]
+    # A retried stream batch still sends nothing twice.
+    assert webhooks()["sent"] == 0 and len(receiver.received) == 1
 
 
 def test_c6_a_failing_receiver_is_retried_with_backoff_and_each_attempt_shows(

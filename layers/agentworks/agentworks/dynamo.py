@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -115,6 +115,39 @@ def applied(write: Callable[..., Any], **request: Any) -> bool:
         if condition_failed(error):
             return False
         raise
+    return True
+
+
+# The attribute a `put_claim` item carries its writer's token in.
+CLAIM_ATTRIBUTE = "claim"
+
+
+def put_claim(
+    client: DynamoDBClient, table: str, item: dict[str, Any], condition: str, **request: Any
+) -> bool:
+    """Puts `item` under `condition`, which admits one writer (`attribute_not_exists(pk)`),
+    with a token new to this call: True when the stored item is this call's. botocore sends a
+    put again when its answer is lost (a 500, a dropped connection), and the condition then
+    refuses the very item the first attempt stored; its token, returned with the refusal,
+    tells that apart from another writer's."""
+    import secrets
+
+    from botocore.exceptions import ClientError
+
+    token = secrets.token_hex(8)
+    try:
+        client.put_item(
+            TableName=table,
+            Item=to_item({**item, CLAIM_ATTRIBUTE: token}),
+            ConditionExpression=condition,
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            **request,
+        )
+    except ClientError as error:
+        if not condition_failed(error):
+            raise
+        old = from_item(cast(dict[str, Any], error.response).get("Item"))
+        return old is not None and old.get(CLAIM_ATTRIBUTE) == token
     return True
 
 

@@ -19,9 +19,9 @@ from agentworks import limits
 from agentworks.dynamo import (
     TTL_ATTRIBUTE,
     TransactionCancelled,
-    applied,
     from_item,
     live_item,
+    put_claim,
     read_item,
     to_item,
     transact_write,
@@ -194,26 +194,24 @@ class SubscriptionStore:
     # ---- deliveries ----
 
     def claim(self, record: DeliveryRecord) -> bool:
-        """The delivery's item, before its first attempt; False when it exists (a retried
-        stream batch: this event went to this subscription already)."""
-        return applied(
-            self._db.put_item,
-            TableName=self._table,
-            Item=to_item(
-                {
-                    "pk": _deliveries_pk(record.account_id, record.webhook_id),
-                    "sk": f"DLV#{record.entry_key}",
-                    "event": record.event,
-                    "conversation": record.conversation,
-                    "message_id": record.message_id,
-                    "state": "sending",
-                    "attempts": [],
-                    "created_at": record.created_at,
-                    TTL_ATTRIBUTE: record.created_at // 1000
-                    + limits.CONVERSATION_WEBHOOK_DELIVERY_SECONDS,
-                }
-            ),
-            ConditionExpression="attribute_not_exists(pk)",
+        """The delivery's item, before its first attempt; False when another claim stored it
+        (a retried stream batch: this event went to this subscription already)."""
+        return put_claim(
+            self._db,
+            self._table,
+            {
+                "pk": _deliveries_pk(record.account_id, record.webhook_id),
+                "sk": f"DLV#{record.entry_key}",
+                "event": record.event,
+                "conversation": record.conversation,
+                "message_id": record.message_id,
+                "state": "sending",
+                "attempts": [],
+                "created_at": record.created_at,
+                TTL_ATTRIBUTE: record.created_at // 1000
+                + limits.CONVERSATION_WEBHOOK_DELIVERY_SECONDS,
+            },
+            "attribute_not_exists(pk)",
         )
 
     def add_attempt(self, record: DeliveryRecord, attempt: Attempt, state: str) -> None:
