@@ -106,6 +106,27 @@ def test_f3_schema_rejection_is_422_with_path(api, stack, agents):
     assert unknown.status == 400
 
 
+def test_f3_a_schema_rejection_names_the_args_once_whatever_the_fields_are_called(
+    api, stack, agents
+):
+    """The validator speaks of `data`; the caller sent `args`. Only that first word is
+    renamed — a field that is itself called `data` keeps its name."""
+    crew = copy.deepcopy(CONTRACTS)
+    crew["functions"][0]["input_schema"] = {
+        "type": "object",
+        "properties": {"data": {"type": "object", "properties": {"data": {"type": "string"}}}},
+    }
+    _crew(api, stack, crew)
+    caller = agents.connection("caller")["token"]
+    body = {"target": "crew:contracts", "function": "summarize", "args": {"data": {"data": 7}}}
+    reply = api("POST", "/v1/calls", caller, body)
+    assert reply.status == 422, reply.body
+    assert reply.body["error"]["path"] == "args.data.data"
+    assert reply.body["error"]["message"] == (
+        "args don't match summarize's input schema: args.data.data must be string"
+    )
+
+
 def test_f7_human_input_round_trip(api, stack, agents):
     _crew(api, stack)
     caller = agents.connection("caller")["token"]

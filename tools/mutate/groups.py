@@ -119,10 +119,12 @@ GROUPS = (
             "tests/integration/test_mcp_tool_use.py",
             "tests/unit/test_call_bounds.py",
         ),
-        # A cancelled call answers the workflow step waiting for it.
         wider=(
+            # A cancelled call answers the workflow step waiting for it.
             "tests/integration/test_workflow_crew_steps.py::"
             "test_a_crew_steps_call_cancelled_by_itself_ends_the_step",
+            # args nested to the limit and one level past it.
+            "tests/integration/test_bad_input.py::test_f3_args_nested_past_the_limit_are_400",
         ),
         # The reconciliation tests wait out Step Functions' retries of a failing finish
         # (15 s unbroken).
