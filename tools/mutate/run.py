@@ -275,6 +275,7 @@ def results(group: Group) -> dict[str, dict[str, object]]:
         wider = _wider_verdicts(group)
         killed = [k for k, s in status.items() if s in KILLED]
         timeouts = [k for k, s in status.items() if s == "timeout"]
+        typed = [k for k, s in status.items() if s == "caught by type check"]
         pending = [k for k, s in status.items() if s == "not checked"]
         equivalent: dict[str, str] = {}
         log_only: dict[str, str] = {}
@@ -296,6 +297,7 @@ def results(group: Group) -> dict[str, dict[str, object]]:
             "mutants": total,
             "killed": len(killed),
             "of_which_timeouts": len(timeouts),
+            "of_which_mypy": len(typed),  # refused by the type checker before any test ran
             "equivalent": equivalent,
             "log_lines_only": log_only,
             "survivors": survivors,
@@ -352,8 +354,8 @@ def report(groups: tuple[Group, ...]) -> None:
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(summary, indent=2) + "\n")
     print(
-        f"\n{'module':<46} {'mutants':>7} {'pending':>7} {'killed':>7} {'equiv.':>7} "
-        f"{'logs':>5} {'score':>7} {'of all':>7}"
+        f"\n{'module':<46} {'mutants':>7} {'pending':>7} {'killed':>7} {'(mypy)':>7} "
+        f"{'equiv.':>7} {'logs':>5} {'score':>7} {'of all':>7}"
     )
     for modules in summary.values():
         for module, row in modules.items():
@@ -362,7 +364,8 @@ def report(groups: tuple[Group, ...]) -> None:
             left = len(row["survivors"])
             print(
                 f"{module:<46} {row['mutants']:>7} {row.get('pending', 0):>7} {row['killed']:>7} "
-                f"{len(row['equivalent']):>7} {len(row.get('log_lines_only', ())):>5} "
+                f"{row.get('of_which_mypy', 0):>7} {len(row['equivalent']):>7} "
+                f"{len(row.get('log_lines_only', ())):>5} "
                 f"{_percent(row['score'])} {_percent(row.get('score_of_all'))}"
                 + (f"  ({left} left: see {REPORT.relative_to(ROOT)})" if left else "")
             )
