@@ -249,12 +249,23 @@ def try_wider(
 
 
 def _survivors(group: Group) -> list[str]:
+    """The last run's survivors a new test may kill: not those explained as equivalent, nor
+    those a wider test killed (each would re-run every test reaching its function)."""
+    folder = STAGING / group.name
+    wider = _wider_verdicts(group)
     names = []
     for module in group.modules:
-        meta = STAGING / group.name / "mutants" / f"{module}.meta"
-        if meta.exists():
-            codes = json.loads(meta.read_text())["exit_code_by_key"]
-            names += [k for k, c in codes.items() if status_by_exit_code[c] in LEFT]
+        meta = folder / "mutants" / f"{module}.meta"
+        if not meta.exists():
+            continue
+        codes = json.loads(meta.read_text())["exit_code_by_key"]
+        for name in (k for k, c in codes.items() if status_by_exit_code[c] in LEFT):
+            diff = _diff(folder, module, name)
+            known = wider.get(name, {})
+            if why_equivalent(module, diff) is None and not (
+                known.get("diff") == diff and known["killed"]
+            ):
+                names.append(name)
     return names
 
 
