@@ -367,3 +367,31 @@ def test_m11_a_delivery_record_is_kept_as_long_as_its_message_and_not_after(api,
     stack.clock.advance(1)
     assert receiving_run() is None
     assert record in items(stack, stack.settings.work_table, pk="CREWCONV#", sk="MSG#")
+
+
+def test_c4_a_follow_up_carries_its_conversations_depth_to_the_crew(api, stack, agents):
+    """A conversation a Crew's run opened is one level deeper than the run's own (C4): a
+    request sent into it later is delivered at that depth, so the Crew's run it starts
+    counts toward CONVERSATION_DEPTH_MAX as the first one did."""
+    from agentworks.conversations.delivery_items import delivery_key
+    from agentworks.dynamo import to_item
+    from agentworks.ids import parse_inbox_id
+    from agentworks.messaging import keys
+
+    crew(api, stack, "review")  # deliveries wait for a person: nothing runs meanwhile
+    caller = agents.connection("caller")["token"]
+    first = send(api, caller, "What does clause 5 say?").body
+    conversation = parse_inbox_id(first["inbox_id"]).conversation
+    stack.client.update_item(  # as if a Crew's run two levels down had opened it
+        TableName=stack.settings.messages_table,
+        Key=to_item(keys.conversation(conversation)),
+        UpdateExpression="SET #depth = :depth",
+        ExpressionAttributeNames={"#depth": "depth"},
+        ExpressionAttributeValues=to_item({":depth": limits.CONVERSATION_DEPTH_MAX}),
+    )
+    again = send(api, caller, "And clause 6?", inbox_id=first["inbox_id"], kind="request")
+    assert again.status == 201, again.body
+    stored = stack.client.get_item(
+        TableName=stack.settings.work_table, Key=to_item(delivery_key(conversation, 2))
+    )["Item"]
+    assert stored["depth"] == {"N": str(limits.CONVERSATION_DEPTH_MAX)}

@@ -125,6 +125,26 @@ def test_m5_connection_not_on_allow_list_is_refused_like_unknown(api, agents, wo
     _assert_nothing_changed(api, world)
 
 
+def test_m5_a_send_into_an_inbox_as_another_of_the_callers_names_looks_unknown(api, world):
+    """The reviewer's connection holds a second name too; naming it on a send into the
+    reviewer's inbox is refused exactly as an unknown inbox is, and stores nothing."""
+    reviewer = world["reviewer"]
+    assert api("POST", "/v1/agents", reviewer, {"agent_name": "helper"}).status == 200
+    reply_to = world["first"]["reply_address"]
+    as_helper = {"inbox_id": reply_to, "agent_name": "helper", "message": "x"}
+    got = api("POST", "/v1/messages", reviewer, as_helper)
+    unknown = {**as_helper, "inbox_id": _unknown_ids()[1]}
+    baseline = api("POST", "/v1/messages", reviewer, unknown)
+    assert got.status == 404 and (got.status, got.body) == (baseline.status, baseline.body)
+    worker_page = {"inbox_id": world["sent"]["inbox_id"]}
+    assert api("GET", "/v1/messages", world["worker"], query=worker_page).body["messages"] == []
+    # As the name holding that side, the same send is stored.
+    as_reviewer = {**as_helper, "agent_name": "reviewer"}
+    assert api("POST", "/v1/messages", reviewer, as_reviewer).status == 201
+    delivered = api("GET", "/v1/messages", world["worker"], query=worker_page).body["messages"]
+    assert [m["body"] for m in delivered] == ["x"]
+
+
 def test_m5_register_over_someone_elses_name_is_refused(api, agents, world):
     outsider = agents.connection("outsider")["token"]
     before = api("GET", "/v1/agents", world["reviewer"]).body["agents"]

@@ -217,6 +217,49 @@ def test_m3_a_page_query_examines_about_as_many_items_as_this_side_needs(api, ag
     assert page(limit=1, after=cut)[:2] == (["r3"], [2, 6])
 
 
+def test_m11_a_send_retried_past_the_inboxs_idle_days_is_refused_as_expired(
+    api, agents, stack, monkeypatch
+):
+    """Another send took the seq, and by the time this one reads the head again the
+    conversation has crossed its 7 idle days: refused as expired, in the same words as a
+    send that found it so at once, and nothing is stored."""
+    from agentworks.messaging.conversation_store import WriteConflict
+
+    worker, _reviewer, inbox, _reply_to = _pair(api, agents)
+    store = stack.services.messaging._conversations
+    real_append = store.append
+
+    def taken_meanwhile(message: Any) -> None:
+        monkeypatch.setattr(store, "append", real_append)
+        stack.clock.advance(limits.INBOX_IDLE_SECONDS)
+        raise WriteConflict()
+
+    monkeypatch.setattr(store, "append", taken_meanwhile)
+    late = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "late"})
+    assert (late.status, late.body["error"]["message"]) == (
+        410,
+        "This inbox expired after 7 idle days. Start a new conversation with target=agent:NAME.",
+    )
+    assert [m[2] for m in _chain(stack, inbox)] == ["start"]
+
+
+def test_m1_a_send_reads_its_conversations_head_once_eventually_consistent(api, agents, stack):
+    """Half the read units: the chained put refuses a seq a stale head would reuse, so the
+    send's one head Query need not be strongly consistent (and is not made twice)."""
+    worker, _reviewer, inbox, _reply_to = _pair(api, agents)
+    reads: list[bool] = []
+
+    def query(params: dict[str, Any], **_: Any) -> None:
+        reads.append(bool(params.get("ConsistentRead")))
+
+    stack.client.meta.events.register("provide-client-params.dynamodb.Query", query)
+    try:
+        _send(api, worker, inbox, "once")
+    finally:
+        stack.client.meta.events.unregister("provide-client-params.dynamodb.Query", query)
+    assert reads == [False]
+
+
 def test_m3_expired_messages_a_page_examined_count_as_this_sides(api, agents, stack):
     """Two messages to the worker whose TTL passed while DynamoDB still holds them (it
     deletes up to 48 h late) count among the worker's messages examined, though the page
@@ -488,6 +531,27 @@ def test_m2_a_send_that_stopped_after_storing_is_recovered_not_repeated(
     assert retry.body["created_at"] == read[1]["created_at"] == iso(now_ms)
     # The binding now names the message: later retries replay at once.
     assert api("POST", "/v1/messages", worker, body).body["message_id"] == retry.body["message_id"]
+
+
+def test_m2_a_real_send_stopped_before_naming_its_message_is_recovered(api, agents, stack, faults):
+    """The same, end to end: the send stores its message under its submission id, and
+    every attempt to name it on the binding fails (best effort: the send still answers
+    201). A retry once the claim is stale finds that message by its submission id and
+    replays it rather than storing it again."""
+    from tests.support.faults import touches
+
+    worker, reviewer, inbox, reply_to = _pair(api, agents)
+    body = {"inbox_id": inbox, "message": "exactly once", "submission_id": "stop-1"}
+    naming = faults.exhaust("UpdateItem", "InternalServerError", where=touches(pk="SUB#"))
+    sent = api("POST", "/v1/messages", worker, body)
+    assert sent.status == 201 and naming.injected == faults.max_attempts
+    faults.clear()
+    stack.clock.advance(31)
+    retry = api("POST", "/v1/messages", worker, body)
+    assert retry.status == 200 and retry.body["replayed"] is True, retry.body
+    assert retry.body["message_id"] == sent.body["message_id"]
+    read = _read(api, reviewer, reply_to)["messages"]
+    assert [m["body"] for m in read] == ["start", "exactly once"]
 
 
 def test_m2_a_stale_claim_that_stored_nothing_is_taken_over(api, agents, stack):

@@ -154,6 +154,19 @@ EXPLAINED = (
         "the inbox id names the party whose address this is: the digest binds it already",
     ),
     (
+        f"{LAYER}/messaging/service.py",
+        "return self._authority.open(principal, inbox, None)[0]",
+        "the send's first open checked the name against the side it holds, and a "
+        "conversation's parties never change: the retry's open finds the same (its consent "
+        "and liveness are checked either way)",
+    ),
+    (
+        f"{LAYER}/messaging/service.py",
+        'crew = self._gate().admit(principal, peer.agent_name or "XXXX")',
+        "a Crew's party always carries its name (the `or` only satisfies the type), so "
+        "the default is never used",
+    ),
+    (
         f"{LAYER}/workflows/engine.py",
         'if self.step(run_id, at) == "XXdoneXX":',
         "a step that answers done has saved a terminal record (or has none to save): the "

@@ -61,6 +61,9 @@ GROUPS = (
             "tests/integration/test_ttl_lag.py",  # a binding past its TTL claimed again
         ),
         wider=(
+            # A send into an inbox past its idle days is told so, in these words.
+            "tests/integration/test_inbox_lifetime.py::"
+            "test_m11_idle_inbox_expires_after_7_days_then_tick_retires_it",
             # A bounded connection reads an account inbox whose peer is within its bounds.
             "tests/integration/test_connection_bounds.py::"
             "test_a3b_an_account_inbox_is_refused_when_its_peer_is_outside_the_bounds",
