@@ -145,6 +145,22 @@ def test_m5_a_send_into_an_inbox_as_another_of_the_callers_names_looks_unknown(a
     assert [m["body"] for m in delivered] == ["x"]
 
 
+def test_m5_a_re_created_sender_name_holds_none_of_its_first_contacts(api, world):
+    """The worker's first contact stored the worker's identity on its side: once the name
+    is unregistered and registered again (a new identity), that inbox answers the new one
+    as an unknown inbox."""
+    worker = world["worker"]
+    assert api("DELETE", "/v1/agents/worker", worker).status == 200
+    assert api("POST", "/v1/agents", worker, {"agent_name": "worker"}).status == 200
+    inbox = world["sent"]["inbox_id"]
+    as_worker = {"inbox_id": inbox, "agent_name": "worker", "message": "x"}
+    got = api("POST", "/v1/messages", worker, as_worker)
+    baseline = api("POST", "/v1/messages", worker, {**as_worker, "inbox_id": _unknown_ids()[0]})
+    assert got.status == 404 and (got.status, got.body) == (baseline.status, baseline.body)
+    read = api("GET", "/v1/messages", worker, query={"inbox_id": inbox})
+    assert (read.status, read.body) == (baseline.status, baseline.body)
+
+
 def test_m5_register_over_someone_elses_name_is_refused(api, agents, world):
     outsider = agents.connection("outsider")["token"]
     before = api("GET", "/v1/agents", world["reviewer"]).body["agents"]

@@ -243,6 +243,29 @@ def test_m11_a_send_retried_past_the_inboxs_idle_days_is_refused_as_expired(
     assert [m[2] for m in _chain(stack, inbox)] == ["start"]
 
 
+def test_m1_a_send_whose_seq_is_always_taken_gives_up_saying_so(api, agents, stack, monkeypatch):
+    """Every attempt finds its seq taken by another send: after a bounded number of
+    attempts the send is refused as a conflict to retry, and nothing is stored."""
+    from agentworks.messaging.conversation_store import WriteConflict
+    from agentworks.messaging.first_contacts import MAX_WRITE_ATTEMPTS
+
+    worker, _reviewer, inbox, _reply_to = _pair(api, agents)
+    attempts: list[int] = []
+
+    def taken(message: Any) -> None:
+        attempts.append(message.seq)
+        raise WriteConflict()
+
+    monkeypatch.setattr(stack.services.messaging._conversations, "append", taken)
+    busy = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "busy"})
+    assert (busy.status, busy.body["error"]["message"]) == (
+        409,
+        "The conversation is too busy right now; retry with the same submission_id.",
+    )
+    assert attempts == [2] * MAX_WRITE_ATTEMPTS
+    assert [m[2] for m in _chain(stack, inbox)] == ["start"]
+
+
 def test_m1_a_send_reads_its_conversations_head_once_eventually_consistent(api, agents, stack):
     """Half the read units: the chained put refuses a seq a stale head would reuse, so the
     send's one head Query need not be strongly consistent (and is not made twice)."""

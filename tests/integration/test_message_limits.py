@@ -123,6 +123,28 @@ def test_m11_inbox_history_1001st_message_evicts_oldest_delivered(api, agents, s
     assert api("GET", f"/v1/inboxes/{reply_to}/state", reviewer).body["messages_retained"] == 1000
 
 
+def test_m11_the_1000th_message_evicts_nothing_and_asks_nothing(api, agents, stack):
+    """At the bound the history is full, not over it: no delete request is made (one would
+    cost a write even on nothing), and the first message is still there."""
+    worker, reviewer, inbox, reply_to = _first_contact(api, agents)
+    _seed_history(stack, reply_to, limits.INBOX_HISTORY_MAX - 2)  # + "start" = 999
+    deletes: list[dict] = []
+
+    def delete(params: dict, **_: Any) -> None:
+        deletes.append(params)
+
+    stack.client.meta.events.register("provide-client-params.dynamodb.DeleteItem", delete)
+    try:
+        sent = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "1000th"})
+        assert sent.status == 201 and deletes == []
+        more = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "1001st"})
+        assert more.status == 201 and len(deletes) == 1
+    finally:
+        stack.client.meta.events.unregister("provide-client-params.dynamodb.DeleteItem", delete)
+    page = api("GET", "/v1/messages", reviewer, query={"inbox_id": reply_to, "limit": 1}).body
+    assert [m["body"] for m in page["messages"]] == ["seeded 2"]  # "start" went with the 1001st
+
+
 def test_m11_pending_oldest_blocks_eviction_inbox_full(api, agents, stack):
     worker, reviewer, inbox, reply_to = _first_contact(api, agents)
     _seed_history(stack, reply_to, limits.INBOX_HISTORY_MAX - 1)
@@ -136,7 +158,12 @@ def test_m11_pending_oldest_blocks_eviction_inbox_full(api, agents, stack):
         == 200
     )
     full = api("POST", "/v1/messages", worker, {"inbox_id": inbox, "message": "one more"})
-    assert full.status == 409 and full.body["error"]["code"] == "inbox_full"
+    assert full.status == 409 and full.body["error"] == {
+        "code": "inbox_full",
+        "message": "The conversation holds 1,000 messages and its oldest is still being "
+        "delivered (admitted, not processed). Retry once the receiver acknowledges it as "
+        "processed.",
+    }
     # Nothing half written: the refused message is not stored, the count is unchanged.
     state = api("GET", f"/v1/inboxes/{reply_to}/state", reviewer).body
     assert state["messages_retained"] == 1000

@@ -66,15 +66,36 @@ def test_a_call_that_ends_is_counted_once_by_outcome(api, stack, agents, counted
     assert counted["FunctionCallsAccepted"] == 1
 
 
+def _plotted(label: str) -> str:
+    """The metric the dashboard's widget labelled `label` plots (template.yaml)."""
+    [widget] = [line for line in (Path(__file__).resolve().parents[2] / "template.yaml")
+                .read_text().splitlines() if f'"label": "{label}"' in line]  # fmt: skip
+    return str(json.loads(widget.strip().rstrip(","))[1])
+
+
 def test_a_refused_authentication_is_counted_under_the_dashboards_name(api, stack, counted):
     """The dashboard's "authentication refused" widget plots this metric: a refused token
     counts once, an accepted one not at all."""
-    [widget] = [line for line in (Path(__file__).resolve().parents[2] / "template.yaml")
-                .read_text().splitlines() if '"authentication refused"' in line]  # fmt: skip
-    plotted = json.loads(widget.strip().rstrip(","))[1]
+    plotted = _plotted("authentication refused")
     assert api("GET", "/v1/whoami", "aw_not_a_token").status == 401
     assert api("GET", "/v1/whoami", stack.admin_token).status == 200
     assert counted[plotted] == 1 and plotted == "AuthenticationRefused"
+
+
+def test_a_stored_send_counts_once_and_its_replay_not_again(api, agents, counted):
+    """The dashboard's "sent" line: each message stored counts one, a send replayed from
+    its submission_id none (nothing new was stored)."""
+    plotted = _plotted("sent")
+    worker, _reviewer = agents.named("worker"), agents.named("reviewer")
+    body = {"target": "agent:reviewer", "message": "hi", "submission_id": "once"}
+    assert api("POST", "/v1/messages", worker, body).status == 201
+    assert counted[plotted] == 1 and plotted == "MessagesSent"
+    replayed = api("POST", "/v1/messages", worker, body)
+    assert replayed.status == 200 and replayed.body["replayed"] is True
+    inbox = replayed.body["inbox_id"]
+    again = {"inbox_id": inbox, "message": "again"}
+    assert api("POST", "/v1/messages", worker, again).status == 201
+    assert counted[plotted] == 2
 
 
 def test_workflow_runs_are_counted_when_they_end_and_when_they_are_cancelled(api, stack, counted):

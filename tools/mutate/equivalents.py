@@ -162,6 +162,17 @@ EXPLAINED = (
     ),
     (
         f"{LAYER}/messaging/service.py",
+        'to_agent=receiver.agent_id if (receiver.kind == "agent") or True else None,',
+        "only a named agent's side is listened to by name: an external side has no agent "
+        "id (None either way), and nobody holds — so nobody listens on — a Crew's side",
+    ),
+    (
+        f"{LAYER}/messaging/service.py",
+        'created_at=iso(now) or "XXXX",',
+        "`iso` of a time (an int) is never None, so the default is never used",
+    ),
+    (
+        f"{LAYER}/messaging/service.py",
         'crew = self._gate().admit(principal, peer.agent_name or "XXXX")',
         "a Crew's party always carries its name (the `or` only satisfies the type), so "
         "the default is never used",

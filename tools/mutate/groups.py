@@ -64,6 +64,12 @@ GROUPS = (
             # A send into an inbox past its idle days is told so, in these words.
             "tests/integration/test_inbox_lifetime.py::"
             "test_m11_idle_inbox_expires_after_7_days_then_tick_retires_it",
+            # A name's listener hears the messages sent into its inboxes (`to_agent`).
+            "tests/integration/test_push_listeners.py::"
+            "test_a_name_listener_hears_first_contacts_and_replies_once_per_batch",
+            # The dashboard's "sent": each message stored once.
+            "tests/integration/test_operation_metrics.py::"
+            "test_a_stored_send_counts_once_and_its_replay_not_again",
             # A bounded connection reads an account inbox whose peer is within its bounds.
             "tests/integration/test_connection_bounds.py::"
             "test_a3b_an_account_inbox_is_refused_when_its_peer_is_outside_the_bounds",
