@@ -82,6 +82,27 @@ def test_the_budget_fails_the_next_spawn_past_it(api, stack) -> None:
     assert run["cost"] == 1.2
 
 
+def test_a_run_that_spent_exactly_its_budget_spawns_nothing_more(api, stack) -> None:
+    """maxTotalCostUsd is what the steps may cost in all: at the cap, not only past it, the
+    next step is refused."""
+    workflow_agents.reset()
+    define(api, stack.admin_token, TIMED)
+    stages = [
+        {"steps": [{"label": "a", "adapter": "timed", "prompt": "first cost 0.5"}]},
+        {"steps": [{"label": "b", "adapter": "timed", "prompt": "second cost 0.5"}]},
+        {"steps": [{"label": "c", "adapter": "timed", "prompt": "third cost 0.5"}]},
+    ]
+    run_id = start(
+        api, stack.admin_token, {"workflowId": "at-cap", "maxTotalCostUsd": 1, "stages": stages}
+    )
+    run = wait_run(api, stack.admin_token, run_id)
+    assert [step_of(run, x)["status"] for x in "abc"] == ["succeeded", "succeeded", "failed"]
+    assert step_of(run, "c")["error"] == (
+        "budget_exceeded: the run's steps cost $1.0000 of maxTotalCostUsd $1.0000"
+    )
+    assert workflow_agents.turns_for("third") == [] and run["cost"] == 1.0
+
+
 def test_an_output_schema_is_checked_and_re_prompted_once(api, stack) -> None:
     workflow_agents.reset()
     define(api, stack.admin_token, TIMED)

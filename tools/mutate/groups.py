@@ -183,16 +183,20 @@ GROUPS = (
             "tests/integration/test_runner_steps.py",
             "tests/integration/test_a2a_adapter.py",  # a step that waits on an agent's task
         ),
-        # A step's turn with MCP tools: given to the agent, its calls recorded on the step.
-        wider=tuple(
-            f"tests/integration/test_mcp_tool_use.py::{name}"
-            for name in (
-                "test_an_admitted_call_from_a_workflow_step_succeeds_and_is_recorded",
-                "test_a_workflow_step_cannot_call_a_tool_its_profile_does_not_admit",
-                "test_cancelling_the_run_cancels_its_steps_in_flight_call",
-                "test_a_workflow_steps_large_call_is_kept_beside_its_session",
-                "test_a_workflow_steps_calls_are_recorded_when_its_turn_then_fails",
-            )
+        wider=(
+            # A step's turn with MCP tools: given to the agent, its calls recorded on the step.
+            *(
+                f"tests/integration/test_mcp_tool_use.py::{name}"
+                for name in (
+                    "test_an_admitted_call_from_a_workflow_step_succeeds_and_is_recorded",
+                    "test_a_workflow_step_cannot_call_a_tool_its_profile_does_not_admit",
+                    "test_cancelling_the_run_cancels_its_steps_in_flight_call",
+                    "test_a_workflow_steps_large_call_is_kept_beside_its_session",
+                    "test_a_workflow_steps_calls_are_recorded_when_its_turn_then_fails",
+                )
+            ),
+            # W6/W7: journaled steps replayed (retry, cache).
+            "tests/integration/test_workflow_replays.py",
         ),
     ),
     Group(
