@@ -52,6 +52,12 @@ def test_an_unchanged_cacheable_step_replays_and_a_changed_one_runs(api, stack) 
     scan = step_of(again, "scan")
     assert scan["replayed"] is True and scan["cost"] == 0
     assert scan["output"] == step_of(first, "scan")["output"]
+    # A session of this run's own holds the journaled turns: what `check` continues.
+    session = api(
+        "GET", f"/v1/workflows/{again['runId']}/sessions/{scan['sessionId']}", stack.admin_token
+    )
+    assert session.status == 200 and scan["sessionId"].startswith("sess_"), session.body
+    assert session.body["turns"][0]["content"].startswith("Summarize the changelog since v1.0")
     assert len(workflow_agents.turns_for("Summarize the changelog since v1.0")) == 1
     assert step_of(again, "post")["replayed"] is False  # not cacheable: it runs every time
     assert len(workflow_agents.turns_for("Post it since v1.0")) == 2

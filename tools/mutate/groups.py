@@ -197,6 +197,11 @@ GROUPS = (
             ),
             # W6/W7: journaled steps replayed (retry, cache).
             "tests/integration/test_workflow_replays.py",
+            # W10: a step's session calls, lists and reads functions.
+            "tests/integration/test_workflow_functions.py::"
+            "test_a_steps_session_calls_functions_as_the_source_workflow",
+            "tests/integration/test_workflow_functions.py::"
+            "test_a_steps_session_lists_calls_and_reads_a_call",
         ),
     ),
     Group(
