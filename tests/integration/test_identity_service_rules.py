@@ -293,11 +293,13 @@ def test_a_new_account_is_named_local_and_its_first_connection_admin(identity, s
     issued = identity.bootstrap()
     connection = issued.connection
     assert re.fullmatch(r"acct_[0-9A-HJKMNP-TV-Z]{26}", connection.account_id)
-    assert (connection.name, connection.scopes, connection.created_by) == (
-        "admin",
-        ALL_SCOPES,
-        None,
-    )
+    assert re.fullmatch(r"conn_[0-9A-HJKMNP-TV-Z]{26}", connection.connection_id)
+    assert (
+        connection.name,
+        connection.scopes,
+        connection.created_by,
+        connection.ends_with_parent,
+    ) == ("admin", ALL_SCOPES, None, False)
     account = stack.client.get_item(
         TableName=stack.settings.identity_table,
         Key={"pk": {"S": f"ACCOUNT#{connection.account_id}"}, "sk": {"S": "ACCOUNT"}},
