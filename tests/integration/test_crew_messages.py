@@ -395,3 +395,34 @@ def test_c4_a_follow_up_carries_its_conversations_depth_to_the_crew(api, stack, 
         TableName=stack.settings.work_table, Key=to_item(delivery_key(conversation, 2))
     )["Item"]
     assert stored["depth"] == {"N": str(limits.CONVERSATION_DEPTH_MAX)}
+
+
+def test_m2_a_first_contact_to_a_crew_replays_by_its_submission_id(api, stack, agents):
+    """The same submission_id sent again to a Crew answers as the first send did: the same
+    conversation and message, replayed, and the Crew is told of it once."""
+    crew(api, stack, "review")
+    caller = agents.connection("caller")["token"]
+    body = {"target": "crew:contracts", "message": "What does clause 5 say?"}
+    first = api("POST", "/v1/messages", caller, {**body, "submission_id": "ask-1"})
+    again = api("POST", "/v1/messages", caller, {**body, "submission_id": "ask-1"})
+    assert (first.status, again.status) == (201, 200) and again.body["replayed"] is True
+    assert again.body["message_id"] == first.body["message_id"]
+    state = api("GET", "/v1/crews/contracts/state", stack.admin_token).body
+    assert [len(i["delivery_records"]) for i in state["inboxes"]] == [1]
+
+
+def test_m1_a_send_names_exactly_one_of_target_and_inbox(api, agents):
+    worker = agents.named("worker")
+    sent = api("POST", "/v1/messages", worker, {"target": "agent:worker", "message": "hi"})
+    both = {"target": "agent:worker", "inbox_id": sent.body["inbox_id"], "message": "x"}
+    for body in (both, {"message": "x"}):
+        refused = api("POST", "/v1/messages", worker, body)
+        assert (refused.status, refused.body["error"]) == (
+            400,
+            {
+                "code": "invalid_request",
+                "message": "Give exactly one of target (agent:NAME or crew:NAME, to start a "
+                "conversation) or inbox_id (to continue one).",
+                "field": "target",
+            },
+        )

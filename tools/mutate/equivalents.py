@@ -168,6 +168,12 @@ EXPLAINED = (
     ),
     (
         f"{LAYER}/messaging/service.py",
+        "poll_interval: float = 2.0,",
+        "the one caller (runtime.build_services) passes the long poll's interval from the "
+        "settings: the default is never used",
+    ),
+    (
+        f"{LAYER}/messaging/service.py",
         'created_at=iso(now) or "XXXX",',
         "`iso` of a time (an int) is never None, so the default is never used",
     ),

@@ -67,6 +67,8 @@ GROUPS = (
             # A name's listener hears the messages sent into its inboxes (`to_agent`).
             "tests/integration/test_push_listeners.py::"
             "test_a_name_listener_hears_first_contacts_and_replies_once_per_batch",
+            # A page read is tallied as the account's usage.
+            "tests/integration/test_usage.py::test_usage_counts_what_a_scripted_run_did",
             # The dashboard's "sent": each message stored once.
             "tests/integration/test_operation_metrics.py::"
             "test_a_stored_send_counts_once_and_its_replay_not_again",
