@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from agentworks.crews.models import CallFunction
 from agentworks.crews.runner import StepRunner
 from tests.integration.crew_support import CONTRACTS, wait_for
 
@@ -67,7 +68,10 @@ def test_f5_four_concurrent_calls_three_run_one_busy(api, stack, agents):
     busy = [r for r in replies if r.status == 429]
     assert len(accepted) == 3 and len(busy) == 1
     assert busy[0].body["error"]["code"] == "busy"
-    assert "nothing was queued" in busy[0].body["error"]["message"]
+    assert busy[0].body["error"]["message"] == (
+        "crew:contracts is running 3 calls; nothing was queued. "
+        "Retry later (reuse the same submission_id)."
+    )
     assert api("GET", "/v1/crews/contracts", caller).body["running"] == 3
     # A question pending (a quiet, long call) keeps its slot; finishing one frees one.
     first = wait_for(api, caller, accepted[0].body["call_id"], {"input_required"})
@@ -80,6 +84,55 @@ def test_f5_four_concurrent_calls_three_run_one_busy(api, stack, agents):
     )
     wait_for(api, caller, first["call_id"], TERMINAL)
     assert _call(api, caller, "summarize", {"text": "x"}).status == 202
+
+
+def test_f5_a_call_whose_execution_cannot_start_ends_failed_and_frees_its_slot(
+    api, stack, agents, monkeypatch
+):
+    """Admitted (record and slot in one transaction), but Step Functions refused to start
+    it: nothing would ever run it, so it is recorded failed with why, and the slot is given
+    back at once."""
+    _crew(api, stack)
+    caller = agents.connection("caller")["token"]
+    executions = stack.services.crews.calls._executions
+
+    def refused(name: str) -> None:
+        raise RuntimeError("StartExecution refused")
+
+    monkeypatch.setattr(executions, "start", refused)
+    with pytest.raises(RuntimeError):
+        stack.services.crews.calls.call(
+            stack.principal(caller),
+            CallFunction(target="crew:contracts", function="summarize", args={"text": "x"}),
+        )
+    [call] = api("GET", "/v1/calls", caller).body["calls"]
+    status = api("GET", f"/v1/calls/{call['call_id']}", caller).body
+    assert (status["state"], status["errors"]) == (
+        "failed",
+        ["The execution could not be started."],
+    )
+    record, _ = stack.services.crews.calls._calls.get(call["call_id"])
+    assert record.slot_held is False and record.submission_id is None
+    assert api("GET", "/v1/crews/contracts", caller).body["running"] == 0
+
+
+def test_f5_a_crew_changed_while_admitting_a_call_is_a_conflict_to_retry(
+    api, stack, agents, monkeypatch
+):
+    from agentworks.crews.call_store import CrewChanged
+
+    _crew(api, stack)
+    caller = agents.connection("caller")["token"]
+
+    def changed(*args: object, **kwargs: object) -> None:
+        raise CrewChanged()
+
+    monkeypatch.setattr(stack.services.crews.calls._calls, "admit", changed)
+    refused = _call(api, caller, "summarize", {"text": "x"})
+    assert (refused.status, refused.body["error"]["message"]) == (
+        409,
+        "The Crew changed while calling it; retry.",
+    )
 
 
 def test_f6_one_correction_turn_then_success(api, stack, agents):
