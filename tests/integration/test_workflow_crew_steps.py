@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 
 from tests.integration.crew_support import CONTRACTS
+from tests.integration.test_workflow_waits import CONFIRM, _asking_call
 from tests.integration.workflow_support import TIMED, define, start, step_of, wait_run
 from tests.support import workflow_agents
 
@@ -23,12 +23,6 @@ def _flow() -> dict:
             {"steps": [{"label": "after", "adapter": "timed", "prompt": "Use the summary"}]},
         ],
     }  # fmt: skip
-
-
-# One step calling `confirm`, which waits on a person's answer.
-ASKS_CREW = {"workflowId": "asks-crew", "stages": [{"steps": [
-    {"label": "confirm", "crew": "contracts", "function": "confirm",
-     "args": {"action": "sign"}}]}]}  # fmt: skip
 
 
 def test_a_crew_step_calls_the_function_as_the_starter(api, stack, agents) -> None:
@@ -75,8 +69,8 @@ def test_cancel_stops_a_crew_steps_running_call(api, stack, agents) -> None:
 
     assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
     caller = agents.connection("caller")["token"]
-    run_id = start(api, caller, ASKS_CREW)
-    call_id = _waiting_call(api, stack, caller, run_id)
+    run_id = start(api, caller, CONFIRM)
+    call_id = _asking_call(api, stack, caller, run_id)
     assert api("POST", f"/v1/workflows/{run_id}/cancel", caller).status == 200
     executions = stack.services.crews.calls._executions
     assert executions.status_of_call(call_id) == "ABORTED"
@@ -91,27 +85,9 @@ def test_a_crew_steps_call_cancelled_by_itself_ends_the_step(api, stack, agents)
     end answers the step waiting for it, which fails with the call's outcome at once."""
     assert api("POST", "/v1/crews", stack.admin_token, CONTRACTS).status == 201
     caller = agents.connection("caller")["token"]
-    run_id = start(api, caller, ASKS_CREW)
-    call_id = _waiting_call(api, stack, caller, run_id)
+    run_id = start(api, caller, CONFIRM)
+    call_id = _asking_call(api, stack, caller, run_id)
     stack.services.crews.calls.cancel(stack.principal(caller), call_id)
     run = wait_run(api, caller, run_id)
     assert run["status"] == "failed", run
     assert "cancelled" in step_of(run, "confirm")["error"]
-
-
-def _waiting_call(api, stack, caller: str, run_id: str) -> str:
-    """The call of the run's step, once it waits on its question."""
-    deadline = time.monotonic() + 30
-    while True:
-        call_id = _call_of(stack, run_id)
-        if call_id and api("GET", f"/v1/calls/{call_id}", caller).body["state"] == (
-            "input_required"
-        ):
-            return call_id
-        assert time.monotonic() < deadline, run_id
-        time.sleep(0.05)
-
-
-def _call_of(stack, run_id: str) -> str | None:
-    found = stack.services.workflows.runs._runs.read_all(run_id)
-    return next((s.call_id for s in found.steps if s.call_id), None) if found else None

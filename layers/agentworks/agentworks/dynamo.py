@@ -124,21 +124,19 @@ CLAIM_ATTRIBUTE = "claim"
 
 def put_claim(
     client: DynamoDBClient, table: str, item: dict[str, Any], condition: str, **request: Any
-) -> bool:
-    """Puts `item` under `condition`, which admits one writer (`attribute_not_exists(pk)`),
-    with a token new to this call: True when the stored item is this call's. botocore sends a
-    put again when its answer is lost (a 500, a dropped connection), and the condition then
-    refuses the very item the first attempt stored; its token, returned with the refusal,
-    tells that apart from another writer's."""
-    import secrets
-
+) -> tuple[bool, dict[str, Any] | None]:
+    """Puts `item`, which carries a token new to its writer in `CLAIM_ATTRIBUTE`, under
+    `condition`, which admits one writer. (True, None) when the stored item is this one;
+    (False, the stored item) when it is another writer's; (False, None) when refused with
+    no item named. botocore sends a put again when its answer is lost (a 500, a dropped
+    connection), and the condition then refuses the very item the first attempt stored:
+    its token, returned with the refusal, tells that apart from another writer's."""
     from botocore.exceptions import ClientError
 
-    token = secrets.token_hex(8)
     try:
         client.put_item(
             TableName=table,
-            Item=to_item({**item, CLAIM_ATTRIBUTE: token}),
+            Item=to_item(item),
             ConditionExpression=condition,
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
             **request,
@@ -147,8 +145,10 @@ def put_claim(
         if not condition_failed(error):
             raise
         old = from_item(cast(dict[str, Any], error.response).get("Item"))
-        return old is not None and old.get(CLAIM_ATTRIBUTE) == token
-    return True
+        if old is not None and old.get(CLAIM_ATTRIBUTE) == item[CLAIM_ATTRIBUTE]:
+            return True, None
+        return False, old
+    return True, None
 
 
 def condition_failed(error: ClientError) -> bool:

@@ -12,11 +12,13 @@ Lambda retries sends an event once per subscription. Deliveries expire after
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
 from agentworks.dynamo import (
+    CLAIM_ATTRIBUTE,
     TTL_ATTRIBUTE,
     TransactionCancelled,
     from_item,
@@ -196,10 +198,11 @@ class SubscriptionStore:
     def claim(self, record: DeliveryRecord) -> bool:
         """The delivery's item, before its first attempt; False when another claim stored it
         (a retried stream batch: this event went to this subscription already)."""
-        return put_claim(
+        claimed, _ = put_claim(
             self._db,
             self._table,
             {
+                CLAIM_ATTRIBUTE: uuid.uuid4().hex,
                 "pk": _deliveries_pk(record.account_id, record.webhook_id),
                 "sk": f"DLV#{record.entry_key}",
                 "event": record.event,
@@ -213,6 +216,7 @@ class SubscriptionStore:
             },
             "attribute_not_exists(pk)",
         )
+        return claimed
 
     def add_attempt(self, record: DeliveryRecord, attempt: Attempt, state: str) -> None:
         """One attempt (status or error, and when), and where the delivery stands now."""

@@ -8,12 +8,20 @@ lags by up to ~48 h on DynamoDB) count as absent, in conditions and in reads.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from agentworks import limits
-from agentworks.dynamo import applied, condition_failed, from_item, live_item, to_item
+from agentworks.dynamo import (
+    CLAIM_ATTRIBUTE,
+    applied,
+    condition_failed,
+    from_item,
+    live_item,
+    put_claim,
+    to_item,
+)
 from agentworks.messaging import keys
 from agentworks.messaging.models import SubmissionBinding
 
@@ -29,7 +37,7 @@ def binding_to_item(b: SubmissionBinding) -> dict[str, Any]:
         "conversation_id": b.conversation_id,
         "message_id": b.message_id,
         "created_at": b.created_at,
-        "claim": b.claim,
+        CLAIM_ATTRIBUTE: b.claim,
         "claimed_at": b.claimed_at,
         keys.TTL_ATTRIBUTE: b.claimed_at // 1000 + limits.SUBMISSION_BINDING_SECONDS,
     }
@@ -61,32 +69,27 @@ class SubmissionBindings:
         """Puts a pending binding. (True, None): this send now holds the submission id;
         (False, existing): another send holds it (pending or done); (False, None): it was
         given back meanwhile — claim again."""
-        try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=to_item(binding_to_item(binding)),
-                # Expired but not yet deleted (TTL lags by up to two days) is no binding.
-                ConditionExpression=f"attribute_not_exists(pk) OR {keys.TTL_ATTRIBUTE} <= :now",
-                ExpressionAttributeValues=to_item({":now": binding.claimed_at // 1000}),
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        held, returned = put_claim(
+            self._db,
+            self._table,
+            binding_to_item(binding),
+            # Expired but not yet deleted (TTL lags by up to two days) is no binding.
+            f"attribute_not_exists(pk) OR {keys.TTL_ATTRIBUTE} <= :now",
+            ExpressionAttributeValues=to_item({":now": binding.claimed_at // 1000}),
+        )
+        if held:
+            return True, None
+        found = (
+            binding_from_item(returned)
+            if returned is not None
+            else self.get_binding(
+                binding.account_id, binding.sender, binding.submission_id, binding.claimed_at
             )
-        except ClientError as error:
-            if not condition_failed(error):
-                raise
-            returned = from_item(cast(dict[str, Any], error.response).get("Item"))
-            found = (
-                binding_from_item(returned)
-                if returned is not None
-                else self.get_binding(
-                    binding.account_id, binding.sender, binding.submission_id, binding.claimed_at
-                )
-            )
-            # Our own put, committed by an attempt whose answer was lost (the client retried
-            # it): this send holds the submission id.
-            if found is not None and found.claim == binding.claim:
-                return True, None
-            return False, found
-        return True, None
+        )
+        # Read by its keys: our own put may be what is stored (see put_claim).
+        if found is not None and found.claim == binding.claim:
+            return True, None
+        return False, found
 
     def get_binding(
         self, account_id: str, sender: str, submission_id: str, now_ms: int
