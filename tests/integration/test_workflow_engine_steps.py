@@ -35,10 +35,12 @@ class Runs:
     def store(self) -> Any:
         return self.engine._runs
 
-    def create(self, *steps: dict[str, Any], **extra: Any) -> str:
-        return self.create_stages([list(steps)], **extra)
+    def create(self, *steps: dict[str, Any], retry_of: str | None = None, **extra: Any) -> str:
+        return self.create_stages([list(steps)], retry_of, **extra)
 
-    def create_stages(self, stages: list[list[dict[str, Any]]], **extra: Any) -> str:
+    def create_stages(
+        self, stages: list[list[dict[str, Any]]], retry_of: str | None = None, **extra: Any
+    ) -> str:
         definition = {"workflowId": "engine", "stages": [{"steps": s} for s in stages], **extra}
         start = WorkflowStart.model_validate(definition)
         principal = self.stack.principal(self.stack.admin_token)
@@ -52,6 +54,7 @@ class Runs:
                 workflow_id=start.workflow_id,
                 definition=start.to_json(),
                 created_at=int(self.stack.clock.now() * 1000),
+                retry_of=retry_of,
             )
         )
         return run_id
@@ -677,6 +680,61 @@ def test_only_a_cacheable_step_of_a_run_with_a_cache_key_is_journaled(runs: Runs
     assert _journaled(runs, failed, "nightly") is None
     # No key: nothing under any key, the empty one included.
     assert _journaled(runs, no_key, "") is None and _journaled(runs, no_key, "None") is None
+
+
+def test_a_later_run_replays_the_journaled_step_without_a_session_and_is_done(
+    runs: Runs,
+) -> None:
+    cacheable = {"label": "a", "adapter": "timed", "prompt": "keep me", "cacheable": True}
+    first = runs.create(cacheable, cacheKey="nightly")
+    runs.step(first)
+    later = runs.create(cacheable, cacheKey="nightly")
+    assert runs.step(later) == {"next": "done"}
+    replayed = runs.record(later)
+    assert (replayed.status, replayed.replayed) == ("succeeded", True)
+    assert replayed.output == "did: keep me" and replayed.turns == runs.record(first).turns
+    assert len(workflow_agents.turns_for("keep me")) == 1  # the first run's turn only
+    # Stepped again (Step Functions retries a task whose answer was lost): still done.
+    assert runs.step(later) == {"next": "done"}
+    assert runs.record(later) == replayed
+
+
+def test_a_person_answering_a_waiting_step_runs_it_though_a_twin_was_journaled_meanwhile(
+    runs: Runs,
+) -> None:
+    """A step asks its run's person first; the replay check is made once, before that: a
+    twin run's journal written while it waits does not stand in for this person's answer."""
+    asking = {"label": "a", "adapter": "timed", "prompt": "Deploy {{ENV}}",
+              "humanInputs": ["ENV"], "cacheable": True}  # fmt: skip
+    waiting, twin = (runs.create(asking, cacheKey="nightly") for _ in range(2))
+    assert runs.step(waiting) == runs.step(twin) == {"next": "await"}
+    runs.answer(twin, "staging")
+    runs.step(twin)
+    assert runs.record(twin).output == "did: Deploy staging"  # journaled for "nightly"
+    runs.answer(waiting, "prod")
+    assert runs.step(waiting) == {"next": "done"}
+    ran = runs.record(waiting)
+    assert (ran.output, ran.replayed, ran.human) == ("did: Deploy prod", False, {"ENV": "prod"})
+
+
+def test_a_retry_replays_a_cli_step_in_its_cli_session_on_its_runner(cli_runs: Runs) -> None:
+    runs = cli_runs
+    review = {"label": "a", "adapter": "claude-code", "prompt": "Review auth.ts"}
+    original = runs.create(review)
+    runs.step(original)
+    _job_ends(runs, original, state="succeeded", output="Found 2 bugs.", cost_usd=0.25,
+              session_id="cli-sess-1", runner="rk_1", runner_name="laptop")  # fmt: skip
+    runs.step(original)
+    retry = runs.create(review, retry_of=original)
+    assert runs.step(retry) == {"next": "done"}  # no job: nothing for a runner to do
+    replayed = runs.record(retry)
+    assert (replayed.replayed, replayed.output, replayed.job_id) == (True, "Found 2 bugs.", None)
+    # A later step resumes the CLI session where it is: the same id on the same runner.
+    assert (replayed.session_id, replayed.runner, replayed.runner_name) == (
+        "cli-sess-1",
+        "rk_1",
+        "laptop",
+    )
 
 
 # ---- what a step reads before it runs ----

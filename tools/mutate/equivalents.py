@@ -196,6 +196,13 @@ EXPLAINED = (
     ),
     (
         f"{LAYER}/workflows/engine.py",
+        "if len(record.mcp_calls) >= len(cancelled.mcp_calls):",
+        "only the engine adds a step's MCP calls, appending to the list it read: the stored "
+        "list is a prefix of the turn's, so of equal length it is the same list, and writing "
+        "it again changes nothing the step shows",
+    ),
+    (
+        f"{LAYER}/workflows/engine.py",
         "if (self._tools) or True",
         "every engine that runs steps is built with its tools (the tick's, built without, "
         "runs none)",

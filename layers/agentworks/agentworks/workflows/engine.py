@@ -426,9 +426,9 @@ class WorkflowEngine:
         if cap is None:
             return None
         found = self._runs.get(context.run.run_id)
-        spent = found[2] if found else 0.0
-        if spent < cap:
+        if found is None or found[2] < cap:  # a run deleted meanwhile keeps no budget
             return None
+        spent = found[2]
         return f"budget_exceeded: the run's steps cost ${spent:.4f} of maxTotalCostUsd ${cap:.4f}"
 
     def _end(self, record: StepRecord, version: int, status: str, error: str | None = None) -> str:
