@@ -6,7 +6,9 @@ tests show the same rules through real executions; these read every field a rule
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from tests.integration.workflow_support import TIMED, define
 from tests.support import workflow_agents
 
 FIRST = Position(0, 0, 0)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -371,6 +374,73 @@ def test_awaiting_an_answer_needs_an_open_question(runs: Runs) -> None:
         with pytest.raises(RunGone) as gone:
             action(run_id, FIRST, "t")
         assert str(gone.value) == run_id
+
+
+def _runner_tasks() -> list[dict[str, Any]]:
+    """The Parameters of every task the workflow state machine hands this engine."""
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("Resource") == "${WorkflowRunnerArn}":
+                found.append(node["Parameters"])
+            elif node.get("FunctionName") == "${WorkflowRunnerArn}":  # waits for its token
+                found.append(node["Payload"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads((ROOT / "statemachines/workflow_run.asl.json").read_text()))
+    return found
+
+
+def test_every_task_the_state_machine_sends_reaches_its_action(runs: Runs) -> None:
+    """Each task's event, built from its Parameters, on a run that is gone: every action
+    reads its run and says which is gone (the task's error Cause); none is unknown."""
+    values = {"$.run_id": "wfrun_gone", "$$.Task.Token": "token-1",
+              "$$.Execution.Id": "arn:aws:states:us-east-1:1:execution:wf:wfrun_gone"}  # fmt: skip
+    actions = set()
+    for parameters in _runner_tasks():
+        event = {
+            key.removesuffix(".$"): values.get(value, 1) if key.endswith(".$") else value
+            for key, value in parameters.items()
+        }
+        actions.add(event["action"])
+        if event["action"] == "item_ended":  # the run's own execution: nothing to count
+            assert runs.engine.handle(event) == {}
+            continue
+        with pytest.raises(RunGone) as gone:
+            runs.engine.handle(event)
+        assert str(gone.value) == "wfrun_gone", event
+    assert actions == {"step", "await_call", "call_ended", "await", "runner", "await_task",
+                       "interrupted", "barrier", "item_ended", "finish"}  # fmt: skip
+
+
+def test_a_pipeline_items_stage_barrier_waits_for_each_of_its_steps(runs: Runs) -> None:
+    two = [{"label": "a", "adapter": "timed", "prompt": "A {{ITEM}}"},
+           {"label": "b", "adapter": "timed", "prompt": "B {{ITEM}}"}]  # fmt: skip
+    run_id = runs.create_stages([two], items=["x", "y"])
+    barrier = {"action": "barrier", "run_id": run_id, "item": 1, "stage": 0}
+    assert runs.step(run_id, Position(1, 0, 1)) == {"next": "done"}
+    assert runs.record(run_id, Position(1, 0, 1)).output == "did: B y"
+    assert runs.engine.handle(barrier) == {"failed": True}  # item 1's step a has not run
+    runs.step(run_id, Position(1, 0, 0))
+    assert runs.engine.handle(barrier) == {"failed": False}
+    # Item 0 is its own: neither of its steps ran.
+    assert runs.engine.handle({**barrier, "item": 0}) == {"failed": True}
+    assert runs.store.get_step(run_id, FIRST) is None
+
+
+def test_a_finish_with_the_executions_error_fails_the_run_saying_so(runs: Runs) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "fine"})
+    runs.step(run_id)
+    error = {"Error": "States.Runtime", "Cause": "broken"}
+    assert runs.engine.handle({"action": "finish", "run_id": run_id, "error": error}) == {}
+    run = runs.store.get(run_id)[0]
+    assert run.status == "failed"
+    assert run.error == f"the run's execution failed: {json.dumps(error)}"
 
 
 def test_an_unknown_action_is_refused(runs: Runs) -> None:
