@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from agentworks import limits
-from agentworks.crews.call_bounds import SHORTENED, bound_record, inline_result_max, stored_size
+from agentworks.crews.call_bounds import (
+    SHORTENED,
+    bound_record,
+    clip_text,
+    inline_result_max,
+    stored_size,
+)
 from agentworks.crews.models import CallRecord, PendingInput
 
 EMOJI = "\U0001f600"  # 4 bytes stored, one character
@@ -76,6 +82,8 @@ def _width(entry: Any) -> int:
     """The padding an entry was made with (entry_of's `w`)."""
     if isinstance(entry, str):
         return len(entry) - 4
+    if "tool" in entry:
+        return len(entry["tool"]) - 4
     return len(entry.get("path", entry.get("answer", ""))) - (4 if "path" in entry else 0)
 
 
@@ -93,6 +101,11 @@ def _width(entry: Any) -> int:
             "answers",
             limits.CALL_ANSWERS_MAX_BYTES,
             lambda n, w: {"request_id": f"req_{n:04d}", "answer": "a" * w},
+        ),
+        (
+            "mcp_calls",
+            limits.CALL_MCP_CALLS_MAX_BYTES,
+            lambda n, w: {"tool": f"{n:04d}" + "m" * w, "outcome": "ok"},
         ),
     ],
 )
@@ -147,3 +160,82 @@ def test_a_call_whose_args_leave_no_room_has_no_inline_result() -> None:
     file), never a negative room and never a byte more."""
     full = _record(args={"text": "x" * limits.CALL_RECORD_MAX_BYTES})
     assert inline_result_max(full) == 0
+
+
+def _is_longest_head_that_fits(kept: str, text: str, max_bytes: int) -> bool:
+    """`kept` is a head of `text` and the marker, within `max_bytes` stored, and one more
+    character of `text` would not fit."""
+    head = kept.removesuffix(SHORTENED)
+    return (
+        kept.endswith(SHORTENED)
+        and text.startswith(head)
+        and stored_size(kept) <= max_bytes
+        and stored_size(text[: len(head) + 1] + SHORTENED) > max_bytes
+    )
+
+
+@pytest.mark.parametrize("max_bytes", [40, 41, 42, 43, 100, 1001])
+@pytest.mark.parametrize("char", ["x", "é", EMOJI])  # 1, 2 and 4 bytes stored
+def test_shortened_text_keeps_the_longest_head_that_fits(max_bytes: int, char: str) -> None:
+    text = char * max_bytes
+    assert _is_longest_head_that_fits(clip_text(text, max_bytes), text, max_bytes)
+    # ASCII shortens to the budget's last byte.
+    if char == "x":
+        assert stored_size(clip_text(text, max_bytes)) == max_bytes
+
+
+def test_a_budget_with_room_for_the_marker_alone_keeps_no_head() -> None:
+    only_marker = stored_size(SHORTENED)
+    assert clip_text("x" * 100, only_marker) == SHORTENED
+    assert clip_text("x" * 100, only_marker + 1) == "x" + SHORTENED
+
+
+@pytest.mark.parametrize(
+    ("field", "budget"),
+    [
+        ("progress", limits.CALL_PROGRESS_MAX_BYTES),
+        ("errors", limits.CALL_ERRORS_MAX_BYTES),
+    ],
+)
+def test_one_long_progress_or_error_entry_keeps_a_quarter_of_its_budget(
+    field: str, budget: int
+) -> None:
+    long = "p" * budget
+    (kept,) = getattr(bound_record(_record(**{field: ["short", long]})), field)[1:]
+    assert _is_longest_head_that_fits(kept, long, budget // 4)
+    assert stored_size(kept) == budget // 4
+
+
+def test_one_long_answer_keeps_half_the_answers_budget() -> None:
+    budget = limits.CALL_ANSWERS_MAX_BYTES
+    long = "a" * budget
+    (kept,) = bound_record(_record(answers=[{"request_id": "req_1", "answer": long}])).answers
+    assert kept["request_id"] == "req_1"
+    assert stored_size(kept["answer"]) == budget // 2
+    assert _is_longest_head_that_fits(kept["answer"], long, budget // 2)
+
+
+def test_one_long_question_is_kept_shortened_to_a_quarter_of_the_questions_budget() -> None:
+    budget = limits.CALL_QUESTIONS_MAX_BYTES
+    long = "q" * budget
+    (kept,) = bound_record(_record(pending_inputs=[PendingInput("req_1", long, 7)])).pending_inputs
+    assert (kept.request_id, kept.asked_at) == ("req_1", 7)
+    assert stored_size(kept.question) == budget // 4
+    assert _is_longest_head_that_fits(kept.question, long, budget // 4)
+
+
+def test_entries_of_different_sizes_are_each_counted_at_their_own_size() -> None:
+    """The oldest entry is the large one: the list fits exactly, and a byte more drops
+    just that one."""
+    budget = limits.CALL_FILES_MAX_BYTES
+    small = [{"path": f"f{n}", "size": 1} for n in range(3)]
+    rest = budget - stored_size([{"path": "", "size": 1}, *small])
+    files = [{"path": "b" * rest, "size": 1}, *small]
+    assert stored_size(files) == budget
+    assert bound_record(_record(files=files)).files == files
+    past = [{"path": "b" * (rest + 1), "size": 1}, *small]
+    assert bound_record(_record(files=past)).files == small
+    # The newest is the large one, leaving no room for any other: it is kept alone.
+    alone = budget - stored_size([{"path": "", "size": 1}])
+    newest = {"path": "n" * alone, "size": 1}
+    assert bound_record(_record(files=[*small, newest])).files == [newest]

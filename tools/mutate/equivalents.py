@@ -195,6 +195,18 @@ EXPLAINED = (
         "a step that answers done has saved a terminal record (see the line above)",
     ),
     (
+        f"{LAYER}/crews/call_bounds.py",
+        "if text is None or (len(text) < max_bytes and stored_size(text) <= max_bytes):",
+        "a text of exactly `max_bytes` characters stores in at least two bytes more (its "
+        "quotes), so the stored-size check refuses it under `<` and `<=` alike",
+    ),
+    (
+        f"{LAYER}/crews/call_bounds.py",
+        "mid = (low + high + 2) // 2",
+        "while low < high that probe still lies in (low, high]: the search still narrows to "
+        "the longest head that fits, by other steps",
+    ),
+    (
         f"{LAYER}/workflows/engine.py",
         "if len(record.mcp_calls) >= len(cancelled.mcp_calls):",
         "only the engine adds a step's MCP calls, appending to the list it read: the stored "

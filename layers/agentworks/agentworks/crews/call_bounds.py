@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from agentworks import limits
 
@@ -25,6 +25,14 @@ SHORTENED = " …[shortened]"
 def stored_size(value: Any) -> int:
     """Bytes of `value` as the record stores it (compact JSON, UTF-8)."""
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode())
+
+
+@overload
+def clip_text(text: str, max_bytes: int) -> str: ...
+@overload
+def clip_text(text: None, max_bytes: int) -> None: ...
+@overload
+def clip_text(text: str | None, max_bytes: int) -> str | None: ...
 
 
 def clip_text(text: str | None, max_bytes: int) -> str | None:
@@ -56,7 +64,7 @@ def _newest_within(entries: list[Any], max_bytes: int) -> list[Any]:
 
 def _clip_entries(entries: list[str], max_bytes: int) -> list[str]:
     each = max_bytes // 4  # one entry never takes the whole budget
-    return _newest_within([clip_text(e, each) or "" for e in entries], max_bytes)
+    return _newest_within([clip_text(e, each) for e in entries], max_bytes)
 
 
 def bound_record(record: CallRecord) -> CallRecord:
@@ -79,9 +87,7 @@ def bound_record(record: CallRecord) -> CallRecord:
         ),
     )
     each = limits.CALL_QUESTIONS_MAX_BYTES // 4
-    questions = [
-        replace(p, question=clip_text(p.question, each) or "") for p in record.pending_inputs
-    ]
+    questions = [replace(p, question=clip_text(p.question, each)) for p in record.pending_inputs]
     # Measured as stored (asdict), kept as PendingInput.
     kept = len(_newest_within([asdict(q) for q in questions], limits.CALL_QUESTIONS_MAX_BYTES))
     bounded.pending_inputs = questions[len(questions) - kept :]
