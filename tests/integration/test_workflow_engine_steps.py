@@ -433,6 +433,14 @@ def test_a_pipeline_items_stage_barrier_waits_for_each_of_its_steps(runs: Runs) 
     assert runs.store.get_step(run_id, FIRST) is None
 
 
+def test_an_item_ended_with_no_execution_named_counts_nothing(runs: Runs) -> None:
+    run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "fine"})
+    runs.step(run_id)
+    before = runs.store.read_end(run_id).item_transitions
+    assert runs.engine.handle({"action": "item_ended", "run_id": run_id, "item": 1}) == {}
+    assert runs.store.read_end(run_id).item_transitions == before == 0
+
+
 def test_a_finish_with_the_executions_error_fails_the_run_saying_so(runs: Runs) -> None:
     run_id = runs.create({"label": "a", "adapter": "timed", "prompt": "fine"})
     runs.step(run_id)
@@ -489,6 +497,23 @@ def crew_runs(runs: Runs, monkeypatch: pytest.MonkeyPatch) -> tuple[Runs, list[_
 
 
 CREW_STEP = {"label": "c", "crew": "reviewer", "function": "review", "args": {"x": 1}}
+
+
+def test_a_later_runs_crew_step_replays_only_the_same_call(crew_runs) -> None:
+    """W6 for a crew step: its resolved input is the call (target, function, args)."""
+    runs, _ = crew_runs
+    cacheable = {**CREW_STEP, "cacheable": True}
+    first = runs.create(cacheable, cacheKey="nightly")
+    runs.install(Progress(True, output="x is fine"))
+    assert runs.step(first) == {"next": "done"}
+    same = runs.create(cacheable, cacheKey="nightly")
+    assert runs.step(same) == {"next": "done"}
+    assert (runs.record(same).replayed, runs.record(same).output) == (True, "x is fine")
+    other = runs.create({**cacheable, "args": {"x": 2}}, cacheKey="nightly")
+    asked = runs.install(Progress(True, output="x=2 is fine"))
+    assert runs.step(other) == {"next": "done"}
+    ran = runs.record(other)
+    assert (ran.replayed, ran.output) == (False, "x=2 is fine") and len(asked.records) == 1
 
 
 def test_a_crew_step_records_its_call_outcome_as_turns(crew_runs, stack) -> None:

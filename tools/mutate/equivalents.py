@@ -47,6 +47,11 @@ _NO_PAGES_URL = (
     "with no pages URL given, a default that is not an http(s) URL has no origin, and "
     "`require_pages_origin` refuses every request alike"
 )
+_EVERY_TASK_NAMES_ITS_RUN = (
+    "every task the workflow state machine sends names its run (`run_id.$`, checked for each "
+    "task by test_every_task_the_state_machine_sends_reaches_its_action): the default is "
+    "never read"
+)
 EXPLAINED = (
     (
         f"{LAYER}/authentication.py",
@@ -205,6 +210,46 @@ EXPLAINED = (
         "mid = (low + high + 2) // 2",
         "while low < high that probe still lies in (low, high]: the search still narrows to "
         "the longest head that fits, by other steps",
+    ),
+    *(
+        (f"{LAYER}/workflows/engine.py", line, _EVERY_TASK_NAMES_ITS_RUN)
+        for line in (
+            'run_id = str(event.get("run_id", None))',
+            'run_id = str(event.get("run_id", ))',
+            'run_id = str(event.get("run_id", "XXXX"))',
+        )
+    ),
+    (
+        f"{LAYER}/workflows/engine.py",
+        "wait = crew_steps.busy_wait(found[0].busy_rounds if found else 2)",
+        "a step answers busy only after saving its record with the rounds it counted, so the "
+        "read that follows finds it",
+    ),
+    (
+        f"{LAYER}/workflows/engine.py",
+        'profile = self._profiles.get(run.account_id, opener.adapter or "XXXX")',
+        "the step that opens a session names its adapter (the definition refuses one naming "
+        "neither 'adapter' nor 'sessionRef'), so the default is never read",
+    ),
+    (
+        f"{LAYER}/workflows/engine.py",
+        'call = crew_steps.describe(step) if (step.kind == "crew") or True else '
+        "choices.question(step)",
+        "a branch's input hash is compared only with the same branch's in a retry, which "
+        "keeps the definition (a branch's question resolves no variables, and a branch is "
+        "never journaled for the cache): whatever text is hashed, both sides hash the same",
+    ),
+    *(
+        (
+            f"{LAYER}/workflows/engine.py",
+            line,
+            "the definition names every stage when it is read (`stage-N` for one left "
+            "unnamed), so the fallback is never taken",
+        )
+        for line in (
+            'label = stage.label or f"stage-{at.stage - 1}"',
+            'label = stage.label or f"stage-{at.stage + 2}"',
+        )
     ),
     (
         f"{LAYER}/workflows/engine.py",

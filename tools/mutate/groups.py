@@ -204,6 +204,12 @@ GROUPS = (
             "test_a_steps_session_calls_functions_as_the_source_workflow",
             "tests/integration/test_workflow_functions.py::"
             "test_a_steps_session_lists_calls_and_reads_a_call",
+            # W10: a step that called another workflow's function wakes at that run's end.
+            "tests/integration/test_workflow_functions.py::"
+            "test_workflow_a_calls_bs_function_and_an_unlisted_workflow_is_refused",
+            # A run's end counts the states its execution entered (its own ARN, from Finish).
+            "tests/integration/test_usage_runs.py::"
+            "test_a_finished_workflow_run_counts_the_states_its_execution_entered",
         ),
     ),
     Group(
