@@ -83,13 +83,13 @@ class WorkflowEngine:
         self._external_waits = external_waits  # external agents' tasks the tick follows
         self._tools = tools  # the attached MCP tools steps' sessions may call (issue 28)
         self._waits = waits  # crew steps wait for their call's end; a run's end wakes its caller
-        self._history = history  # the executions' states entered (usage)
         self._crew_steps = crew_steps
         self._runner = runner_steps
         self._profiles = profiles
         self._adapters = adapters
         self._clock = clock
         self._notices = RunNotices(runs, signer, webhooks or Webhooks(clock))
+        # A run's end counts the states its executions entered (`history`: its usage).
         self.ends = RunEnds(runs, self._notices, clock, history, waits)
 
     def _now(self) -> int:
