@@ -201,7 +201,7 @@ EXPLAINED = (
     ),
     (
         f"{LAYER}/crews/call_bounds.py",
-        "if text is None or (len(text) < max_bytes and stored_size(text) <= max_bytes):",
+        "if len(text) < max_bytes and stored_size(text) <= max_bytes:",
         "a text of exactly `max_bytes` characters stores in at least two bytes more (its "
         "quotes), so the stored-size check refuses it under `<` and `<=` alike",
     ),

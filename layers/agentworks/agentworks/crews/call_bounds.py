@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 from agentworks import limits
 
@@ -27,17 +27,9 @@ def stored_size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode())
 
 
-@overload
-def clip_text(text: str, max_bytes: int) -> str: ...
-@overload
-def clip_text(text: None, max_bytes: int) -> None: ...
-@overload
-def clip_text(text: str | None, max_bytes: int) -> str | None: ...
-
-
-def clip_text(text: str | None, max_bytes: int) -> str | None:
+def clip_text(text: str, max_bytes: int) -> str:
     """`text` if it fits in `max_bytes` stored, else its longest head that fits + marker."""
-    if text is None or (len(text) <= max_bytes and stored_size(text) <= max_bytes):
+    if len(text) <= max_bytes and stored_size(text) <= max_bytes:
         return text
     head = text[:max_bytes]  # every character stores as at least one byte
     low, high = 0, len(head)
@@ -48,6 +40,10 @@ def clip_text(text: str | None, max_bytes: int) -> str | None:
         else:
             high = mid - 1
     return head[:low] + SHORTENED
+
+
+def _clip_optional(text: str | None, max_bytes: int) -> str | None:
+    return None if text is None else clip_text(text, max_bytes)
 
 
 def _newest_within(entries: list[Any], max_bytes: int) -> list[Any]:
@@ -71,11 +67,13 @@ def bound_record(record: CallRecord) -> CallRecord:
     """The record with every growing field within its budget (a copy; the input is kept)."""
     bounded = replace(
         record,
-        final_text=clip_text(record.final_text, limits.CALL_FINAL_TEXT_MAX_BYTES),
+        final_text=_clip_optional(record.final_text, limits.CALL_FINAL_TEXT_MAX_BYTES),
         progress=_clip_entries(record.progress, limits.CALL_PROGRESS_MAX_BYTES),
         errors=_clip_entries(record.errors, limits.CALL_ERRORS_MAX_BYTES),
-        handoff_message=clip_text(record.handoff_message, limits.CALL_HANDOFF_MESSAGE_MAX_BYTES),
-        correction=clip_text(record.correction, limits.CALL_CORRECTION_MAX_BYTES),
+        handoff_message=_clip_optional(
+            record.handoff_message, limits.CALL_HANDOFF_MESSAGE_MAX_BYTES
+        ),
+        correction=_clip_optional(record.correction, limits.CALL_CORRECTION_MAX_BYTES),
         files=_newest_within(record.files, limits.CALL_FILES_MAX_BYTES),
         mcp_calls=_newest_within(record.mcp_calls, limits.CALL_MCP_CALLS_MAX_BYTES),
         answers=_newest_within(
