@@ -469,3 +469,19 @@ def test_a_call_list_position_is_checked_and_stays_in_the_callers_account(api, s
     latest = "9999999999999.call_" + "Z" * 26
     assert _calls_page(api, caller, 5, latest) == ([made], None)
     assert _calls_page(api, stranger, 5, latest) == ([], None)
+
+
+@pytest.mark.parametrize("kind", ["workflow", "relay"])
+def test_a_workflow_or_relay_name_holding_a_colon_looks_like_an_unknown_one(
+    api, stack, agents, kind
+):
+    """The kind is what comes before the first colon: the rest is the name, looked up as
+    that kind's (and found nowhere), never read as some other kind's target."""
+    caller = _caller(api, stack, agents)
+    unknown = api("POST", "/v1/calls", caller, {"target": f"{kind}:nope", "function": "f"})
+    assert unknown.status == 404
+    for target in (f"{kind}:no:pe", f"{kind}:a:b:c"):
+        reply = api("POST", "/v1/calls", caller, {"target": target, "function": "f"})
+        assert (reply.status, reply.body) == (unknown.status, unknown.body)
+        listed = api("GET", f"/v1/functions?target={target}", caller)
+        assert (listed.status, listed.body) == (unknown.status, unknown.body)
