@@ -200,6 +200,10 @@ def test_a_refused_claim_with_no_item_in_its_answer_reads_the_binding(
     plan.fail("PutItem", "ConditionalCheckFailedException")  # an answer with no Item
     assert bindings.claim_binding(_binding(claim="claim-2")) == (False, pending)
     assert plan.injected == 1
+    # The binding read is this send's own (its put's answer was lost before): it holds it.
+    plan.fail("PutItem", "ConditionalCheckFailedException")
+    assert bindings.claim_binding(pending) == (True, None)
+    assert plan.injected == 2
     expired = _binding(
         claim="claim-3", claimed_at=NOW_MS + limits.SUBMISSION_BINDING_SECONDS * 1000
     )
