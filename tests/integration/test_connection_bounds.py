@@ -215,7 +215,11 @@ def test_a2_limit_counts_live_connections_and_revoking_frees_a_place(api: Any, s
     assert _live_count(stack, account_id) == limits.CONNECTIONS_PER_ACCOUNT
     past = _create(api, stack.admin_token, name="one-too-many")
     assert past.status == 409 and past.body["error"]["code"] == "limit_reached"
-    assert str(limits.CONNECTIONS_PER_ACCOUNT) in past.body["error"]["message"]
+    assert past.body["error"]["message"] == (  # what counts, and what to do
+        f"An account holds at most {limits.CONNECTIONS_PER_ACCOUNT} connections that are not "
+        "revoked (expired ones count until revoked); revoke unused ones first: agentworks "
+        "connections revoke CONNECTION_ID"
+    )
     # Revoking frees exactly one place; revoking again frees nothing more.
     assert api("DELETE", f"/v1/connections/{filled[0]}", stack.admin_token).status == 200
     assert api("DELETE", f"/v1/connections/{filled[0]}", stack.admin_token).status == 200

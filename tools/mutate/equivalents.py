@@ -252,6 +252,12 @@ EXPLAINED = (
         )
     ),
     (
+        f"{LAYER}/identity/tokens.py",
+        "return secrets.token_urlsafe(None)",
+        "`secrets.token_urlsafe(None)` takes the module's default entropy, 32 bytes: the "
+        "same 43-character secret",
+    ),
+    (
         f"{LAYER}/workflows/engine.py",
         "if len(record.mcp_calls) >= len(cancelled.mcp_calls):",
         "only the engine adds a step's MCP calls, appending to the list it read: the stored "
