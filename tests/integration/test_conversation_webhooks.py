@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,11 +42,19 @@ class Receiver:
         self.received: list[tuple[dict[str, str], bytes]] = []
         self.answers: list[int] = []
         self.location = ""  # where a 3xx answer points
+        # A path of its own: a port freed by another test's receiver is given out again, and
+        # that test's stack may still be retrying a delivery to it.
+        self.path = f"/hook-{uuid.uuid4().hex}"
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path != receiver.path:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 receiver.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 status = receiver.answers.pop(0) if receiver.answers else 200
                 self.send_response(status)
@@ -58,7 +67,7 @@ class Receiver:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}{self.path}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def events(self) -> list[dict]:

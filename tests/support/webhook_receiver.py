@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,10 +54,16 @@ class Receiver:
 @contextmanager
 def webhook_receiver() -> Iterator[Receiver]:
     receiver = Receiver(url="")
+    path = f"/hooks/agentworks-{uuid.uuid4().hex}"  # its own, whatever port it is given
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.path != path:  # another test's stack, retrying to a port given out again
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             receiver.received.append(Received(dict(self.headers.items()), body))
             self.send_response(500 if receiver.failing else 302 if receiver.redirect else 200)
             if receiver.redirect:
@@ -68,7 +75,7 @@ def webhook_receiver() -> Iterator[Receiver]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/agentworks"
+    receiver.url = f"http://127.0.0.1:{server.server_address[1]}{path}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
