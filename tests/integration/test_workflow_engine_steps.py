@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,9 +20,9 @@ from agentworks.workflows.records import Position, RunRecord, StepRecord
 from agentworks.workflows.run_ends import RunGone
 from tests.integration.workflow_support import TIMED, define
 from tests.support import workflow_agents
+from tests.support.history_model import asl
 
 FIRST = Position(0, 0, 0)
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -392,7 +391,7 @@ def _runner_tasks() -> list[dict[str, Any]]:
             for value in node:
                 walk(value)
 
-    walk(json.loads((ROOT / "statemachines/workflow_run.asl.json").read_text()))
+    walk(asl("workflow_run"))
     return found
 
 

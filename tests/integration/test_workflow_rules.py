@@ -63,18 +63,20 @@ def test_a_failed_step_fails_its_stage_after_its_siblings_and_nothing_later_runs
     assert [s["status"] for s in run["stages"]] == ["failed", "pending"]
 
 
-def test_the_budget_fails_the_next_spawn_past_it(api, stack) -> None:
+def _three_steps_under_a_budget_of_1(api, stack, cost_each: float) -> dict[str, Any]:
+    """A run of three one-step stages, each step costing `cost_each`, capped at $1."""
     workflow_agents.reset()
     define(api, stack.admin_token, TIMED)
     stages = [
-        {"steps": [{"label": "a", "adapter": "timed", "prompt": "first cost 0.6"}]},
-        {"steps": [{"label": "b", "adapter": "timed", "prompt": "second cost 0.6"}]},
-        {"steps": [{"label": "c", "adapter": "timed", "prompt": "third cost 0.6"}]},
+        {"steps": [{"label": label, "adapter": "timed", "prompt": f"{nth} cost {cost_each}"}]}
+        for label, nth in zip("abc", ("first", "second", "third"), strict=True)
     ]
-    run_id = start(
-        api, stack.admin_token, {"workflowId": "budget", "maxTotalCostUsd": 1, "stages": stages}
-    )
-    run = wait_run(api, stack.admin_token, run_id)
+    budget = {"workflowId": "budget", "maxTotalCostUsd": 1, "stages": stages}
+    return wait_run(api, stack.admin_token, start(api, stack.admin_token, budget))
+
+
+def test_the_budget_fails_the_next_spawn_past_it(api, stack) -> None:
+    run = _three_steps_under_a_budget_of_1(api, stack, 0.6)
     assert run["status"] == "failed"
     assert [step_of(run, x)["status"] for x in "abc"] == ["succeeded", "succeeded", "failed"]
     assert step_of(run, "c")["error"].startswith("budget_exceeded: the run's steps cost $1.2000")
@@ -85,17 +87,7 @@ def test_the_budget_fails_the_next_spawn_past_it(api, stack) -> None:
 def test_a_run_that_spent_exactly_its_budget_spawns_nothing_more(api, stack) -> None:
     """maxTotalCostUsd is what the steps may cost in all: at the cap, not only past it, the
     next step is refused."""
-    workflow_agents.reset()
-    define(api, stack.admin_token, TIMED)
-    stages = [
-        {"steps": [{"label": "a", "adapter": "timed", "prompt": "first cost 0.5"}]},
-        {"steps": [{"label": "b", "adapter": "timed", "prompt": "second cost 0.5"}]},
-        {"steps": [{"label": "c", "adapter": "timed", "prompt": "third cost 0.5"}]},
-    ]
-    run_id = start(
-        api, stack.admin_token, {"workflowId": "at-cap", "maxTotalCostUsd": 1, "stages": stages}
-    )
-    run = wait_run(api, stack.admin_token, run_id)
+    run = _three_steps_under_a_budget_of_1(api, stack, 0.5)
     assert [step_of(run, x)["status"] for x in "abc"] == ["succeeded", "succeeded", "failed"]
     assert step_of(run, "c")["error"] == (
         "budget_exceeded: the run's steps cost $1.0000 of maxTotalCostUsd $1.0000"

@@ -51,7 +51,7 @@ def binding_from_item(data: dict[str, Any]) -> SubmissionBinding:
         conversation_id=data["conversation_id"],
         message_id=data.get("message_id"),
         created_at=int(created) if created is not None else None,
-        claim=str(data.get("claim", "")),
+        claim=str(data.get(CLAIM_ATTRIBUTE, "")),
         claimed_at=int(data.get("claimed_at", created or 0)),
         sender=data["pk"].split("#", 2)[2],
         submission_id=data["sk"].removeprefix("S#"),
@@ -79,14 +79,12 @@ class SubmissionBindings:
         )
         if held:
             return True, None
-        found = (
-            binding_from_item(returned)
-            if returned is not None
-            else self.get_binding(
-                binding.account_id, binding.sender, binding.submission_id, binding.claimed_at
-            )
+        if returned is not None:  # another send's (put_claim told its token from ours)
+            return False, binding_from_item(returned)
+        # A refusal naming no item: read by its keys; our own put may be what is stored.
+        found = self.get_binding(
+            binding.account_id, binding.sender, binding.submission_id, binding.claimed_at
         )
-        # Read by its keys: our own put may be what is stored (see put_claim).
         if found is not None and found.claim == binding.claim:
             return True, None
         return False, found
